@@ -1,0 +1,270 @@
+"""Fixture MCP server for hostlink tests, written with the official SDK.
+
+Run as ``python tests/fakes/mcp_fixture_server.py [--http] [--status N] [--legacy-only] …``
+(see tests/fakes/README.md). stdio by default; ``--http`` serves Streamable HTTP on
+127.0.0.1 at an ephemeral port and prints its URL as the first stdout line.
+"""
+
+import argparse
+import base64
+import json
+import os
+import sys
+import time
+
+# A valid 1x1 PNG (red pixel).
+PNG_1X1 = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+)
+ESCAPES_TEXT = (
+    "plain "
+    "\x1b[31mred\x1b[0m "  # CSI
+    "\x1b]0;window title\x07 "  # OSC ended by BEL
+    "\x1b]8;;https://evil.example/\x1b\\link\x1b]8;;\x1b\\ "  # OSC 8 hyperlink ended by ST
+    "bell\x07 back\x08 nul\x00 "  # C0
+    "c1csi\x9b31m osc\x9d2;t\x9c "  # C1
+    "end"
+)
+ITEMS = ("alpha", "beta", "gamma")
+
+
+def build_server():
+    """The SDK MCPServer with every fixture tool, resource, template and prompt."""
+    import anyio
+    from mcp.server.mcpserver import Image, MCPServer
+    from mcp_types import CallToolResult, Completion, ResourceTemplateReference, TextContent
+    from pydantic import BaseModel
+
+    server = MCPServer("hostlink-fixture", version="1.0.0")
+
+    @server.tool(description="Echo the given text back.")
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool(description="Add two integers.")
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool(description="Sleep for the given number of seconds, then answer.")
+    async def slow(seconds: float) -> str:
+        await anyio.sleep(seconds)
+        return f"slept {seconds}"
+
+    @server.tool(description="Exit the server process in the middle of the call.")
+    def crash() -> str:
+        sys.stderr.write("fixture: crashing on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+
+    @server.tool(description="Never answer.")
+    async def hang() -> str:
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    @server.tool(description="The server's process id.")
+    def pid() -> int:
+        return os.getpid()
+
+    @server.tool(description="Return n_bytes of text in 100-byte lines.")
+    def big(n_bytes: int) -> str:
+        line = "x" * 99 + "\n"
+        return (line * (n_bytes // 100 + 1))[:n_bytes]
+
+    @server.tool(description="Return text laden with terminal escape and control sequences.")
+    def escapes() -> str:
+        return ESCAPES_TEXT
+
+    @server.tool(description="Return count images; n_bytes > 0 makes each that many raw bytes.")
+    def image(count: int = 1, n_bytes: int = 0) -> list[Image]:
+        data = PNG_1X1 if n_bytes <= 0 else b"\x89PNG" + b"\0" * max(0, n_bytes - 4)
+        return [Image(data=data, format="png") for _ in range(count)]
+
+    class Weather(BaseModel):
+        city: str
+        celsius: float
+        conditions: list[str]
+
+    @server.tool(description="Structured result with an output schema.")
+    def structured(city: str = "Paris") -> Weather:
+        return Weather(city=city, celsius=21.5, conditions=["sunny", "dry"])
+
+    @server.tool(description="Always fails with an isError result.")
+    def fail() -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="fixture failure")], is_error=True)
+
+    @server.tool(description="Only for the app audience; a model must never see it.",
+                 meta={"ui": {"visibility": ["app"]}})
+    def app_only() -> str:
+        return "app-only tool was called"
+
+    @server.resource("fixture://readme", name="readme", mime_type="text/plain",
+                     description="A static text resource.")
+    def readme() -> str:
+        return "fixture readme\n"
+
+    @server.resource("fixture://escapes", name="escapes", mime_type="text/plain")
+    def escapes_resource() -> str:
+        return ESCAPES_TEXT
+
+    @server.resource("fixture://items/{item_id}", name="item", mime_type="application/json",
+                     description="One item by id.")
+    def item(item_id: str) -> str:
+        return json.dumps({"id": item_id})
+
+    @server.completion()
+    async def complete(ref, argument, context):
+        if isinstance(ref, ResourceTemplateReference) and argument.name == "item_id":
+            values = [v for v in ITEMS if v.startswith(argument.value)]
+            return Completion(values=values, total=len(values), has_more=False)
+        if argument.name == "name":
+            return Completion(values=[v for v in ("Ada", "Alan") if v.startswith(argument.value)])
+        return None
+
+    @server.prompt(description="Greet someone.")
+    def greet(name: str) -> str:
+        return f"Please greet {name} warmly."
+
+    return server
+
+
+def serve_legacy_only() -> None:
+    """A hand-written legacy-only stdio server.
+
+    The SDK server always answers both eras (the first request decides), so a server
+    that predates ``server/discover`` is emulated here: initialize handshake only,
+    ``-32601`` for anything it does not know, including ``server/discover``.
+    """
+    tools = [{"name": "echo", "description": "Echo the given text back.",
+              "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
+                              "required": ["text"]}}]
+    initialized = False
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if "id" not in msg or "method" not in msg:
+            continue  # notifications and responses
+        method, params = msg["method"], msg.get("params") or {}
+        result = None
+        error = None
+        if method == "initialize":
+            initialized = True
+            result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "hostlink-legacy-fixture", "version": "1.0.0"}}
+        elif method == "ping":
+            result = {}
+        elif method == "tools/list" and initialized:
+            result = {"tools": tools}
+        elif method == "tools/call" and initialized and params.get("name") == "echo":
+            text = str((params.get("arguments") or {}).get("text", ""))
+            result = {"content": [{"type": "text", "text": text}], "isError": False}
+        else:
+            error = {"code": -32601, "message": f"Method not found: {method}"}
+        reply = {"jsonrpc": "2.0", "id": msg["id"]}
+        reply.update({"error": error} if error else {"result": result})
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+def count_requests(app, counter: list[int]):
+    """ASGI wrapper: count every HTTP request; ``GET /count`` answers the count as JSON."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        if scope["method"] == "GET" and scope["path"] == "/count":
+            body = json.dumps({"count": counter[0]}).encode()
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"application/json")]})
+            return await send({"type": "http.response.body", "body": body})
+        counter[0] += 1
+        return await app(scope, receive, send)
+
+    return wrapped
+
+
+def status_app(status: int):
+    """ASGI app answering every request with ``status`` and a short plain-text body."""
+    headers = [(b"content-type", b"text/plain")]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="fixture"'))
+    if status == 503:
+        headers.append((b"retry-after", b"1"))
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": f"fixture status {status}\n".encode()})
+
+    return app
+
+
+def require_bearer(app, token: str):
+    """ASGI wrapper: 401 unless ``Authorization: Bearer <token>``."""
+    denied = status_app(401)
+    expected = f"Bearer {token}".encode()
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            return await denied(scope, receive, send)
+        return await app(scope, receive, send)
+
+    return wrapped
+
+
+def serve_http(args: argparse.Namespace) -> None:
+    """Streamable HTTP on 127.0.0.1:<ephemeral>; the URL is the first stdout line."""
+    import socket
+
+    import uvicorn
+
+    if args.status:
+        app = status_app(args.status)
+    else:
+        app = build_server().streamable_http_app(stateless_http=args.stateless)
+        if args.require_bearer_env:
+            app = require_bearer(app, os.environ[args.require_bearer_env])
+    app = count_requests(app, [0])
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    print(f"http://127.0.0.1:{port}/mcp", flush=True)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--legacy-only", action="store_true",
+                        help="stdio: speak only the legacy initialize handshake")
+    parser.add_argument("--fail-start", action="store_true",
+                        help="stdio: write a message to stderr and exit 2 before any protocol")
+    parser.add_argument("--start-delay", type=float, default=0.0,
+                        help="sleep this many seconds before serving (setup in flight)")
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP on 127.0.0.1")
+    parser.add_argument("--stateless", action="store_true", help="http: stateless sessions")
+    parser.add_argument("--status", type=int, choices=(401, 403, 503),
+                        help="http: answer every request with this status")
+    parser.add_argument("--require-bearer-env", metavar="VAR",
+                        help="http: 401 unless Authorization is 'Bearer $VAR'")
+    args = parser.parse_args()
+
+    if args.fail_start:
+        sys.stderr.write("fixture: configuration broken, refusing to start\n")
+        sys.exit(2)
+    if args.start_delay:
+        time.sleep(args.start_delay)
+    if args.http:
+        serve_http(args)
+    elif args.legacy_only:
+        serve_legacy_only()
+    else:
+        build_server().run("stdio")
+
+
+if __name__ == "__main__":
+    main()
