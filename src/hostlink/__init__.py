@@ -1,0 +1,1 @@
+"""hostlink: an MCP client and a Claude Code provider for Python agent hosts."""

@@ -1,0 +1,52 @@
+"""The `hostlink` command.
+
+Subcommand groups are imported only when they run: `import mcp` alone costs more than a
+second here, and `hostlink --help` or `hostlink mcp status` must not pay it.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> (module, attribute, one-line help shown by `hostlink --help`)
+_LAZY_COMMANDS = {
+    "mcp": ("hostlink.mcp.command", "mcp_group", "Inspect and use the configured MCP servers."),
+    "claude-code": (
+        "hostlink.claude_code.command",
+        "claude_code_group",
+        "The Claude Code provider: doctor and diagnostics.",
+    ),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *_LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in _LAZY_COMMANDS:
+            module, attribute, _ = _LAZY_COMMANDS[name]
+            return getattr(importlib.import_module(module), attribute)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_text) for name, (_, _, help_text) in _LAZY_COMMANDS.items()]
+        rows += [(name, command.get_short_help_str()) for name, command in self.commands.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(sorted(rows))
+
+
+@click.group(cls=_LazyGroup)
+@click.version_option(package_name="hostlink")
+def main() -> None:
+    """hostlink: an MCP client and a Claude Code provider for Python agent hosts."""
+
+
+@main.command()
+def demo() -> None:
+    """List the embedded demo MCP server's tools and call one, through the `mcp` tool."""
+    from hostlink.mcp.demo_run import run_demo
+
+    run_demo()

@@ -1,0 +1,3 @@
+from hostlink.demo.server import main
+
+main()

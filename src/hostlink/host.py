@@ -1,0 +1,340 @@
+"""The host-neutral extension API and message model.
+
+Extensions (the MCP client, the Claude Code provider) depend only on this module; a host
+adapter translates its own objects into these. Everything here is plain data and protocols:
+no I/O, no imports of heavy libraries, so registering an extension costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, Union
+
+# --- content --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextContent:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ImageContent:
+    """An image as base64 data; ``mime_type`` such as ``image/png``."""
+
+    data: str
+    mime_type: str
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True)
+class ThinkingContent:
+    thinking: str
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call proposed by a model; the host decides whether and how to run it."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+    type: Literal["toolCall"] = "toolCall"
+
+
+UserContent = Union[TextContent, ImageContent]
+AssistantContent = Union[TextContent, ThinkingContent, ToolCall]
+
+# --- messages -------------------------------------------------------------------------
+
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost: float = 0.0
+
+
+@dataclass(frozen=True)
+class UserMessage:
+    content: Sequence[UserContent]
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    content: Sequence[AssistantContent]
+    stop_reason: StopReason = "stop"
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    role: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True)
+class ToolResultMessage:
+    tool_call_id: str
+    tool_name: str
+    content: Sequence[UserContent]
+    is_error: bool = False
+    role: Literal["toolResult"] = "toolResult"
+
+
+Message = Union[UserMessage, AssistantMessage, ToolResultMessage]
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """What a model sees of a tool: its name, description and JSON Schema parameters."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a provider request carries: the host owns all of it."""
+
+    system_prompt: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolDefinition] = ()
+
+
+# --- cancellation ---------------------------------------------------------------------
+
+
+class Cancelled(Exception):
+    """Raised by :meth:`CancelSignal.raise_if_cancelled`."""
+
+
+class CancelSignal:
+    """A one-way cancellation flag handed to every tool call and provider request.
+
+    ``cancel`` runs the registered callbacks synchronously in the caller's thread, so an
+    async extension registers a callback that cancels its own scope on its own loop.
+    """
+
+    def __init__(self) -> None:
+        self._reason: str | None = None
+        self._callbacks: list[Callable[[], None]] = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self._reason is not None
+
+    @property
+    def reason(self) -> str | None:
+        return self._reason
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        if self._reason is not None:
+            return
+        self._reason = reason
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` once on cancellation (at once if already cancelled).
+
+        Returns a function that unregisters it.
+        """
+        if self._reason is not None:
+            callback()
+            return lambda: None
+        self._callbacks.append(callback)
+
+        def unregister() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return unregister
+
+    def raise_if_cancelled(self) -> None:
+        if self._reason is not None:
+            raise Cancelled(self._reason)
+
+
+# --- host services --------------------------------------------------------------------
+
+NoticeLevel = Literal["info", "warning", "error"]
+
+
+class Notifier(Protocol):
+    """Where an extension shows the user a short notice (never model context)."""
+
+    def notify(self, message: str, level: NoticeLevel = "info") -> None: ...
+
+
+@dataclass(frozen=True)
+class Session:
+    """What the host tells extensions at ``session_start``.
+
+    ``project_trusted`` is the host's decision; extensions never infer trust themselves.
+    """
+
+    cwd: Path
+    project_trusted: bool
+    notifier: Notifier
+
+
+# --- registrations --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    content: Sequence[UserContent]
+    details: Mapping[str, Any] | None = None
+    is_error: bool = False
+
+
+ToolExecute = Callable[[Mapping[str, Any], CancelSignal], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    execute: ToolExecute
+    label: str = ""
+
+    def definition(self) -> ToolDefinition:
+        return ToolDefinition(self.name, self.description, self.parameters)
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """A user command (``/mcp …`` in an interactive host). ``run`` returns text to show."""
+
+    name: str
+    description: str
+    run: Callable[[Sequence[str], CancelSignal], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    delta: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    delta: str
+    type: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    tool_call: ToolCall
+    type: Literal["toolcall"] = "toolcall"
+
+
+@dataclass(frozen=True)
+class Done:
+    message: AssistantMessage
+    type: Literal["done"] = "done"
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    """A failed request. ``code`` is a stable identifier such as ``context_length_exceeded``."""
+
+    message: str
+    code: str = "provider_error"
+    retryable: bool = False
+    type: Literal["error"] = "error"
+
+
+StreamEvent = Union[TextDelta, ThinkingDelta, ToolCallEvent, Done, ErrorEvent]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    id: str
+    name: str
+    reasoning: bool = False
+    input: Sequence[Literal["text", "image"]] = ("text",)
+    context_window: int = 0
+    max_tokens: int = 0
+
+
+ProviderStream = Callable[[ModelSpec, Context, CancelSignal], AsyncIterator[StreamEvent]]
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """A model provider. A stream ends with exactly one ``Done`` or ``ErrorEvent``.
+
+    ``unavailable`` explains, when set, why the provider cannot run and how to fix it.
+    """
+
+    name: str
+    models: Sequence[ModelSpec]
+    stream: ProviderStream
+    unavailable: str | None = None
+
+
+SessionStartHandler = Callable[[Session], Awaitable[None]]
+SessionShutdownHandler = Callable[[], Awaitable[None]]
+
+
+class Extension(Protocol):
+    """An extension registers what it offers; registration must do no I/O."""
+
+    def register(self, registry: Registry) -> None: ...
+
+
+class Registry:
+    """Collects what extensions register; a host adapter reads it and drives the lifecycle."""
+
+    def __init__(self) -> None:
+        self.tools: dict[str, ToolSpec] = {}
+        self.commands: dict[str, CommandSpec] = {}
+        self.providers: dict[str, ProviderSpec] = {}
+        self._on_start: list[SessionStartHandler] = []
+        self._on_shutdown: list[SessionShutdownHandler] = []
+
+    def register_tool(self, tool: ToolSpec) -> None:
+        self._claim(self.tools, tool.name, tool, "tool")
+
+    def register_command(self, command: CommandSpec) -> None:
+        self._claim(self.commands, command.name, command, "command")
+
+    def register_provider(self, provider: ProviderSpec) -> None:
+        self._claim(self.providers, provider.name, provider, "provider")
+
+    def on_session_start(self, handler: SessionStartHandler) -> None:
+        self._on_start.append(handler)
+
+    def on_session_shutdown(self, handler: SessionShutdownHandler) -> None:
+        self._on_shutdown.append(handler)
+
+    async def start_session(self, session: Session) -> None:
+        for handler in self._on_start:
+            await handler(session)
+
+    async def shutdown_session(self) -> None:
+        """Run every shutdown handler (in reverse order), even when one fails."""
+        errors: list[BaseException] = []
+        for handler in reversed(self._on_shutdown):
+            try:
+                await handler()
+            except Exception as exc:  # noqa: BLE001 - every extension must get its turn
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    @staticmethod
+    def _claim(table: dict[str, Any], name: str, value: Any, kind: str) -> None:
+        if name in table:
+            raise ValueError(f"{kind} {name!r} is already registered")
+        table[name] = value

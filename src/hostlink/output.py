@@ -1,0 +1,293 @@
+"""Bounding of untrusted output, shared by the MCP client and the Claude Code provider.
+
+Text from servers and from Claude is data: terminal escape and control sequences are
+stripped, at most 50 KiB or 2,000 lines stay inline (with an explicit truncation line), and
+the full sanitized text goes to a private overflow file within a per-session budget. The
+input is processed in chunks, so a 50 MiB result is bounded in one pass without holding
+further copies of it in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from hostlink.host import ImageContent, TextContent
+from hostlink.private import create_private_dir, open_private_file, remove_private_dir
+
+MAX_INLINE_BYTES = 50 * 1024
+MAX_INLINE_LINES = 2000
+SESSION_OVERFLOW_BUDGET = 50 * 1024 * 1024
+MAX_INLINE_IMAGES = 4
+MAX_IMAGE_BASE64 = 2 * 1024 * 1024
+IMAGE_MIME_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+_CHUNK_CHARS = 1 << 20
+_MAX_PENDING = 256  # an unfinished escape sequence longer than this is dropped as garbage
+
+# One alternative per kind of sequence a terminal would act on. String sequences (OSC, DCS,
+# SOS, PM, APC) run to BEL or ST; CSI to its final byte; other ESC sequences to theirs.
+# Everything else below 0x20 except TAB and LF, DEL, the C1 range, the bidirectional
+# overrides (which reorder what the reader sees) and lone surrogates (not encodable) is
+# dropped as a single character.
+_SEQUENCE = re.compile(
+    r"(?P<string>(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?P<st>\x07|\x9c|\x1b\\)?)"
+    r"|(?P<csi>(?:\x1b\[|\x9b)[0-?]*[ -/]*(?P<csi_final>[@-~])?)"
+    r"|(?P<esc>\x1b[ -/]*(?P<esc_final>[0-~])?)"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_STRING_OPENER = re.compile(r"\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]")
+
+
+class _Sanitizer:
+    """Strips control sequences from a stream of chunks, across chunk boundaries."""
+
+    def __init__(self) -> None:
+        self._pending = ""  # an unfinished sequence carried to the next chunk
+        self._in_string = False  # inside a string sequence whose body is being dropped
+
+    def feed(self, chunk: str, final: bool = False) -> str:
+        text = self._pending + chunk
+        self._pending = ""
+        if self._in_string:
+            end = re.search(r"\x07|\x9c|\x1b", text)
+            if end is None:
+                return ""
+            self._in_string = False
+            text = text[end.end() if end.group() != "\x1b" else end.start() :]
+            if text.startswith("\x1b\\"):
+                text = text[2:]
+        pieces: list[str] = []
+        position = 0
+        for match in _SEQUENCE.finditer(text):
+            pieces.append(text[position : match.start()])
+            position = match.end()
+            if final or match.end() < len(text):
+                continue
+            if match.group("string") is not None and match.group("st") is None:
+                # Unterminated string at the chunk's end: drop its body, remember the state.
+                self._in_string = True
+            elif (match.group("csi") is not None and match.group("csi_final") is None) or (
+                match.group("esc") is not None and match.group("esc_final") is None
+            ):
+                if len(match.group()) <= _MAX_PENDING:
+                    self._pending = match.group()
+        pieces.append(text[position:])
+        return "".join(pieces)
+
+
+def strip_controls(text: str) -> str:
+    """Remove terminal escape sequences and control characters, keeping newlines and tabs."""
+    return _Sanitizer().feed(text, final=True)
+
+
+def _sanitized_chunks(text: str) -> Iterable[str]:
+    sanitizer = _Sanitizer()
+    last = len(text)
+    for start in range(0, last, _CHUNK_CHARS):
+        end = start + _CHUNK_CHARS
+        piece = sanitizer.feed(text[start:end], final=end >= last)
+        if piece:
+            yield piece
+
+
+class OutputSession:
+    """Per host session: owns the private overflow directory and its byte budget."""
+
+    def __init__(self, budget: int = SESSION_OVERFLOW_BUDGET) -> None:
+        self._budget = budget
+        self._used = 0
+        self._dir: Path | None = None
+        self._count = 0
+
+    @property
+    def used_bytes(self) -> int:
+        return self._used
+
+    def _new_file(self):
+        if self._dir is None:
+            self._dir = create_private_dir("output")
+        self._count += 1
+        name = f"overflow-{self._count:04d}.txt"
+        return self._dir / name, open_private_file(self._dir, name)
+
+    def close(self) -> None:
+        """Remove every overflow file of the session."""
+        if self._dir is not None:
+            remove_private_dir(self._dir)
+            self._dir = None
+        self._used = 0
+
+
+class _Overflow:
+    """Writes the full text to one overflow file while the session budget lasts."""
+
+    def __init__(self, session: OutputSession | None) -> None:
+        self._session = session
+        self._path: Path | None = None
+        self._handle = None
+        self._written = 0
+        self.refused = session is None
+
+    def write(self, data: bytes) -> None:
+        if self.refused:
+            return
+        session = self._session
+        if session._used + len(data) > session._budget:
+            self._abandon()
+            return
+        if self._handle is None:
+            self._path, self._handle = session._new_file()
+        self._handle.write(data)
+        self._written += len(data)
+        session._used += len(data)
+
+    def _abandon(self) -> None:
+        self.refused = True
+        if self._handle is not None:
+            self._handle.close()
+            self._path.unlink()
+            self._session._used -= self._written
+            self._handle = None
+            self._path = None
+
+    def finish(self) -> Path | None:
+        if self._handle is not None:
+            self._handle.close()
+        return None if self.refused else self._path
+
+
+def bound_text(text: str, session: OutputSession | None) -> str:
+    """Sanitize ``text`` and keep at most 50 KiB / 2,000 lines inline.
+
+    When the text is longer, the inline part ends on a whole line where possible (never
+    inside a UTF-8 character) and an explicit line says what was cut and where the full
+    text is: a private overflow file, or a note that none was kept (no session or the
+    session's budget is spent).
+    """
+    head: list[bytes] = []
+    head_bytes = 0
+    head_lines = 0
+    total_bytes = 0
+    total_lines = 0
+    truncated = False
+    overflow: _Overflow | None = None
+    last_char_newline = True
+    for piece in _sanitized_chunks(text):
+        data = piece.encode("utf-8")
+        total_bytes += len(data)
+        newlines = data.count(b"\n")
+        total_lines += newlines
+        last_char_newline = data.endswith(b"\n")
+        if not truncated:
+            lines_if_kept = head_lines + newlines + (0 if last_char_newline else 1)
+            if head_bytes + len(data) <= MAX_INLINE_BYTES and lines_if_kept <= MAX_INLINE_LINES:
+                head.append(data)
+                head_bytes += len(data)
+                head_lines += newlines
+                continue
+            truncated = True
+            overflow = _Overflow(session)
+            for kept in head:
+                overflow.write(kept)
+            head.append(_fit(data, MAX_INLINE_BYTES - head_bytes, MAX_INLINE_LINES - head_lines))
+        overflow.write(data)
+    if not last_char_newline:
+        total_lines += 1
+    inline = b"".join(head)
+    if not truncated:
+        return inline.decode("utf-8")
+    inline = _cut_at_line(inline)
+    shown_lines = inline.count(b"\n") + (0 if inline.endswith(b"\n") or not inline else 1)
+    path = overflow.finish()
+    where = f"full output saved to {path}" if path else "full output not kept"
+    if path is None and session is not None:
+        where += " (session overflow budget of 50 MiB reached)"
+    notice = (
+        f"[output truncated: showing {shown_lines} of {total_lines} lines, "
+        f"{len(inline)} of {total_bytes} bytes; {where}]"
+    )
+    return inline.decode("utf-8") + ("" if inline.endswith(b"\n") or not inline else "\n") + notice
+
+
+def _fit(data: bytes, max_bytes: int, max_lines: int) -> bytes:
+    """The longest prefix of ``data`` within both limits (may end mid-character)."""
+    end = min(len(data), max(max_bytes, 0))
+    newline = -1
+    for _ in range(max(max_lines, 0)):
+        newline = data.find(b"\n", newline + 1, end)
+        if newline < 0:
+            break
+    else:
+        end = newline + 1 if max_lines > 0 else 0
+    return data[:end]
+
+
+def _cut_at_line(data: bytes) -> bytes:
+    """End on the last whole line if there is one; otherwise on a whole UTF-8 character."""
+    newline = data.rfind(b"\n")
+    if newline >= 0:
+        return data[: newline + 1]
+    return data.decode("utf-8", errors="ignore").encode("utf-8")
+
+
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def compact_json(value: Any) -> str:
+    """Compact JSON for structured results, safe to print.
+
+    ``json.dumps`` already escapes C0 controls; the other characters a terminal would act on
+    are escaped too (stripping them could let a C1 sequence swallow JSON punctuation).
+    """
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def bound_images(images: Sequence[ImageContent]) -> tuple[list[ImageContent], str | None]:
+    """Keep at most four valid inline images of at most 2 MiB base64 each.
+
+    Returns the kept images and an explicit line about the omitted ones (or None).
+    """
+    kept: list[ImageContent] = []
+    too_many = too_large = bad_type = 0
+    for image in images:
+        if image.mime_type not in IMAGE_MIME_TYPES:
+            bad_type += 1
+        elif len(image.data) > MAX_IMAGE_BASE64:
+            too_large += 1
+        elif len(kept) >= MAX_INLINE_IMAGES:
+            too_many += 1
+        else:
+            kept.append(image)
+    reasons = []
+    if too_large:
+        reasons.append(f"{too_large} over 2 MiB of base64")
+    if too_many:
+        reasons.append(f"{too_many} beyond the limit of {MAX_INLINE_IMAGES} inline images")
+    if bad_type:
+        reasons.append(f"{bad_type} of an unsupported image type")
+    if not reasons:
+        return kept, None
+    omitted = too_large + too_many + bad_type
+    noun = "image" if omitted == 1 else "images"
+    return kept, f"[{omitted} {noun} omitted: {'; '.join(reasons)}]"
+
+
+def bound_content(
+    items: Sequence[TextContent | ImageContent], session: OutputSession | None
+) -> list[TextContent | ImageContent]:
+    """Apply every output rule to mixed content: texts joined and bounded, images limited."""
+    texts = [item.text for item in items if isinstance(item, TextContent)]
+    images = [item for item in items if isinstance(item, ImageContent)]
+    kept, notice = bound_images(images)
+    if notice:
+        texts.append(notice)
+    result: list[TextContent | ImageContent] = []
+    if texts:
+        result.append(TextContent(bound_text("\n".join(texts), session)))
+    result.extend(kept)
+    return result

@@ -1,0 +1,163 @@
+"""Private runtime state: 0700 directories, 0600 files, and recovery of our own leftovers.
+
+Every directory hostlink creates carries a marker (package, owner pid, creation time), so a
+later process can tell its own abandoned directories from anything else in the temp root
+and never removes what it did not make.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+PACKAGE = "hostlink"
+MARKER = ".hostlink-owner.json"
+_MARKER_MAX_BYTES = 4096
+_RECOVERY_SCAN_LIMIT = 256
+STALE_AFTER_SECONDS = 60.0
+
+
+class PrivateStateError(RuntimeError):
+    """The private root or a private file is not what hostlink requires."""
+
+
+def runtime_root() -> Path:
+    """The per-user root of hostlink's private directories (created 0700 on first use).
+
+    ``HOSTLINK_RUNTIME_DIR`` overrides it (tests, sandboxes); otherwise
+    ``$XDG_RUNTIME_DIR/hostlink`` or ``<tempdir>/hostlink-<uid>``.
+    """
+    override = os.environ.get("HOSTLINK_RUNTIME_DIR")
+    if override:
+        root = Path(override)
+    elif os.environ.get("XDG_RUNTIME_DIR"):
+        root = Path(os.environ["XDG_RUNTIME_DIR"]) / PACKAGE
+    else:
+        root = Path(tempfile.gettempdir()) / f"{PACKAGE}-{os.getuid()}"
+    _ensure_private_dir(root)
+    return root
+
+
+def _ensure_private_dir(path: Path) -> None:
+    try:
+        path.mkdir(mode=0o700, parents=False, exist_ok=False)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, exist_ok=True)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise PrivateStateError("the hostlink runtime directory is not a real directory")
+    if info.st_uid != os.getuid():
+        raise PrivateStateError("the hostlink runtime directory belongs to another user")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(path, 0o700)
+
+
+def create_private_dir(kind: str, root: Path | None = None) -> Path:
+    """Create a fresh, randomly named 0700 directory with an ownership marker."""
+    parent = root if root is not None else runtime_root()
+    path = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=parent))
+    marker = {"package": PACKAGE, "pid": os.getpid(), "created": time.time()}
+    write_private_file(path, MARKER, json.dumps(marker))
+    return path
+
+
+def open_private_file(directory: Path, name: str):
+    """Open a new file ``directory/name`` for binary writing: exclusive, 0600, no symlinks."""
+    if "/" in name or name in ("", ".", ".."):
+        raise PrivateStateError("a private file name must be a plain name")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    return os.fdopen(os.open(directory / name, flags, 0o600), "wb")
+
+
+def write_private_file(directory: Path, name: str, data: bytes | str) -> Path:
+    """Create ``directory/name`` holding ``data`` (see :func:`open_private_file`)."""
+    with open_private_file(directory, name) as handle:
+        handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+    return directory / name
+
+
+def remove_private_dir(path: Path) -> None:
+    """Remove a directory this process created; missing is fine, anything else raises."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise PrivateStateError("refusing to remove a path that is not our private directory")
+    shutil.rmtree(path)
+
+
+def read_marker(path: Path) -> dict | None:
+    """The ownership marker of ``path`` if it is a valid hostlink marker, else None."""
+    try:
+        fd = os.open(path / MARKER, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        raw = handle.read(_MARKER_MAX_BYTES + 1)
+    if len(raw) > _MARKER_MAX_BYTES:
+        return None
+    try:
+        marker = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(marker, dict) or marker.get("package") != PACKAGE:
+        return None
+    pid, created = marker.get("pid"), marker.get("created")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    if not isinstance(created, (int, float)) or isinstance(created, bool):
+        return None
+    return marker
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def recover_stale(root: Path | None = None) -> int:
+    """Remove abandoned hostlink directories; returns how many were removed.
+
+    Only same-user, real (not symlinked) directories with a valid marker that is older than
+    ``STALE_AFTER_SECONDS`` and whose recorded process is gone. The scan is bounded.
+    """
+    parent = root if root is not None else runtime_root()
+    removed = 0
+    now = time.time()
+    try:
+        entries = os.scandir(parent)
+    except FileNotFoundError:
+        return 0
+    with entries:
+        for count, entry in enumerate(entries):
+            if count >= _RECOVERY_SCAN_LIMIT:
+                break
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            marker = read_marker(Path(entry.path))
+            if marker is None or marker["pid"] == os.getpid():
+                continue
+            if now - marker["created"] < STALE_AFTER_SECONDS or process_alive(marker["pid"]):
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+            if not os.path.lexists(entry.path):
+                removed += 1
+    return removed
