@@ -1,0 +1,238 @@
+"""MCP server configuration: sources, precedence, project trust and ``${VAR}`` interpolation.
+
+Sources, in order (a later file replaces a whole server entry of the same name):
+``$XDG_CONFIG_HOME/mcp/mcp.json``, ``$XDG_CONFIG_HOME/hostlink/mcp.json``, then, only when
+the host trusts the project, ``<cwd>/.mcp.json`` and ``<cwd>/.hostlink/mcp.json``. An
+untrusted project can neither add nor override a server: its names are only reported.
+
+Each file is ``{"mcpServers": {NAME: entry}}`` (the format other MCP clients use). A broken
+file that is read (user files, trusted project files) fails the whole load with a
+ConfigError naming the file and the field: dropping it silently would change which
+server a name means. Messages never contain values (they may be secrets).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hostlink.mcp.schema import (
+    ENV_NAME_PATTERN, NAME_PATTERN, SchemaError, ServerConfig, parse_server, safe_key,
+)
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_SERVERS = 64
+_VAR = re.compile(r"\$\{([^}]*)\}")
+# Fields whose strings are interpolated, and whether a leading "!" is refused there. A
+# leading "!" is the shell-evaluated secret syntax of other tools; hostlink never runs it.
+# args are exempt: they go verbatim to exec (no shell), where "!" is ordinary data.
+_STRING_FIELDS = {"command": True, "cwd": True, "url": True}
+_LIST_FIELDS = {"args": False}
+_MAP_FIELDS = {"env": True, "headers": True}
+
+
+class ConfigError(Exception):
+    """A configuration file is unusable; the message names the file and field, never a value."""
+
+    def __init__(self, source: Path, field: str, problem: str) -> None:
+        super().__init__(f"{source}: {field}: {problem}" if field else f"{source}: {problem}")
+        self.source = source
+        self.field = field
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """The merged configuration: servers by name, the file each came from, ignored names."""
+
+    servers: dict[str, ServerConfig] = field(default_factory=dict)
+    sources: dict[str, Path] = field(default_factory=dict)
+    ignored_project_servers: list[str] = field(default_factory=list)
+
+
+def user_config_files(environ: Mapping[str, str]) -> list[Path]:
+    """The user's config files in precedence order (XDG_CONFIG_HOME, default ~/.config)."""
+    base = environ.get("XDG_CONFIG_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec says to ignore a relative value
+        home = environ.get("HOME") or str(Path.home())
+        base = os.path.join(home, ".config")
+    return [Path(base, "mcp", "mcp.json"), Path(base, "hostlink", "mcp.json")]
+
+
+def project_config_files(cwd: Path) -> list[Path]:
+    """The project's config files in precedence order."""
+    return [cwd / ".mcp.json", cwd / ".hostlink" / "mcp.json"]
+
+
+def load_config(cwd: Path, project_trusted: bool, environ: Mapping[str, str] | None = None) -> LoadedConfig:
+    """Read every source in order and merge; raise ConfigError on the first broken file."""
+    environ = os.environ if environ is None else environ
+    servers: dict[str, ServerConfig] = {}
+    sources: dict[str, Path] = {}
+    ignored: list[str] = []
+    for path in user_config_files(environ):
+        _merge(path, _read(path), environ, servers, sources)
+    for path in project_config_files(Path(cwd)):
+        if project_trusted:
+            _merge(path, _read(path), environ, servers, sources)
+        else:
+            ignored.extend(n for n in _untrusted_names(path) if n not in ignored)
+    return LoadedConfig(servers=servers, sources=sources, ignored_project_servers=ignored)
+
+
+def _merge(path: Path, text: str | None, environ: Mapping[str, str],
+           servers: dict[str, ServerConfig], sources: dict[str, Path]) -> None:
+    if text is None:
+        return
+    for name, server in parse_document(text, path, environ).items():
+        servers[name] = server
+        sources[name] = path
+    if len(servers) > MAX_SERVERS:
+        raise ConfigError(path, "mcpServers", f"more than {MAX_SERVERS} servers in all configuration files")
+
+
+def parse_document(text: str, source: Path, environ: Mapping[str, str] | None = None) -> dict[str, ServerConfig]:
+    """Parse one ``{"mcpServers": {...}}`` document, interpolating ``${VAR}`` from environ."""
+    environ = os.environ if environ is None else environ
+    entries = _server_entries(_load_json(text, source), source)
+    return {name: _parse_entry(name, raw, source, environ) for name, raw in entries.items()}
+
+
+def _read(path: Path) -> str | None:
+    """The file's text, None when it does not exist. Never blocks on a FIFO or device."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot be read ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(path, "", "is not a regular file")
+        data = file.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(path, "", "is larger than 1 MiB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "", f"is not valid UTF-8 (byte offset {exc.start})") from None
+
+
+def _load_json(text: str, source: Path) -> Any:
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        raise ConfigError(source, "", "is larger than 1 MiB")
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(source, "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except _DuplicateKey as exc:
+        raise ConfigError(source, "", f"duplicate key {safe_key(exc.key)} in a JSON object") from None
+    except RecursionError:
+        raise ConfigError(source, "", "invalid JSON: nested too deeply") from None
+    except ValueError:  # NaN/Infinity, or an integer literal beyond Python's digit limit
+        raise ConfigError(source, "", "invalid JSON: NaN, Infinity or an oversized number") from None
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Refuse duplicate keys: which of two entries wins must never be a parser accident."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _server_entries(document: Any, source: Path) -> dict[str, Any]:
+    if not isinstance(document, dict):
+        raise ConfigError(source, "", 'must be a JSON object with an "mcpServers" object')
+    extra = [k for k in document if k != "mcpServers"]
+    if extra:
+        raise ConfigError(source, safe_key(extra[0]), 'unknown top-level field (only "mcpServers" is allowed)')
+    entries = document.get("mcpServers")
+    if not isinstance(entries, dict):
+        raise ConfigError(source, "mcpServers", "required, and must be a JSON object")
+    if len(entries) > MAX_SERVERS:
+        raise ConfigError(source, "mcpServers", f"more than {MAX_SERVERS} servers")
+    for name in entries:
+        if not NAME_PATTERN.fullmatch(name):
+            raise ConfigError(source, f"mcpServers.{safe_key(name)}",
+                              "invalid server name (1-64 of A-Z a-z 0-9 _ -)")
+    return entries
+
+
+def _parse_entry(name: str, raw: Any, source: Path, environ: Mapping[str, str]) -> ServerConfig:
+    prefix = f"mcpServers.{name}"
+    try:
+        return parse_server(_interpolate_entry(raw, environ))
+    except SchemaError as exc:
+        raise ConfigError(source, f"{prefix}.{exc.field}" if exc.field else prefix, exc.problem) from None
+
+
+def _interpolate_entry(raw: Any, environ: Mapping[str, str]) -> Any:
+    """Expand ``${VAR}`` where the schema allows it; leave wrong types for the schema to refuse."""
+    if not isinstance(raw, dict):
+        return raw
+    entry = dict(raw)
+    for key, refuse_bang in _STRING_FIELDS.items():
+        if isinstance(entry.get(key), str):
+            entry[key] = _expand(entry[key], key, refuse_bang, environ)
+    for key, refuse_bang in _LIST_FIELDS.items():
+        if isinstance(entry.get(key), list):
+            entry[key] = [_expand(v, f"{key}.{i}", refuse_bang, environ) if isinstance(v, str) else v
+                          for i, v in enumerate(entry[key])]
+    for key, refuse_bang in _MAP_FIELDS.items():
+        if isinstance(entry.get(key), dict):
+            entry[key] = {k: _expand(v, f"{key}.{safe_key(k)}", refuse_bang, environ) if isinstance(v, str) else v
+                          for k, v in entry[key].items()}
+    return entry
+
+
+def _expand(value: str, where: str, refuse_bang: bool, environ: Mapping[str, str]) -> str:
+    """Replace ``${VAR}`` and ``${VAR:-default}``; a missing variable without default is an error."""
+    if refuse_bang and value.startswith("!"):
+        raise SchemaError(where, 'a value starting with "!" (a shell-evaluated secret) is not supported; '
+                                 "use ${VAR} or an env-named credential")
+
+    def replace(match: re.Match[str]) -> str:
+        name, sep, default = match.group(1).partition(":-")
+        if not ENV_NAME_PATTERN.fullmatch(name):
+            raise SchemaError(where, "invalid ${…} reference (expected ${NAME} or ${NAME:-default})")
+        if name in environ:
+            return environ[name]
+        if sep:
+            return default
+        raise SchemaError(where, f"environment variable {name} is not set")
+
+    expanded = _VAR.sub(replace, value)
+    if "${" in _VAR.sub("", value):
+        raise SchemaError(where, "unterminated ${ reference")
+    return expanded
+
+
+def _untrusted_names(path: Path) -> list[str]:
+    """Server names an untrusted project file declares; a broken file declares none.
+
+    An untrusted project must not be able to break the user's own configuration, so
+    nothing here raises.
+    """
+    try:
+        text = _read(path)
+        return [] if text is None else list(_server_entries(_load_json(text, path), path))
+    except ConfigError:
+        return []

@@ -1,0 +1,274 @@
+"""Strict schema of one MCP server entry (the ``mcpServers`` format other MCP clients use).
+
+Every model rejects unknown keys and wrong types, and every cross-field rule fails closed.
+Messages name the field and the rule, never the value: values may be secrets. Imports only
+pydantic, so reading configuration never pays for ``import mcp``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+HEADER_NAME_PATTERN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
+MAX_ARGS = 128
+
+
+class SchemaError(ValueError):
+    """A server entry breaks the schema; ``field`` is the dotted config key path."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}" if field else problem)
+        self.field = field
+        self.problem = problem
+
+
+def _clean_text(value: str) -> str:
+    """Refuse NUL and lone surrogates: no process argument, env value or header can carry them."""
+    if "\0" in value:
+        raise ValueError("must not contain a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode (no lone surrogate escapes)") from None
+    return value
+
+
+def _env_name(value: str) -> str:
+    if not ENV_NAME_PATTERN.fullmatch(value):
+        raise ValueError("must be an environment variable name (letters, digits, _; not starting with a digit)")
+    return value
+
+
+def _header_name(value: str) -> str:
+    if not HEADER_NAME_PATTERN.fullmatch(value):
+        raise ValueError("must be an HTTP header name token")
+    return value
+
+
+def _header_value(value: str) -> str:
+    if any(c in value for c in "\r\n\0"):
+        raise ValueError("header value must not contain CR, LF or NUL")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_clean_text)]
+EnvName = Annotated[str, AfterValidator(_env_name)]
+HeaderName = Annotated[str, AfterValidator(_header_name)]
+HeaderValue = Annotated[str, AfterValidator(_clean_text), AfterValidator(_header_value)]
+
+
+def is_loopback_host(host: str) -> bool:
+    """127.0.0.0/8, ::1 or ``localhost`` — written exactly so (no ``127.1`` shorthands)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_url(value: str, *, loopback_only: bool = False) -> str:
+    """Refuse unsafe URLs: https only (http only on loopback), no userinfo, no fragment.
+
+    ``loopback_only`` is for redirect URIs, which hostlink's own loopback receiver answers.
+    Raises ValueError with a message that never contains the URL (it may carry a token).
+    """
+    if any(c <= " " or c in "\x7f\\" for c in value):
+        raise ValueError("URL must not contain whitespace, control characters or backslashes")
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError:
+        raise ValueError("is not a valid URL") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("https", "http"):
+        raise ValueError("URL scheme must be https (or http on a loopback host)")
+    if "@" in parts.netloc:
+        raise ValueError("URL must not contain userinfo (user:password@)")
+    if "#" in value:
+        raise ValueError("URL must not contain a fragment (#…)")
+    host = parts.hostname or ""
+    if not host:
+        raise ValueError("URL must name a host")
+    if loopback_only:
+        if scheme != "http" or not is_loopback_host(host) or port is None:
+            raise ValueError("must be an http URL on a loopback host with an explicit port "
+                             "(127.0.0.0/8, [::1] or localhost)")
+    elif scheme == "http" and not is_loopback_host(host):
+        raise ValueError("http is only allowed on a loopback host (127.0.0.0/8, [::1], localhost); use https")
+    return value
+
+
+def _url(value: str) -> str:
+    return check_url(value)
+
+
+def _loopback_url(value: str) -> str:
+    return check_url(value, loopback_only=True)
+
+
+def _issuer(value: str) -> str:
+    check_url(value)
+    if "?" in value:
+        raise ValueError("issuer must not contain a query")
+    return value
+
+
+Url = Annotated[str, AfterValidator(_url)]
+LoopbackUrl = Annotated[str, AfterValidator(_loopback_url)]
+IssuerUrl = Annotated[str, AfterValidator(_issuer)]
+
+
+class _Strict(BaseModel):
+    """Frozen, strict, unknown keys refused; camelCase aliases are the config keys."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True,
+        alias_generator=to_camel, validate_by_alias=True, validate_by_name=True,
+    )
+
+
+class OAuthSettings(_Strict):
+    """OAuth settings of an HTTP server with ``auth: "oauth"``."""
+
+    grant_type: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    client_id: Text | None = None
+    client_secret_env: EnvName | None = None
+    issuer: IssuerUrl | None = None
+    client_metadata_url: Url | None = None
+    redirect_uri: LoopbackUrl | None = None
+    scope: Text | None = None
+
+    @model_validator(mode="after")
+    def _grant_rules(self) -> OAuthSettings:
+        if self.grant_type == "client_credentials":
+            missing = [key for key, value in (("clientId", self.client_id),
+                                              ("clientSecretEnv", self.client_secret_env),
+                                              ("issuer", self.issuer)) if value is None]
+            if missing:
+                raise ValueError(f'grantType "client_credentials" requires {", ".join(missing)}')
+            for key, value in (("redirectUri", self.redirect_uri),
+                               ("clientMetadataUrl", self.client_metadata_url)):
+                if value is not None:
+                    raise ValueError(f'{key} is not allowed with grantType "client_credentials" (no redirect)')
+        else:
+            if self.client_id is not None and self.client_metadata_url is not None:
+                raise ValueError("clientId and clientMetadataUrl are mutually exclusive "
+                                 "(with clientMetadataUrl the URL is the client id)")
+            if self.client_secret_env is not None and self.client_id is None:
+                raise ValueError("clientSecretEnv requires clientId")
+        return self
+
+
+class _Common(_Strict):
+    protocol_version: Literal["auto", "legacy", "2026-07-28"] = "auto"
+    request_timeout_ms: int = Field(15000, ge=100, le=300000)
+    disabled: bool = False
+
+
+class StdioServer(_Common):
+    """A server started as a child process speaking MCP over stdio (trusted executable code)."""
+
+    command: Text = Field(min_length=1)
+    args: list[Text] = Field(default_factory=list, max_length=MAX_ARGS)
+    env: dict[EnvName, Text] = Field(default_factory=dict, repr=False)  # values may be secrets
+    cwd: Text | None = None
+
+
+class HttpServer(_Common):
+    """A Streamable HTTP server."""
+
+    url: Url
+    headers: dict[HeaderName, HeaderValue] = Field(default_factory=dict, repr=False)  # may be secrets
+    auth: Literal["oauth", "bearer"] | None = None
+    bearer_token_env: EnvName | None = None
+    oauth: OAuthSettings | None = None
+
+    @model_validator(mode="after")
+    def _auth_rules(self) -> HttpServer:
+        if self.auth == "bearer" and self.bearer_token_env is None:
+            raise ValueError('bearerTokenEnv is required when auth is "bearer"')
+        if self.bearer_token_env is not None and self.auth != "bearer":
+            raise ValueError('bearerTokenEnv is only allowed when auth is "bearer"')
+        if self.oauth is not None and self.auth != "oauth":
+            raise ValueError('oauth is only allowed when auth is "oauth"')
+        if self.auth is not None and any(k.lower() == "authorization" for k in self.headers):
+            raise ValueError("headers.Authorization is not allowed together with auth "
+                             "(hostlink sets the Authorization header)")
+        return self
+
+
+ServerConfig = StdioServer | HttpServer
+
+
+
+def _own_keys(model: type[_Common]) -> frozenset[str]:
+    return frozenset(f.alias or n for n, f in model.model_fields.items() if n not in _Common.model_fields)
+
+
+_KIND_KEYS = {StdioServer: _own_keys(StdioServer), HttpServer: _own_keys(HttpServer)}
+# The optional "type" key other clients write; validated against command/url, then dropped.
+_TYPE_HINTS = {"stdio": StdioServer, "http": HttpServer, "streamable-http": HttpServer}
+
+
+def parse_server(data: Any) -> ServerConfig:
+    """Validate one raw server entry (already interpolated) into a StdioServer or HttpServer.
+
+    Raises SchemaError naming the first offending field (config key path) and the rule.
+    """
+    if not isinstance(data, dict):
+        raise SchemaError("", "a server entry must be a JSON object")
+    data = dict(data)
+    has_command, has_url = "command" in data, "url" in data
+    if has_command == has_url:
+        raise SchemaError("", 'exactly one of "command" (stdio) or "url" (Streamable HTTP) is required')
+    model = StdioServer if has_command else HttpServer
+    if "type" in data:
+        hint = data.pop("type")
+        if hint == "sse":
+            raise SchemaError("type", '"sse" (the deprecated HTTP+SSE transport) is not supported; '
+                                      'use a Streamable HTTP url')
+        if not isinstance(hint, str) or hint not in _TYPE_HINTS:
+            raise SchemaError("type", 'must be "stdio", "http" or "streamable-http"')
+        if _TYPE_HINTS[hint] is not model:
+            raise SchemaError("type", f'"{hint}" does not match '
+                                      f'{"command" if has_command else "url"}')
+    try:
+        return model.model_validate(data, by_alias=True, by_name=False)
+    except ValidationError as exc:
+        raise _schema_error(model, exc) from None
+
+
+def _schema_error(model: type[_Common], exc: ValidationError) -> SchemaError:
+    """The first pydantic error as a SchemaError; ``include_input=False`` keeps values out."""
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    err = errors[0]
+    field = ".".join(safe_key(part) for part in err["loc"] if part != "[key]")
+    problem = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        other = HttpServer if model is StdioServer else StdioServer
+        top = str(err["loc"][0])
+        if len(err["loc"]) == 1 and top in _KIND_KEYS[other]:
+            problem = ("only allowed for a Streamable HTTP server (url)" if other is HttpServer
+                       else "only allowed for a stdio server (command)")
+        else:
+            problem = "unknown field"
+    elif err["type"] == "missing":
+        problem = "required"
+    if len(errors) > 1:
+        problem += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return SchemaError(field, problem)
+
+
+def safe_key(key: str | int) -> str:
+    """A config key for a message: plain when it is a simple name, else an escaped, bounded repr."""
+    text = str(key)
+    return text if NAME_PATTERN.fullmatch(text) else ascii(text[:64])
