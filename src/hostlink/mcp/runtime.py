@@ -1,0 +1,575 @@
+"""One SDK client per configured MCP server: shared lazy setup, independent calls, teardown.
+
+The SDK does the protocol (framing, negotiation, cancellation, pagination, validation);
+this module does policy. Each connection is owned by one background task, because the
+SDK's transports hold task groups that must be entered and left in the same task and no
+caller may own them: a cancelled caller must never take the connection down with it.
+Callers only wait on events and send requests; shared work (setup, ``tools/list``) runs in
+the owner's task group so that cancelling one waiter leaves the others served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import anyio
+import anyio.abc
+
+from hostlink.mcp.errors import (
+    AuthError,
+    AuthRequired,
+    CallFailed,
+    ConnectFailed,
+    McpError,
+    RequestTimedOut,
+    ServerDisabled,
+    ServerNotFound,
+)
+from hostlink.mcp.schema import HttpServer, ServerConfig, StdioServer
+from hostlink.output import strip_controls
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp_types import Tool
+
+    from hostlink.mcp.auth import AuthManager
+
+TOOLS_PAGE_CAP = 50  # pages of tools/list per listing; a paginator that never ends cannot hang us
+STDERR_TAIL_BYTES = 8192
+MODERN_VERSION = "2026-07-28"
+SERVER_TEXT_LIMIT = 300  # characters of a server's own error message shown in ours
+
+State = Literal["idle", "connecting", "connected", "failed", "closed"]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What is known about one server's connection at one moment; replaced, never mutated."""
+
+    server: str
+    transport: Literal["stdio", "http"]
+    state: State = "idle"
+    protocol_version: str | None = None
+    server_name: str | None = None  # as the server reports it: untrusted text
+    server_version: str | None = None
+    capabilities: frozenset[str] = frozenset()  # of tools, resources, prompts, completions
+    tools: tuple[Tool, ...] | None = None  # the last complete listing, unfiltered
+    error: McpError | None = None
+    pid: int | None = None  # the stdio server process, when it could be identified
+
+
+def shorten(text: str, limit: int = SERVER_TEXT_LIMIT) -> str:
+    """Server-supplied text made safe for one line of an error message."""
+    text = " ".join(strip_controls(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _StderrTail:
+    """The last bytes a stdio server wrote to stderr, read from a private pipe."""
+
+    def __init__(self) -> None:
+        self._read_fd, write_fd = os.pipe()
+        os.set_blocking(self._read_fd, False)
+        self.writer = os.fdopen(write_fd, "w")  # handed to the SDK as the child's stderr
+        self.inode = os.fstat(write_fd).st_ino
+        self.data = b""
+        self.eof = False
+
+    def close_writer(self) -> None:
+        """Drop our copy of the write end once the child holds its own, so EOF can arrive."""
+        if not self.writer.closed:
+            self.writer.close()
+
+    async def pump(self) -> None:
+        try:
+            while True:
+                await anyio.wait_readable(self._read_fd)
+                try:
+                    chunk = os.read(self._read_fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    self.eof = True
+                    return
+                self.data = (self.data + chunk)[-STDERR_TAIL_BYTES:]
+        finally:
+            os.close(self._read_fd)
+
+    def classify(self) -> str | None:
+        """A fixed phrase for what the tail shows; the raw text is never repeated."""
+        text = self.data.decode("utf-8", "replace").lower()
+        if "command not found" in text or "no such file or directory" in text or "cannot find module" in text:
+            return "the server reported a missing command or file"
+        if "permission denied" in text or "eacces" in text:
+            return "the server reported permission denied"
+        if "traceback (most recent call last)" in text or re.search(r"\b(error|exception|panic)\b", text):
+            return "the server crashed (it reported an error on stderr)"
+        if self.eof:
+            return "the server process exited"
+        return None
+
+
+def _find_child_pid(inode: int) -> int | None:
+    """The child whose stderr is our pipe (Linux /proc); None where that cannot be seen."""
+    me = str(os.getpid())
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[1] != me:
+                continue
+            if os.readlink(f"/proc/{entry}/fd/2") == f"pipe:[{inode}]":
+                return int(entry)
+        except (OSError, IndexError):
+            continue
+    return None
+
+
+class _Flight:
+    """One shared in-flight operation; every waiter gets the same result or error."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    async def wait(self) -> Any:
+        await self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+@dataclass(eq=False)
+class _Connection:
+    """Mutable bookkeeping of one connection generation; ``reconnect`` makes a new one."""
+
+    snapshot: Snapshot
+    config: ServerConfig
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    closing: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    client: Client | None = None
+    group: anyio.abc.TaskGroup | None = None
+    scope: anyio.CancelScope | None = None
+    task: asyncio.Task[None] | None = None
+    tools_flight: _Flight | None = None
+    stderr: _StderrTail | None = None
+    http_statuses: list[int] = field(default_factory=list)  # error statuses seen during setup
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups from task groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+class McpRuntime:
+    """Connections to the configured servers of one host session."""
+
+    def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None) -> None:
+        self._servers = dict(servers)
+        self._auth = auth
+        self._conns: dict[str, _Connection] = {}
+        self._closed = False
+
+    # --- state -------------------------------------------------------------------------
+
+    @property
+    def servers(self) -> Mapping[str, ServerConfig]:
+        return self._servers
+
+    def snapshot(self, name: str) -> Snapshot:
+        """The current snapshot; never connects."""
+        config = self._config(name)
+        conn = self._conns.get(name)
+        return conn.snapshot if conn is not None else _idle(name, config)
+
+    def _config(self, name: str) -> ServerConfig:
+        config = self._servers.get(name)
+        if config is None:
+            known = ", ".join(sorted(self._servers)) or "none configured"
+            raise ServerNotFound(f"unknown MCP server {name!r} (known: {known})")
+        if config.disabled:
+            raise ServerDisabled(f"MCP server {name!r} is disabled in its configuration")
+        return config
+
+    def _connection(self, name: str) -> _Connection:
+        if self._closed:
+            raise ConnectFailed("the MCP runtime is shut down")
+        config = self._config(name)
+        conn = self._conns.get(name)
+        if conn is None:
+            conn = self._conns[name] = _Connection(_idle(name, config), config)
+        return conn
+
+    def _publish(self, conn: _Connection, **changes: Any) -> None:
+        conn.snapshot = replace(conn.snapshot, **changes)
+
+    # --- setup -------------------------------------------------------------------------
+
+    async def connect(self, name: str) -> Snapshot:
+        """Connect if idle (sharing a setup already in flight); raise the latched error."""
+        conn = await self._ready(name)
+        return conn.snapshot
+
+    async def _ready(self, name: str) -> _Connection:
+        conn = self._connection(name)
+        if conn.snapshot.state == "idle":
+            self._publish(conn, state="connecting")
+            conn.task = asyncio.get_running_loop().create_task(self._own(conn))
+        await conn.ready.wait()
+        if conn.snapshot.state != "connected":
+            raise conn.snapshot.error or ConnectFailed(f"MCP server {name!r} is not connected")
+        return conn
+
+    async def _own(self, conn: _Connection) -> None:
+        """The owner task: set up, publish, hold the client open until asked to close."""
+        name = conn.snapshot.server
+        timeout = conn.config.request_timeout_ms / 1000
+        error: McpError | None = None
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+                conn.scope = scope
+                async with anyio.create_task_group() as group:
+                    conn.group = group
+                    try:
+                        async with AsyncExitStack() as stack:
+                            client = await self._open(stack, conn)
+                            scope.deadline = math.inf
+                            conn.client = client
+                            self._publish(conn, state="connected", **_describe(client))
+                            conn.ready.set()
+                            await conn.closing.wait()
+                    finally:
+                        group.cancel_scope.cancel()
+            if not conn.ready.is_set():
+                if conn.closing.is_set():
+                    error = ConnectFailed(f"setup of MCP server {name!r} was stopped by shutdown or reconnect")
+                else:
+                    error = RequestTimedOut(
+                        f"MCP server {name!r} did not finish setup within {conn.config.request_timeout_ms} ms"
+                        + self._stderr_note(conn)
+                    )
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a latched, safe error
+            error = self._setup_error(conn, _leaf(exc))
+        finally:
+            conn.client = None
+            if conn.stderr is not None:
+                conn.stderr.close_writer()
+            if not conn.ready.is_set():
+                self._publish(conn, state="failed", error=error)
+                conn.ready.set()
+            elif conn.snapshot.state == "connected":
+                self._publish(conn, state="closed" if self._closed else "idle")
+            conn.done.set()
+
+    async def _open(self, stack: AsyncExitStack, conn: _Connection) -> Client:
+        from mcp import Client
+        from mcp_types import Implementation
+
+        config = conn.config
+        timeout = config.request_timeout_ms / 1000
+        if isinstance(config, StdioServer):
+            from mcp import StdioServerParameters
+
+            conn.stderr = tail = _StderrTail()
+            assert conn.group is not None
+            conn.group.start_soon(tail.pump)
+            params = StdioServerParameters(command=config.command, args=list(config.args),
+                                           env=dict(config.env) or None, cwd=config.cwd)
+            from mcp.client.stdio import stdio_client
+
+            transport: Any = stdio_client(params, errlog=tail.writer)
+        else:
+            transport = await self._http_transport(stack, conn, config, timeout)
+        mode = {"auto": "auto", "legacy": "legacy"}.get(config.protocol_version, config.protocol_version)
+        client = Client(transport, mode=mode, read_timeout_seconds=timeout,
+                        client_info=Implementation(name="hostlink", version=_version()))
+        await stack.enter_async_context(client)
+        if conn.stderr is not None:
+            conn.stderr.close_writer()
+            self._publish(conn, pid=_find_child_pid(conn.stderr.inode))
+        if mode == MODERN_VERSION:
+            await _verify_modern(client, conn.snapshot.server)
+        return client
+
+    async def _http_transport(self, stack: AsyncExitStack, conn: _Connection, config: HttpServer,
+                              timeout: float) -> Any:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        name = conn.snapshot.server
+        auth = None
+        if config.auth is not None:
+            if self._auth is None:
+                raise AuthRequired(
+                    f"MCP server {name!r} uses {config.auth} authentication, "
+                    "but authentication support is not configured in this host"
+                )
+            auth = await self._auth.http_auth(name, config)
+        async def record(response: httpx2.Response) -> None:
+            if response.status_code >= 400 and not conn.ready.is_set():
+                conn.http_statuses.append(response.status_code)
+
+        http = httpx2.AsyncClient(headers=dict(config.headers), auth=auth,
+                                  timeout=httpx2.Timeout(timeout, read=max(timeout, 300.0)),
+                                  event_hooks={"response": [record]})
+        await stack.enter_async_context(http)
+        return streamable_http_client(config.url, http_client=http)
+
+    def _setup_error(self, conn: _Connection, exc: BaseException) -> McpError:
+        """Map a setup failure to a fixed, safe message (never the raw server text)."""
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        name = conn.snapshot.server
+        if isinstance(exc, McpError):
+            return exc
+        config = conn.config
+        if isinstance(exc, FileNotFoundError) and isinstance(config, StdioServer):
+            return ConnectFailed(f"MCP server {name!r}: command not found: {Path(config.command).name!r}")
+        if isinstance(exc, PermissionError) and isinstance(config, StdioServer):
+            return ConnectFailed(f"MCP server {name!r}: permission denied running {Path(config.command).name!r}")
+        if isinstance(config, HttpServer):
+            statuses = conn.http_statuses
+            http_error = _http_status_error(name, statuses[-1]) if statuses else None
+            if http_error is not None:
+                return http_error
+            import httpx2
+
+            if isinstance(exc, httpx2.TransportError):
+                return ConnectFailed(f"MCP server {name!r} cannot be reached at its URL ({type(exc).__name__})")
+        if isinstance(exc, MCPError):
+            if exc.code == CONNECTION_CLOSED:
+                return ConnectFailed(f"MCP server {name!r} closed the connection during setup"
+                                     + self._stderr_note(conn))
+            if exc.code == REQUEST_TIMEOUT:
+                return RequestTimedOut(f"MCP server {name!r} did not answer during setup")
+            return ConnectFailed(f"MCP server {name!r} refused setup: {shorten(exc.message)}")
+        if isinstance(exc, OSError):
+            return ConnectFailed(f"MCP server {name!r} could not be started ({type(exc).__name__})")
+        return ConnectFailed(f"MCP server {name!r} setup failed ({type(exc).__name__})" + self._stderr_note(conn))
+
+    @staticmethod
+    def _stderr_note(conn: _Connection) -> str:
+        note = conn.stderr.classify() if conn.stderr is not None else None
+        return f": {note}" if note else ""
+
+    # --- requests ----------------------------------------------------------------------
+
+    async def _request(self, name: str, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
+        """Send one request; map SDK failures to safe errors. No retry, no dedup."""
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from pydantic import ValidationError
+
+        conn = await self._ready(name)
+        client = conn.client
+        if client is None:
+            raise ConnectFailed(f"MCP server {name!r} is not connected")
+        try:
+            return await send(client)
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                raise self._lost(conn, what) from None
+            if exc.code == REQUEST_TIMEOUT:
+                raise RequestTimedOut(
+                    f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
+                ) from None
+            raise CallFailed(f"MCP server {name!r} rejected {what}: {shorten(exc.message)}") from None
+        except ValidationError:
+            raise CallFailed(f"MCP server {name!r} sent an invalid result for {what}") from None
+        except RuntimeError as exc:
+            if "structured content" in str(exc) or "schema" in str(exc):
+                raise CallFailed(f"MCP server {name!r} sent a result for {what} that does not match "
+                                 "the tool's output schema") from None
+            raise CallFailed(f"MCP server {name!r}: {what} failed ({type(exc).__name__})") from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            raise self._lost(conn, what) from None
+
+    def _lost(self, conn: _Connection, what: str) -> McpError:
+        """The connection died under a request: latch it as failed until reconnect."""
+        name = conn.snapshot.server
+        error = ConnectFailed(f"MCP server {name!r} closed the connection during {what}"
+                              + self._stderr_note(conn) + "; use reconnect to start it again")
+        if conn.snapshot.state == "connected":
+            self._publish(conn, state="failed", error=error)
+            conn.closing.set()
+        return error
+
+    async def list_tools(self, name: str, *, refresh: bool = True) -> tuple[Tool, ...]:
+        """All tools the server advertises. Listings in flight are shared by every caller."""
+        conn = await self._ready(name)
+        if not refresh and conn.snapshot.tools is not None:
+            return conn.snapshot.tools
+        flight = conn.tools_flight
+        if flight is None:
+            flight = conn.tools_flight = _Flight()
+            assert conn.group is not None
+            conn.group.start_soon(self._fetch_tools, conn, flight)
+        return await flight.wait()
+
+    async def _fetch_tools(self, conn: _Connection, flight: _Flight) -> None:
+        name = conn.snapshot.server
+        try:
+            tools: list[Tool] = []
+            cursor: str | None = None
+            for _ in range(TOOLS_PAGE_CAP):
+                page = await self._request(name, "tools/list",
+                                           lambda client, c=cursor: client.list_tools(cursor=c))
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            else:
+                raise CallFailed(f"MCP server {name!r} listed more than {TOOLS_PAGE_CAP} pages of tools")
+            flight.result = tuple(tools)
+            self._publish(conn, tools=flight.result)
+        except BaseException as exc:  # noqa: BLE001 - handed to every waiter, including cancellation
+            flight.error = exc if isinstance(exc, Exception) else ConnectFailed(
+                f"MCP server {name!r} connection closed while listing tools")
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            conn.tools_flight = None
+            flight.done.set()
+
+    async def call_tool(self, name: str, tool: str, arguments: dict[str, Any]) -> Any:
+        return await self._request(name, f"the call of tool {tool!r}",
+                                   lambda client: client.call_tool(tool, arguments))
+
+    async def list_resources(self, name: str, cursor: str | None = None) -> Any:
+        return await self._request(name, "resources/list", lambda client: client.list_resources(cursor=cursor))
+
+    async def list_resource_templates(self, name: str, cursor: str | None = None) -> Any:
+        return await self._request(name, "resources/templates/list",
+                                   lambda client: client.list_resource_templates(cursor=cursor))
+
+    async def read_resource(self, name: str, uri: str) -> Any:
+        return await self._request(name, "resources/read", lambda client: client.read_resource(uri))
+
+    async def list_prompts(self, name: str, cursor: str | None = None) -> Any:
+        return await self._request(name, "prompts/list", lambda client: client.list_prompts(cursor=cursor))
+
+    async def get_prompt(self, name: str, prompt: str, arguments: dict[str, str]) -> Any:
+        return await self._request(name, f"prompt {prompt!r}",
+                                   lambda client: client.get_prompt(prompt, arguments or None))
+
+    async def complete(self, name: str, ref: Any, argument: str, value: str,
+                       context: dict[str, str] | None = None) -> Any:
+        return await self._request(name, "completion/complete",
+                                   lambda client: client.complete(ref, {"name": argument, "value": value},
+                                                                  context or None))
+
+    # --- teardown ----------------------------------------------------------------------
+
+    async def disconnect(self, name: str) -> Snapshot:
+        """Close the client; a latched failure stays latched."""
+        conn = self._conns.get(name)
+        self._config(name)
+        if conn is not None:
+            await self._close(conn)
+            if conn.snapshot.state != "failed":
+                del self._conns[name]
+        return self.snapshot(name)
+
+    async def reconnect(self, name: str) -> Snapshot:
+        """Close the client and reset to idle, clearing a latched failure. Never connects."""
+        self._config(name)
+        conn = self._conns.pop(name, None)
+        if conn is not None:
+            await self._close(conn)
+        return self.snapshot(name)
+
+    async def _close(self, conn: _Connection) -> None:
+        conn.closing.set()
+        if conn.scope is not None and not conn.ready.is_set():
+            conn.scope.cancel()  # bound a setup in flight by the close
+        if conn.task is not None:
+            with anyio.CancelScope(shield=True):
+                await conn.done.wait()
+
+    async def aclose(self) -> None:
+        """Close every client (in parallel) and stop every server process."""
+        self._closed = True
+        conns = list(self._conns.values())
+        async with anyio.create_task_group() as group:
+            for conn in conns:
+                group.start_soon(self._close, conn)
+        for conn in conns:
+            if conn.snapshot.state in ("idle", "connected", "connecting"):
+                self._publish(conn, state="closed")
+
+
+def _idle(name: str, config: ServerConfig) -> Snapshot:
+    return Snapshot(server=name, transport="stdio" if isinstance(config, StdioServer) else "http")
+
+
+def _describe(client: Client) -> dict[str, Any]:
+    info = client.server_info
+    caps = client.server_capabilities
+    present = {key for key in ("tools", "resources", "prompts", "completions") if getattr(caps, key, None) is not None}
+    return {
+        "protocol_version": client.protocol_version,
+        "server_name": info.name if info else None,
+        "server_version": info.version if info else None,
+        "capabilities": frozenset(present),
+        "error": None,
+    }
+
+
+async def _verify_modern(client: Client, name: str) -> None:
+    """A pinned modern client asks the server itself: a legacy-only server is refused."""
+    from mcp import MCPError
+    from mcp_types import DiscoverResult
+    from pydantic import ValidationError
+
+    try:
+        raw = await client.session.send_discover(MODERN_VERSION)
+        result = DiscoverResult.model_validate(raw)
+    except (MCPError, ValidationError):
+        result = None
+    if result is None or MODERN_VERSION not in result.supported_versions:
+        raise ConnectFailed(
+            f"MCP server {name!r} does not support protocol {MODERN_VERSION}, which its configuration pins; "
+            'set "protocolVersion" to "auto" or "legacy" to use an older server'
+        )
+    client.session.adopt(result)
+
+
+def _http_status_error(name: str, status: int) -> McpError | None:
+    if status == 401:
+        return AuthRequired(f"MCP server {name!r} requires authentication (HTTP 401); "
+                            'configure "auth" for it')
+    if status == 403:
+        return AuthError(f"MCP server {name!r} refused access (HTTP 403)")
+    if status >= 500:
+        return ConnectFailed(f"MCP server {name!r} is unavailable (HTTP {status})")
+    if status in (404, 405):
+        return ConnectFailed(f"MCP server {name!r} has no MCP endpoint at its URL (HTTP {status})")
+    return None
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hostlink")
+    except PackageNotFoundError:
+        return "0"
