@@ -111,9 +111,10 @@ def _read(path: Path) -> str | None:
         return None
     except OSError as exc:
         raise ConfigError(path, "", f"cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError(path, "", "is not a regular file")
     with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ConfigError(path, "", "is not a regular file")
         data = file.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         raise ConfigError(path, "", "is larger than 1 MiB")
