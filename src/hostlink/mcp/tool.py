@@ -69,7 +69,10 @@ def mcp_tool(resolve: Resolve) -> ToolSpec:
     """The ``mcp`` tool; ``resolve`` returns the session's runtime and output session."""
 
     async def execute(args: Mapping[str, Any], signal: CancelSignal) -> ToolResult:
-        state = resolve()
+        try:
+            state = resolve()
+        except McpError as exc:
+            return _error(str(exc))
         if state is None:
             return _error("the MCP client is not running (no host session has started)")
         runtime, output = state
@@ -254,24 +257,36 @@ def _check_arguments(tool: Any, arguments: dict[str, Any]) -> None:
 
 
 def _call_content(result: Any) -> list[TextContent | ImageContent]:
-    """Content blocks plus structured content as compact JSON, unless a text block already carries it."""
+    """Content blocks plus structured content as compact JSON, exactly once.
+
+    A text block that is the structured value as JSON becomes its compact form; one that is
+    the SDK's ``{"result": …}`` wrapping of a plain value already carries it.
+    """
     items = _blocks(result.content)
     structured = result.structured_content
-    if structured is not None and not any(
-        isinstance(item, TextContent) and _duplicates(item.text, structured) for item in items
-    ):
-        items.insert(0, TextContent(compact_json(structured)))
-    return items or [TextContent("(the tool returned no content)")]
+    if structured is None:
+        return items or [TextContent("(the tool returned no content)")]
+    kept: list[TextContent | ImageContent] = []
+    carried = False
+    for item in items:
+        if isinstance(item, TextContent) and _same_json(item.text, structured):
+            if not carried:
+                kept.append(TextContent(compact_json(structured)))
+            carried = True
+            continue
+        if isinstance(item, TextContent) and _wraps(item.text, structured):
+            carried = True
+        kept.append(item)
+    if not carried:
+        kept.insert(0, TextContent(compact_json(structured)))
+    return kept
 
 
-def _duplicates(text: str, structured: Any) -> bool:
-    """Whether ``text`` says what ``structured`` says (also the SDK's ``{"result": …}`` wrapping)."""
-    if _same_json(text, structured):
-        return True
-    if isinstance(structured, dict) and list(structured) == ["result"]:
-        value = structured["result"]
-        return text == value if isinstance(value, str) else _same_json(text, value)
-    return False
+def _wraps(text: str, structured: Any) -> bool:
+    if not (isinstance(structured, dict) and list(structured) == ["result"]):
+        return False
+    value = structured["result"]
+    return text == value if isinstance(value, str) else _same_json(text, value)
 
 
 def _same_json(text: str, value: Any) -> bool:

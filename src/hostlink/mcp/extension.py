@@ -1,0 +1,131 @@
+"""The MCP client as a host extension: the ``mcp`` tool and the ``/mcp`` command.
+
+Registration does no I/O. Configuration is read at session start, connections are made at
+first use, and shutdown closes every client, stops every server process and removes the
+session's overflow files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hostlink.host import CancelSignal, CommandSpec, Registry, Session
+from hostlink.mcp import render
+from hostlink.mcp.errors import McpError
+from hostlink.mcp.tool import mcp_tool, model_visible
+
+if TYPE_CHECKING:
+    from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.runtime import McpRuntime
+    from hostlink.mcp.schema import ServerConfig
+    from hostlink.output import OutputSession
+
+COMMAND_USAGE = "usage: /mcp status | tools SERVER | connect SERVER | disconnect SERVER | reconnect SERVER"
+AuthFactory = Callable[["Mapping[str, ServerConfig]"], "AuthManager | None"]
+
+
+def default_auth(servers: Mapping[str, ServerConfig]) -> AuthManager | None:
+    """An AuthManager only when some enabled HTTP server uses auth (it loads keyring and the SDK)."""
+    if not any(getattr(config, "auth", None) and not config.disabled for config in servers.values()):
+        return None
+    from hostlink.mcp.auth import AuthManager
+
+    return AuthManager()
+
+
+class McpExtension:
+    """``servers`` replaces reading the configuration files (the demo and tests use it)."""
+
+    def __init__(self, *, servers: Mapping[str, ServerConfig] | None = None,
+                 environ: Mapping[str, str] | None = None, auth_factory: AuthFactory = default_auth) -> None:
+        self._fixed_servers = dict(servers) if servers is not None else None
+        self._environ = environ
+        self._auth_factory = auth_factory
+        self.runtime: McpRuntime | None = None
+        self.output: OutputSession | None = None
+        self.sources: dict[str, Any] = {}
+        self._auth: AuthManager | None = None
+        self._problem: str | None = None
+
+    def register(self, registry: Registry) -> None:
+        registry.register_tool(mcp_tool(self._state))
+        registry.register_command(CommandSpec("mcp", "MCP servers: " + COMMAND_USAGE[7:], self._command))
+        registry.on_session_start(self._start)
+        registry.on_session_shutdown(self._shutdown)
+
+    def _state(self) -> tuple[McpRuntime, OutputSession] | None:
+        if self._problem is not None:
+            raise McpError(self._problem)
+        if self.runtime is None or self.output is None:
+            return None
+        return self.runtime, self.output
+
+    async def _start(self, session: Session) -> None:
+        from hostlink.mcp.runtime import McpRuntime
+        from hostlink.output import OutputSession
+
+        servers: Mapping[str, ServerConfig] = {}
+        if self._fixed_servers is not None:
+            servers = self._fixed_servers
+        else:
+            from hostlink.mcp.config import ConfigError, load_config
+
+            try:
+                loaded = load_config(session.cwd, session.project_trusted, self._environ)
+            except ConfigError as exc:
+                self._problem = f"the MCP configuration is invalid: {exc}"
+                session.notifier.notify(self._problem, "error")
+            else:
+                servers, self.sources = loaded.servers, dict(loaded.sources)
+                if loaded.ignored_project_servers:
+                    session.notifier.notify(
+                        "MCP servers from the untrusted project were ignored: "
+                        + ", ".join(loaded.ignored_project_servers), "warning")
+        self._auth = self._auth_factory(servers)
+        self.runtime = McpRuntime(servers, auth=self._auth)
+        self.output = OutputSession()
+
+    async def _shutdown(self) -> None:
+        runtime, auth, output = self.runtime, self._auth, self.output
+        self.runtime = self._auth = self.output = None
+        try:
+            if runtime is not None:
+                await runtime.aclose()
+            if auth is not None:
+                await auth.aclose()
+        finally:
+            if output is not None:
+                output.close()
+
+    async def _command(self, argv: Sequence[str], signal: CancelSignal) -> str:
+        state = self._state()
+        if state is None:
+            return "the MCP client is not running"
+        runtime = state[0]
+        try:
+            return await run_command(runtime, list(argv))
+        except McpError as exc:
+            return str(exc)
+
+
+async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
+    """``/mcp …`` for interactive hosts: short human lines, never schemas."""
+    if argv in ([], ["status"]):
+        if not runtime.servers:
+            return "no MCP servers are configured"
+        return "\n".join(render.snapshot_line(runtime.snapshot(name)) if not config.disabled
+                         else f"{name}: disabled" for name, config in sorted(runtime.servers.items()))
+    if len(argv) != 2 or argv[0] not in ("tools", "connect", "disconnect", "reconnect"):
+        return COMMAND_USAGE
+    verb, name = argv
+    if verb == "tools":
+        tools = [tool for tool in await runtime.list_tools(name) if model_visible(tool)]
+        return "\n".join(render.tool_line(tool) for tool in tools) or f"{name}: no tools"
+    if verb == "connect":
+        await runtime.connect(name)
+        await runtime.list_tools(name)
+        return render.snapshot_line(runtime.snapshot(name))
+    if verb == "disconnect":
+        return render.snapshot_line(await runtime.disconnect(name))
+    return render.snapshot_line(await runtime.reconnect(name))
