@@ -1,0 +1,262 @@
+"""Secure credential records in the OS keyring, and the cross-process credential lock.
+
+Records live only in the operating system's keyring (Secret Service on Linux, the native
+store on macOS and Windows); there is no plaintext, null or in-memory fallback. A record is
+keyed by a hash of the server name, endpoint and OAuth settings, bound to the exact issuer
+that issued it, versioned, and validated on every read. Every write is read back; every
+deletion is confirmed by an independent read. Keyring states that are not "no record"
+(unavailable, locked, corrupt, a record for something else) are reported as themselves.
+
+The lock file holds no secret: it only serializes credential transactions (sign-in
+completion, refresh, sign-out) between processes. It is never stolen by age.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import stat
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from hostlink.mcp.errors import AuthError
+from hostlink.private import PrivateStateError, _ensure_private_dir
+
+SERVICE = "hostlink.mcp"
+RECORD_VERSION = 1
+MAX_RECORD_CHARS = 256 * 1024
+LOCK_TIMEOUT_SECONDS = 30.0
+_LOCK_POLL_SECONDS = 0.05
+
+StoreState = Literal["unavailable", "locked", "corrupt", "mismatch", "unverified", "busy"]
+
+
+class StoreError(AuthError):
+    """The keyring or the credential lock is not usable; ``state`` says how (never "absent")."""
+
+    def __init__(self, state: StoreState, message: str) -> None:
+        super().__init__(message)
+        self.state = state
+
+
+class StoredTokens(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    access_token: str
+    token_type: str = "Bearer"
+    refresh_token: str | None = None
+    scope: str | None = None
+    expires_at: float | None = None
+
+
+class SecureRecord(BaseModel):
+    """What the keyring holds for one server: its client registration and tokens.
+
+    ``pending`` names the sign-in flow in progress; its completion is accepted only while the
+    record still names it, so a sign-out or a newer sign-in (in any process) voids it.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    version: Literal[1]
+    server: str
+    endpoint: str
+    issuer: str
+    token_endpoint: str
+    resource: str | None = None
+    client: dict[str, Any]
+    tokens: StoredTokens | None = None
+    pending: str | None = None
+
+
+def record_key(name: str, server: Any) -> str:
+    """The keyring entry name: a hash of server name, endpoint and OAuth settings."""
+    oauth = server.oauth.model_dump(mode="json", by_alias=True) if server.oauth else None
+    material = {"name": name, "url": server.url, "auth": server.auth, "oauth": oauth}
+    digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()
+    return f"oauth-{digest}"
+
+
+def _keyring_class():
+    """The native keyring backend of this platform; nothing else is ever used."""
+    if sys.platform.startswith("linux"):
+        from keyring.backends.SecretService import Keyring
+    elif sys.platform == "darwin":
+        from keyring.backends.macOS import Keyring
+    elif sys.platform == "win32":
+        from keyring.backends.Windows import WinVaultKeyring as Keyring
+    else:
+        raise StoreError("unavailable", "no supported OS keyring on this platform")
+    return Keyring
+
+
+def _classify(error: BaseException) -> StoreError:
+    from keyring.errors import KeyringLocked
+
+    if isinstance(error, StoreError):
+        return error
+    if isinstance(error, KeyringLocked):
+        return StoreError("locked", "the OS keyring is locked; unlock it and retry")
+    return StoreError(
+        "unavailable", f"the OS keyring is unavailable ({type(error).__name__}); no credentials were read or written"
+    )
+
+
+class SecureStore:
+    """Keyring access for credential records; every call runs in a worker thread."""
+
+    def __init__(self) -> None:
+        self._backend = None
+
+    def _open(self):
+        if self._backend is None:
+            cls = _keyring_class()
+            cls.priority  # raises when the backend cannot work here (no daemon, no bus)
+            self._backend = cls()
+        return self._backend
+
+    def _call(self, method: str, *args: str):
+        try:
+            return getattr(self._open(), method)(SERVICE, *args)
+        except Exception as error:  # every backend failure is classified, never "absent"
+            raise _classify(error) from None
+
+    async def read_raw(self, key: str) -> str | None:
+        return await anyio.to_thread.run_sync(self._call, "get_password", key)
+
+    async def load(self, key: str, name: str, server: Any) -> SecureRecord | None:
+        """The record for ``key``, validated and bound to ``name``/``server``; None when absent."""
+        raw = await self.read_raw(key)
+        if raw is None:
+            return None
+        record = parse_record(raw)
+        check_binding(record, name, server)
+        return record
+
+    async def save(self, key: str, record: SecureRecord) -> None:
+        """Write ``record`` and read it back; a lost or changed write fails closed."""
+        text = record.model_dump_json()
+        if len(text) > MAX_RECORD_CHARS:
+            raise StoreError("unverified", "the credential record is too large to store")
+        await anyio.to_thread.run_sync(self._call, "set_password", key, text)
+        if await self.read_raw(key) != text:
+            raise StoreError("unverified", "the OS keyring did not keep the credential record as written")
+
+    async def delete(self, key: str) -> None:
+        """Delete the record and confirm with an independent read that it is gone."""
+        from keyring.errors import PasswordDeleteError
+
+        def remove() -> None:
+            try:
+                self._open().delete_password(SERVICE, key)
+            except PasswordDeleteError:
+                pass  # already absent; the read below confirms it
+            except Exception as error:
+                raise _classify(error) from None
+
+        await anyio.to_thread.run_sync(remove)
+        if await self.read_raw(key) is not None:
+            raise StoreError("unverified", "the OS keyring still holds the credential record after deletion")
+
+
+def parse_record(raw: str) -> SecureRecord:
+    """Validate a stored record; a corrupt one is refused (and left in place)."""
+    if len(raw) > MAX_RECORD_CHARS:
+        raise StoreError("corrupt", _CORRUPT)
+    try:
+        return SecureRecord.model_validate_json(raw)
+    except ValidationError:
+        raise StoreError("corrupt", _CORRUPT) from None
+
+
+_CORRUPT = (
+    "the stored credential record is corrupt or from an unknown version; it was kept, not used "
+    "(sign out to remove it)"
+)
+
+
+def check_binding(record: SecureRecord, name: str, server: Any) -> None:
+    """A record is only used for the exact server, endpoint and issuer it was made for."""
+    configured_issuer = server.oauth.issuer if server.oauth else None
+    client_issuer = record.client.get("issuer")
+    if (
+        record.server != name
+        or record.endpoint != server.url
+        or (configured_issuer is not None and record.issuer != configured_issuer)
+        or (client_issuer is not None and client_issuer != record.issuer)
+    ):
+        raise StoreError(
+            "mismatch", "the stored credential record belongs to another server or issuer; it was not used"
+        )
+
+
+# --- the cross-process credential lock ---------------------------------------------------
+
+
+def lock_dir() -> Path:
+    """``$XDG_STATE_HOME/hostlink/locks`` (0700, ours, not a symlink)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    root = Path(base) / "hostlink"
+    try:
+        _ensure_private_dir(root)
+        _ensure_private_dir(root / "locks")
+    except (OSError, PrivateStateError) as error:
+        raise StoreError("busy", f"the credential lock directory is unusable ({type(error).__name__})") from None
+    return root / "locks"
+
+
+def _open_lock_file(path: Path) -> int:
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as error:
+        raise StoreError("busy", f"the credential lock file is unusable ({errno.errorcode.get(error.errno, 'error')})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+        os.close(fd)
+        raise StoreError("busy", "the credential lock file is not a private regular file of this user")
+    return fd
+
+
+def _holder(fd: int) -> str:
+    try:
+        data = json.loads(os.pread(fd, 256, 0) or b"{}")
+        return f"process {int(data['pid'])} since {time.strftime('%H:%M:%S', time.localtime(float(data['time'])))}"
+    except (ValueError, KeyError, TypeError, OSError):
+        return "another process"
+
+
+@asynccontextmanager
+async def credential_lock(key: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> AsyncIterator[None]:
+    """Hold the exclusive credential lock for ``key``; waits (never steals) up to ``timeout``."""
+    fd = _open_lock_file(lock_dir() / f"{key}.lock")
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise StoreError("busy", f"the credential lock is held by {_holder(fd)}; try again later") from None
+                await anyio.sleep(_LOCK_POLL_SECONDS)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps({"pid": os.getpid(), "time": time.time()}).encode(), 0)
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

@@ -1,0 +1,216 @@
+"""A fake OAuth authorization server plus an SDK MCP server that requires its tokens.
+
+Run as ``python tests/fakes/fake_oauth_server.py``; both listen on 127.0.0.1 (ephemeral
+ports) and the first stdout line is JSON ``{"issuer": AS_URL, "mcp": MCP_URL}``.
+
+Authorization server (AS_URL): RFC 8414 metadata, dynamic registration (``/register``),
+``/authorize`` (auto-approves: 302 to the redirect URI with code, state and ``iss``),
+``/token`` (authorization_code with PKCE S256, refresh_token with rotation,
+client_credentials with client_secret_basic for client ``machine``/``machine-secret``).
+``GET /_counters`` answers the request counters; ``POST /_control`` (JSON) changes behaviour:
+``access_expires_in`` / ``refresh_expires_in`` (seconds for tokens from a code / from a
+refresh), ``metadata_issuer`` (the issuer the metadata claims), ``token_error`` (the next
+code exchange answers 400 with this error and a hostile description), ``refresh_delay``
+(seconds a refresh waits before answering).
+
+MCP server (MCP_URL, path ``/mcp``): the SDK ``MCPServer`` with protected-resource metadata
+naming AS_URL, accepting only live access tokens; tool ``whoami`` answers the token's client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import secrets
+import socket
+import sys
+import time
+from urllib.parse import urlencode
+
+
+def _bind() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    return sock
+
+
+class State:
+    def __init__(self, issuer: str) -> None:
+        self.issuer = issuer
+        self.clients: dict[str, dict] = {"machine": {"client_secret": "machine-secret", "redirect_uris": []}}
+        self.codes: dict[str, dict] = {}
+        self.access: dict[str, dict] = {}
+        self.refresh: dict[str, dict] = {}
+        self.counters = {"metadata": 0, "register": 0, "authorize": 0, "token_code": 0, "token_refresh": 0,
+                         "token_client_credentials": 0, "token_failed": 0, "mcp_authorized": 0}
+        self.control = {"access_expires_in": 3600, "refresh_expires_in": 3600, "metadata_issuer": None,
+                        "token_error": None, "refresh_delay": 0}
+
+    def issue(self, client_id: str, expires_in: int, scope: str | None, refresh: bool = True) -> dict:
+        access = secrets.token_urlsafe(24)
+        self.access[access] = {"client_id": client_id, "expires_at": time.time() + expires_in, "scope": scope}
+        body = {"access_token": access, "token_type": "Bearer", "expires_in": expires_in}
+        if scope:
+            body["scope"] = scope
+        if refresh:
+            token = secrets.token_urlsafe(24)
+            self.refresh[token] = {"client_id": client_id, "access": access, "scope": scope}
+            body["refresh_token"] = token
+        return body
+
+
+def build_as(state: State):
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse
+    from starlette.routing import Route
+
+    def error(code: str, status: int = 400, description: str | None = None) -> JSONResponse:
+        state.counters["token_failed"] += 1
+        body = {"error": code}
+        if description:
+            body["error_description"] = description
+        return JSONResponse(body, status_code=status)
+
+    async def metadata(request: Request):
+        state.counters["metadata"] += 1
+        base = state.issuer
+        return JSONResponse({
+            "issuer": state.control["metadata_issuer"] or base,
+            "authorization_endpoint": f"{base}/authorize",
+            "token_endpoint": f"{base}/token",
+            "registration_endpoint": f"{base}/register",
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
+            "authorization_response_iss_parameter_supported": True,
+        })
+
+    async def register(request: Request):
+        state.counters["register"] += 1
+        body = await request.json()
+        client_id = "client-" + secrets.token_hex(6)
+        state.clients[client_id] = {"client_secret": None, "redirect_uris": body.get("redirect_uris", [])}
+        return JSONResponse({**body, "client_id": client_id, "token_endpoint_auth_method": "none",
+                             "client_id_issued_at": int(time.time())}, status_code=201)
+
+    async def authorize(request: Request):
+        state.counters["authorize"] += 1
+        q = request.query_params
+        client = state.clients.get(q.get("client_id", ""))
+        if client is None or q.get("redirect_uri") not in client["redirect_uris"]:
+            return PlainTextResponse("unknown client or redirect_uri", status_code=400)
+        if q.get("code_challenge_method") != "S256" or not q.get("code_challenge") or not q.get("state"):
+            return PlainTextResponse("PKCE S256 and state required", status_code=400)
+        code = secrets.token_urlsafe(16)
+        state.codes[code] = {"client_id": q["client_id"], "redirect_uri": q["redirect_uri"],
+                             "challenge": q["code_challenge"], "scope": q.get("scope")}
+        target = q["redirect_uri"] + "?" + urlencode({"code": code, "state": q["state"], "iss": state.issuer})
+        return RedirectResponse(target, status_code=302)
+
+    async def token(request: Request):
+        form = await request.form()
+        grant = form.get("grant_type")
+        if grant == "authorization_code":
+            state.counters["token_code"] += 1
+            if state.control["token_error"]:
+                code, state.control["token_error"] = state.control["token_error"], None
+                return error(code, description="\x1b[31mHOSTILE\x1b]0;title\x07 " + "x" * 5000)
+            entry = state.codes.pop(form.get("code", ""), None)
+            if entry is None or entry["client_id"] != form.get("client_id") \
+                    or entry["redirect_uri"] != form.get("redirect_uri"):
+                return error("invalid_grant")
+            digest = hashlib.sha256(form.get("code_verifier", "").encode()).digest()
+            if base64.urlsafe_b64encode(digest).decode().rstrip("=") != entry["challenge"]:
+                return error("invalid_grant")
+            return JSONResponse(state.issue(entry["client_id"], state.control["access_expires_in"], entry["scope"]))
+        if grant == "refresh_token":
+            state.counters["token_refresh"] += 1
+            if state.control["refresh_delay"]:
+                await asyncio.sleep(state.control["refresh_delay"])
+            entry = state.refresh.pop(form.get("refresh_token", ""), None)
+            if entry is None or entry["client_id"] != form.get("client_id"):
+                return error("invalid_grant")
+            state.access.pop(entry["access"], None)
+            return JSONResponse(state.issue(entry["client_id"], state.control["refresh_expires_in"], entry["scope"]))
+        if grant == "client_credentials":
+            state.counters["token_client_credentials"] += 1
+            expected = "Basic " + base64.b64encode(b"machine:machine-secret").decode()
+            if request.headers.get("authorization") != expected:
+                return error("invalid_client", 401)
+            return JSONResponse(state.issue("machine", 3600, form.get("scope"), refresh=False))
+        return error("unsupported_grant_type")
+
+    async def counters(request: Request):
+        return JSONResponse(state.counters)
+
+    async def control(request: Request):
+        state.control.update(await request.json())
+        return JSONResponse(state.control)
+
+    return Starlette(routes=[
+        Route("/.well-known/oauth-authorization-server", metadata),
+        Route("/register", register, methods=["POST"]),
+        Route("/authorize", authorize),
+        Route("/token", token, methods=["POST"]),
+        Route("/_counters", counters),
+        Route("/_control", control, methods=["POST"]),
+    ])
+
+
+def build_mcp(state: State, mcp_url: str):
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.auth.settings import AuthSettings
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    class Verifier:
+        async def verify_token(self, token: str):
+            entry = state.access.get(token)
+            if entry is None or entry["expires_at"] < time.time() - 60:
+                return None
+            state.counters["mcp_authorized"] += 1
+            return AccessToken(token=token, client_id=entry["client_id"], scopes=[], expires_at=None)
+
+    server = MCPServer(
+        "fake-oauth-protected",
+        token_verifier=Verifier(),
+        auth=AuthSettings(issuer_url=state.issuer, resource_server_url=mcp_url, validate_token_resource=False),
+    )
+
+    @server.tool(description="Name the OAuth client of the calling token.")
+    def whoami() -> str:
+        token = get_access_token()
+        return f"client {token.client_id if token else 'none'}"
+
+    return server.streamable_http_app(stateless_http=True)
+
+
+async def serve() -> None:
+    import uvicorn
+
+    as_sock, mcp_sock = _bind(), _bind()
+    issuer = f"http://127.0.0.1:{as_sock.getsockname()[1]}"
+    mcp_url = f"http://127.0.0.1:{mcp_sock.getsockname()[1]}/mcp"
+    state = State(issuer)
+    servers = [
+        uvicorn.Server(uvicorn.Config(build_as(state), log_level="warning", lifespan="off")),
+        uvicorn.Server(uvicorn.Config(build_mcp(state, mcp_url), log_level="warning")),
+    ]
+    print(json.dumps({"issuer": issuer, "mcp": mcp_url}), flush=True)
+    await asyncio.gather(servers[0].serve(sockets=[as_sock]), servers[1].serve(sockets=[mcp_sock]))
+
+
+if __name__ == "__main__":
+    import warnings
+
+    warnings.simplefilter("ignore")
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        sys.exit(0)
