@@ -6,9 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hostlink.mcp.config import ConfigError, load_config, parse_document
-from hostlink.mcp.schema import HttpServer, StdioServer
+from hostlink.mcp.schema import NAME_PATTERN, HttpServer, StdioServer
 
 
 @pytest.fixture
@@ -222,15 +224,10 @@ def test_untrusted_project_fifo_is_ignored(tmp_path, env):
 
 
 def test_unreadable_file_is_refused(tmp_path, env):
-    path = write(user_mcp(tmp_path), {"a": {"command": "x"}})
-    path.chmod(0)
-    try:
-        if os.access(path, os.R_OK):
-            pytest.skip("running as a user that can read mode-0 files")
-        with pytest.raises(ConfigError, match=r"mcp.json: cannot be read \(Permission denied\)"):
-            load(tmp_path, env, True)
-    finally:
-        path.chmod(0o600)
+    user_mcp(tmp_path).parent.mkdir(parents=True)
+    user_mcp(tmp_path).symlink_to(user_mcp(tmp_path))  # a loop: os.open fails (ELOOP) even for root
+    with pytest.raises(ConfigError, match=r"mcp.json: cannot be read \(Too many levels of symbolic links\)"):
+        load(tmp_path, env, True)
 
 
 def test_server_count_limits(tmp_path, env):
@@ -263,3 +260,19 @@ def test_invalid_server_names_are_refused_and_shown_escaped(name, shown):
         parse_document(json.dumps({"mcpServers": {name: {"command": "x"}}}), Path("f"), {})
     assert str(err.value) == f"f: mcpServers.{shown}: invalid server name (1-64 of A-Z a-z 0-9 _ -)"
     assert "\x1b" not in str(err.value)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=300) | st.text(max_size=300).map(str.encode)
+       | st.dictionaries(st.text(max_size=8), st.dictionaries(st.text(max_size=8), st.text(max_size=8)))
+       .map(lambda d: json.dumps({"mcpServers": d}).encode()))
+def test_arbitrary_project_bytes_never_break_an_untrusted_load(tmp_path, env, data):
+    write(user_mcp(tmp_path), {"a": {"command": "user-a"}})
+    project_root(tmp_path).write_bytes(data)
+    loaded = load(tmp_path, env, trusted=False)
+    assert list(loaded.servers) == ["a"]
+    assert all(NAME_PATTERN.fullmatch(n) for n in loaded.ignored_project_servers)
+    try:
+        load(tmp_path, env, trusted=True)
+    except ConfigError as err:
+        assert err.source == project_root(tmp_path)
