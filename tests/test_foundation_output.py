@@ -74,7 +74,7 @@ def test_strip_controls(raw, clean):
 def test_sequences_split_across_chunks(monkeypatch):
     monkeypatch.setattr(output, "_CHUNK_CHARS", 3)
     text = "ab\x1b[31mcd\x1b]0;title\x07ef\x1b]8;;u\x1b\\gh\x1b(Bij"
-    assert "".join(output._sanitized_chunks(text)) == "abcdefghij"
+    assert b"".join(output._sanitized_chunks(text)) == b"abcdefghij"
 
 
 @given(st.text())
@@ -85,16 +85,19 @@ def test_no_control_survives(text):
     clean.encode("utf-8")  # never a lone surrogate
 
 
-@given(st.text(), st.integers(min_value=1, max_value=64))
-@settings(max_examples=200)
-def test_chunking_never_changes_the_result_for_printable_text(text, chunk, ):
-    printable = strip_controls(text)
+TERMINAL_ALPHABET = st.sampled_from(list("ab\n\t[];0P_^X\\7m") + ["\x1b", "\x07", "\x9b", "\x9c", "\x9d", "\x90", "\r", "é", "\u202e"])
+
+
+@given(st.lists(TERMINAL_ALPHABET, max_size=80).map("".join), st.integers(min_value=1, max_value=16))
+@settings(max_examples=500)
+def test_chunked_sanitizing_equals_whole_text_sanitizing(text, chunk):
     original = output._CHUNK_CHARS
     output._CHUNK_CHARS = chunk
     try:
-        assert "".join(output._sanitized_chunks(printable)) == printable
+        chunked = b"".join(output._sanitized_chunks(text))
     finally:
         output._CHUNK_CHARS = original
+    assert chunked == strip_controls(text).encode("utf-8")
 
 
 def test_small_text_is_inline_and_untouched(session):

@@ -28,18 +28,34 @@ IMAGE_MIME_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/web
 _CHUNK_CHARS = 1 << 20
 _MAX_PENDING = 256  # an unfinished escape sequence longer than this is dropped as garbage
 
-# One alternative per kind of sequence a terminal would act on. String sequences (OSC, DCS,
-# SOS, PM, APC) run to BEL or ST; CSI to its final byte; other ESC sequences to theirs.
-# Everything else below 0x20 except TAB and LF, DEL, the C1 range, the bidirectional
-# overrides (which reorder what the reader sees) and lone surrogates (not encodable) is
-# dropped as a single character.
+# One flat alternation, each branch starting with a literal or a class, so the regex engine
+# can skip ahead to candidate characters. String sequences (OSC, DCS, SOS, PM, APC) run to
+# BEL or ST; CSI to its final byte; other ESC sequences to theirs. Everything else below
+# 0x20 except TAB and LF, DEL, the C1 range, the bidirectional overrides (which reorder
+# what the reader sees) and lone surrogates (not encodable) goes as a single character.
 _SEQUENCE = re.compile(
-    r"(?P<string>(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?P<st>\x07|\x9c|\x1b\\)?)"
-    r"|(?P<csi>(?:\x1b\[|\x9b)[0-?]*[ -/]*(?P<csi_final>[@-~])?)"
-    r"|(?P<esc>\x1b[ -/]*(?P<esc_final>[0-~])?)"
+    r"\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x9c|\x1b\\)?"
+    r"|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x9c|\x1b\\)?"
+    r"|\x1b\[[0-?]*[ -/]*[@-~]?"
+    r"|\x9b[0-?]*[ -/]*[@-~]?"
+    r"|\x1b[ -/]*[0-~]?"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_STRING_OPENER = re.compile(r"\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]")
+_COMPLETE_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b[ -/]*[0-~]")
+_STRING_OPENERS = ("\x1b]", "\x1bP", "\x1bX", "\x1b^", "\x1b_", "\x90", "\x98", "\x9d", "\x9e", "\x9f")
+_STRING_END = re.compile(r"[\x07\x9c\x1b]")
+
+# A fast, byte-level proof that an encoded chunk needs no stripping: no C0 control but TAB
+# and LF, no DEL, and no UTF-8 encoding of a C1 control or a bidirectional override.
+_C0_DEL = bytes(range(0, 9)) + bytes(range(11, 32)) + b"\x7f"
+_C0_DEL_AND_LEADS = _C0_DEL + b"\xc2\xe2"
+_RISKY_MULTIBYTE = re.compile(rb"\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def _is_clean(data: bytes) -> bool:
+    if len(data.translate(None, _C0_DEL_AND_LEADS)) == len(data):
+        return True
+    return len(data.translate(None, _C0_DEL)) == len(data) and _RISKY_MULTIBYTE.search(data) is None
 
 
 class _Sanitizer:
@@ -49,34 +65,38 @@ class _Sanitizer:
         self._pending = ""  # an unfinished sequence carried to the next chunk
         self._in_string = False  # inside a string sequence whose body is being dropped
 
+    @property
+    def idle(self) -> bool:
+        return not self._pending and not self._in_string
+
     def feed(self, chunk: str, final: bool = False) -> str:
         text = self._pending + chunk
         self._pending = ""
         if self._in_string:
-            end = re.search(r"\x07|\x9c|\x1b", text)
+            end = _STRING_END.search(text)
             if end is None:
                 return ""
             self._in_string = False
-            text = text[end.end() if end.group() != "\x1b" else end.start() :]
-            if text.startswith("\x1b\\"):
-                text = text[2:]
-        pieces: list[str] = []
-        position = 0
-        for match in _SEQUENCE.finditer(text):
-            pieces.append(text[position : match.start()])
-            position = match.end()
-            if final or match.end() < len(text):
-                continue
-            if match.group("string") is not None and match.group("st") is None:
-                # Unterminated string at the chunk's end: drop its body, remember the state.
+            # BEL and ST end the string; an ESC ends it too and starts whatever follows.
+            text = text[end.start() :] if end.group() == "\x1b" else text[end.end() :]
+        cut = len(text) if final else self._open_tail(text)
+        return _SEQUENCE.sub("", text[:cut])
+
+    def _open_tail(self, text: str) -> int:
+        """Where an unfinished sequence at the end of ``text`` starts (or ``len(text)``)."""
+        opener = max(text.rfind(candidate) for candidate in _STRING_OPENERS)
+        if opener >= 0:
+            body = opener + (2 if text[opener] == "\x1b" else 1)
+            if _STRING_END.search(text, body) is None:
                 self._in_string = True
-            elif (match.group("csi") is not None and match.group("csi_final") is None) or (
-                match.group("esc") is not None and match.group("esc_final") is None
-            ):
-                if len(match.group()) <= _MAX_PENDING:
-                    self._pending = match.group()
-        pieces.append(text[position:])
-        return "".join(pieces)
+                return opener
+        start = max(text.rfind("\x1b"), text.rfind("\x9b"))
+        if start >= 0 and _SEQUENCE.match(text, start).end() == len(text):
+            if _COMPLETE_ESCAPE.fullmatch(text, start) is None:
+                if len(text) - start <= _MAX_PENDING:
+                    self._pending = text[start:]
+                return start
+        return len(text)
 
 
 def strip_controls(text: str) -> str:
@@ -84,14 +104,24 @@ def strip_controls(text: str) -> str:
     return _Sanitizer().feed(text, final=True)
 
 
-def _sanitized_chunks(text: str) -> Iterable[str]:
+def _sanitized_chunks(text: str) -> Iterable[bytes]:
+    """The sanitized text as UTF-8 chunks; a clean chunk costs one encode and one scan."""
     sanitizer = _Sanitizer()
     last = len(text)
     for start in range(0, last, _CHUNK_CHARS):
         end = start + _CHUNK_CHARS
-        piece = sanitizer.feed(text[start:end], final=end >= last)
+        chunk = text[start:end]
+        if sanitizer.idle:
+            try:
+                data = chunk.encode("utf-8")
+            except UnicodeEncodeError:  # lone surrogates: the slow path drops them
+                data = None
+            if data is not None and _is_clean(data):
+                yield data
+                continue
+        piece = sanitizer.feed(chunk, final=end >= last)
         if piece:
-            yield piece
+            yield piece.encode("utf-8")
 
 
 class OutputSession:
@@ -176,8 +206,7 @@ def bound_text(text: str, session: OutputSession | None) -> str:
     truncated = False
     overflow: _Overflow | None = None
     last_char_newline = True
-    for piece in _sanitized_chunks(text):
-        data = piece.encode("utf-8")
+    for data in _sanitized_chunks(text):
         total_bytes += len(data)
         newlines = data.count(b"\n")
         total_lines += newlines
