@@ -1,0 +1,395 @@
+"""The llm adapter in-process: history conversion, the async->sync bridge, tool loops.
+
+Extensions here are small real ``hostlink.host`` extensions (a scripted provider, a tool),
+driven through llm's own Python API (``model.chain``), so llm's chain loop, tool execution
+and history building are the real ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import llm
+import pytest
+from llm.parts import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+
+from hostlink.adapters.llm import LlmHost, ToolError, context_from_prompt
+from hostlink.host import (
+    AssistantMessage,
+    CancelSignal,
+    Context,
+    Done,
+    ErrorEvent,
+    ImageContent,
+    ModelSpec,
+    ProviderSpec,
+    Registry,
+    Session,
+    TextContent,
+    TextDelta,
+    ThinkingContent,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolResult,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+ECHO_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+
+class Scripted:
+    """A provider extension whose replies are async generator functions, one per request."""
+
+    def __init__(self, *replies, unavailable: str | None = None) -> None:
+        self.replies = list(replies)
+        self.contexts: list[Context] = []
+        self.unavailable = unavailable
+        self.sessions: list[Session] = []
+        self.shutdowns = 0
+
+    def register(self, registry: Registry) -> None:
+        async def stream(model: ModelSpec, context: Context, signal: CancelSignal) -> AsyncIterator:
+            self.contexts.append(context)
+            async for event in self.replies.pop(0)(context, signal):
+                yield event
+
+        registry.register_provider(
+            ProviderSpec(
+                name="scripted",
+                models=(ModelSpec("one", "Scripted One", input=("text", "image")), ModelSpec("two", "Scripted Two")),
+                stream=stream,
+                unavailable=self.unavailable,
+            )
+        )
+
+        async def start(session: Session) -> None:
+            self.sessions.append(session)
+
+        async def shutdown() -> None:
+            self.shutdowns += 1
+
+        registry.on_session_start(start)
+        registry.on_session_shutdown(shutdown)
+
+
+class Echo:
+    """A tool extension: ``echo`` returns its text, ``fails`` an error, ``picture`` an image."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+
+    def register(self, registry: Registry) -> None:
+        async def echo(args, signal):
+            self.calls.append(dict(args))
+            return ToolResult([TextContent(f"echo: {args['text']}")])
+
+        async def fails(args, signal):
+            return ToolResult([TextContent("no such server: nowhere")], is_error=True)
+
+        async def picture(args, signal):
+            return ToolResult([TextContent("one picture"), ImageContent(base64.b64encode(PNG).decode(), "image/png")])
+
+        registry.register_tool(ToolSpec("echo", "Echo text back.", ECHO_SCHEMA, echo))
+        registry.register_tool(ToolSpec("fails", "Always fails.", {"type": "object"}, fails))
+        registry.register_tool(ToolSpec("picture", "Returns an image.", {"type": "object"}, picture))
+
+
+def reply(*events):
+    async def run(context, signal):
+        for event in events:
+            yield event
+
+    return run
+
+
+def done(text: str = "", **usage) -> Done:
+    return Done(AssistantMessage([TextContent(text)] if text else [], usage=Usage(**usage), model="resolved-model"))
+
+
+@pytest.fixture
+def make_host():
+    hosts: list[LlmHost] = []
+
+    def make(*extensions) -> LlmHost:
+        host = LlmHost(extensions)
+        hosts.append(host)
+        return host
+
+    yield make
+    for host in hosts:
+        host.close()
+
+
+def model_of(host: LlmHost, model_id: str = "scripted/one") -> llm.Model:
+    return {model.model_id: model for model in host.models()}[model_id]
+
+
+def test_models_carry_provider_and_model_ids(make_host):
+    host = make_host(Scripted())
+    models = host.models()
+    assert [m.model_id for m in models] == ["scripted/one", "scripted/two"]
+    assert all(m.supports_tools and m.can_stream for m in models)
+    assert "image/png" in models[0].attachment_types and not models[1].attachment_types
+    assert str(models[0]) == "Scripted One: scripted/one"
+
+
+def test_text_streams_and_usage_is_recorded(make_host):
+    provider = Scripted(reply(TextDelta("Hel"), TextDelta("lo"), done("Hello", input_tokens=5, output_tokens=2,
+                                                                         cache_read_tokens=3)))
+    host = make_host(provider)
+    response = model_of(host).prompt("hi", system="be brief")
+    assert list(response) == ["Hel", "lo"]
+    assert response.usage().input == 5 and response.usage().output == 2
+    assert response.usage().details == {"cache_read_tokens": 3}
+    assert response.resolved_model == "resolved-model"
+    assert provider.contexts[0] == Context("be brief", (UserMessage((TextContent("hi"),)),), ())
+
+
+def test_text_arrives_before_the_reply_ends(make_host):
+    first_seen = threading.Event()
+
+    async def run(context, signal):
+        yield TextDelta("first ")
+        # The provider continues only once llm's side has the first chunk in hand: a bridge
+        # that buffered the whole reply would never deliver it, and this answers "buffered".
+        seen = await asyncio.to_thread(first_seen.wait, 30)
+        yield TextDelta("second" if seen else "buffered")
+        yield done()
+
+    host = make_host(Scripted(run))
+    chunks = []
+    for chunk in model_of(host).prompt("hi"):
+        chunks.append(chunk)
+        first_seen.set()
+    assert chunks == ["first ", "second"]
+
+
+def test_thinking_is_reasoning_not_reply_text(make_host):
+    host = make_host(Scripted(reply(ThinkingDelta("pondering"), TextDelta("answer"), done("answer"))))
+    response = model_of(host).prompt("hi")
+    events = list(response.stream_events())
+    assert [(e.type, e.chunk) for e in events] == [("reasoning", "pondering"), ("text", "answer")]
+    assert response.text() == "answer"
+
+
+def test_error_event_raises_model_error_and_is_never_reply_text(make_host):
+    host = make_host(Scripted(reply(TextDelta("partial "), ErrorEvent("usage limit reached", code="quota"))))
+    response = model_of(host).prompt("hi")
+    with pytest.raises(llm.ModelError, match="usage limit reached"):
+        response.text()
+    assert "usage limit" not in "".join(response._chunks)
+
+
+def test_stream_without_result_is_an_error(make_host):
+    host = make_host(Scripted(reply(TextDelta("cut off"))))
+    with pytest.raises(llm.ModelError, match="without a result"):
+        model_of(host).prompt("hi").text()
+
+
+def test_unavailable_provider_lists_models_and_explains_on_use(make_host):
+    provider = Scripted(unavailable="`claude` was not found on PATH; install Claude Code")
+    host = make_host(provider)
+    model = model_of(host)
+    assert str(model) == "Scripted One: scripted/one (unavailable)"
+    with pytest.raises(llm.ModelError, match="scripted/one is unavailable: `claude` was not found on PATH"):
+        model.prompt("hi").text()
+    assert provider.contexts == []
+
+
+def test_tool_call_runs_and_result_reaches_the_next_request(make_host):
+    call = ToolCall("toolu_1", "echo", {"text": "ping"})
+    provider = Scripted(
+        reply(TextDelta("Calling."), ToolCallEvent(call), Done(AssistantMessage([TextContent("Calling."), call],
+                                                                                stop_reason="toolUse"))),
+        reply(TextDelta("It said pong."), done("It said pong.")),
+    )
+    echo = Echo()
+    host = make_host(provider, echo)
+    chain = model_of(host).chain("use echo", tools=host.tools(), system="sys")
+    assert chain.text() == "Calling. It said pong."
+    assert echo.calls == [{"text": "ping"}]
+    second = provider.contexts[1]
+    assert second.system_prompt == "sys"
+    assert second.messages == (
+        UserMessage((TextContent("use echo"),)),
+        AssistantMessage((TextContent("Calling."), ToolCall("toolu_1", "echo", {"text": "ping"}))),
+        ToolResultMessage("toolu_1", "echo", (TextContent("echo: ping"),), False),
+    )
+    assert [t.name for t in second.tools] == ["echo", "fails", "picture"]
+    assert second.tools[0].parameters == ECHO_SCHEMA and second.tools[0].description == "Echo text back."
+
+
+def test_tool_error_result_is_an_llm_tool_error(make_host):
+    call = ToolCall("toolu_2", "fails", {})
+    provider = Scripted(reply(ToolCallEvent(call), done()), reply(done("ok")))
+    host = make_host(provider, Echo())
+    results = []
+    chain = model_of(host).chain("x", tools=host.tools(), after_call=lambda tool, tc, result: results.append(result))
+    chain.text()
+    assert results[0].output == "Error: no such server: nowhere"
+    assert isinstance(results[0].exception, ToolError)
+    assert provider.contexts[1].messages[-1] == ToolResultMessage(
+        "toolu_2", "fails", (TextContent("Error: no such server: nowhere"),), True
+    )
+
+
+def test_tool_images_become_attachments_and_reach_the_model(make_host):
+    call = ToolCall("toolu_3", "picture", {})
+    provider = Scripted(reply(ToolCallEvent(call), done()), reply(done("a dot")))
+    host = make_host(provider, Echo())
+    results = []
+    model_of(host).chain("x", tools=host.tools(), after_call=lambda t, c, r: results.append(r)).text()
+    assert results[0].output == "one picture"
+    assert [a.content for a in results[0].attachments] == [PNG]
+    image = ImageContent(base64.b64encode(PNG).decode(), "image/png")
+    assert provider.contexts[1].messages[-2:] == (
+        ToolResultMessage("toolu_3", "picture", (TextContent("one picture"),), False),
+        UserMessage((image,)),
+    )
+
+
+def test_conversation_history_becomes_the_context(make_host):
+    provider = Scripted(reply(TextDelta("A1"), done("A1")), reply(TextDelta("A2"), done("A2")))
+    host = make_host(provider)
+    conversation = model_of(host).conversation()
+    conversation.prompt("Q1", system="sys").text()
+    conversation.prompt("Q2").text()
+    assert provider.contexts[1] == Context(
+        "sys",
+        (
+            UserMessage((TextContent("Q1"),)),
+            AssistantMessage((TextContent("A1"),)),
+            UserMessage((TextContent("Q2"),)),
+        ),
+        (),
+    )
+
+
+def test_full_history_conversion(make_host):
+    model = model_of(make_host(Scripted()))
+    attachment = llm.Attachment(type="image/png", content=PNG)
+    prompt = llm.Prompt(
+        None,
+        model,
+        messages=[
+            Message("system", [TextPart("first rule")]),
+            Message("system", [TextPart("second rule")]),
+            Message("user", [TextPart("look"), llm.parts.AttachmentPart(attachment)]),
+            Message("assistant", [ReasoningPart("hmm"), ReasoningPart("", redacted=True), TextPart("ok"),
+                                  ToolCallPart("echo", {"text": "a"}, "c1")]),
+            Message("tool", [ToolResultPart("echo", "Error: boom", "c1", exception="ToolError: boom")]),
+        ],
+        tools=[llm.Tool("echo", "Echo.", ECHO_SCHEMA, lambda text: text)],
+    )
+    image = ImageContent(base64.b64encode(PNG).decode(), "image/png")
+    assert context_from_prompt(prompt) == Context(
+        "first rule\n\nsecond rule",
+        (
+            UserMessage((TextContent("look"), image)),
+            AssistantMessage((ThinkingContent("hmm"), TextContent("ok"), ToolCall("c1", "echo", {"text": "a"}))),
+            ToolResultMessage("c1", "echo", (TextContent("Error: boom"),), True),
+        ),
+        (context_from_prompt(prompt).tools[0],),
+    )
+    assert context_from_prompt(prompt).tools[0].name == "echo"
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        (Message("assistant", [ToolCallPart("echo", {}, None)]), "has no id"),
+        (Message("tool", [ToolResultPart("echo", "x", None)]), "has no id"),
+        (Message("user", [llm.parts.AttachmentPart(llm.Attachment(type="audio/wav", content=b"RIFF"))]),
+         "unsupported attachment type 'audio/wav'"),
+        (Message("narrator", [TextPart("x")]), "unsupported message role"),
+    ],
+)
+def test_history_it_cannot_carry_fails_clearly(make_host, message, error):
+    model = model_of(make_host(Scripted()))
+    with pytest.raises(llm.ModelError, match=error):
+        context_from_prompt(llm.Prompt(None, model, messages=[message]))
+
+
+def test_abandoned_response_cancels_and_closes_the_stream(make_host):
+    observed = {}
+    closed = threading.Event()
+
+    async def run(context, signal):
+        try:
+            yield TextDelta("one")
+            cancelled, loop = asyncio.Event(), asyncio.get_running_loop()
+            signal.on_cancel(lambda: loop.call_soon_threadsafe(cancelled.set))
+            await cancelled.wait()
+            observed["reason"] = signal.reason
+            yield ErrorEvent("aborted", code="aborted")
+        finally:
+            closed.set()
+
+    host = make_host(Scripted(run))
+    iterator = iter(model_of(host).prompt("hi"))
+    assert next(iterator) == "one"
+    iterator.close()
+    # close() returns only after the stream ran its own cleanup on the loop.
+    assert closed.is_set()
+    assert observed["reason"] == "the response was abandoned"
+
+
+def test_session_starts_once_on_first_use_and_shuts_down_on_close(make_host, monkeypatch, tmp_path: Path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOSTLINK_TRUST_PROJECT", "1")
+    provider = Scripted(reply(done("a")), reply(done("b")))
+    host = make_host(provider, Echo())
+    host.models(), host.tools()
+    assert provider.sessions == []  # registration and listing do nothing
+    model_of(host).prompt("1").text()
+    host.tools()[0].implementation(text="x")
+    model_of(host).prompt("2").text()
+    assert len(provider.sessions) == 1
+    assert provider.sessions[0].cwd == tmp_path and provider.sessions[0].project_trusted
+    host.close()
+    host.close()
+    assert provider.shutdowns == 1
+
+
+def test_project_untrusted_unless_variable_is_exactly_one(make_host, monkeypatch):
+    monkeypatch.setenv("HOSTLINK_TRUST_PROJECT", "yes")
+    provider = Scripted(reply(done("a")))
+    model_of(make_host(provider)).prompt("1").text()
+    assert provider.sessions[0].project_trusted is False
+
+
+def test_close_cancels_tasks_an_extension_left_running(make_host):
+    finished = threading.Event()
+
+    class Leaky:
+        def register(self, registry):
+            async def start(session):
+                async def forever():
+                    try:
+                        await asyncio.Event().wait()
+                    finally:
+                        finished.set()
+
+                asyncio.get_running_loop().create_task(forever())
+
+            registry.on_session_start(start)
+            registry.register_tool(ToolSpec("echo", "", {"type": "object"}, Echo_execute))
+
+    async def Echo_execute(args, signal):  # noqa: N802
+        return ToolResult([TextContent("ok")])
+
+    host = make_host(Leaky())
+    assert host.tools()[0].implementation() == "ok"
+    host.close()
+    assert finished.is_set()
