@@ -285,7 +285,7 @@ def test_interpolated_url_is_checked_after_expansion():
 
 def test_interpolated_header_value_is_checked_without_echo():
     message = refused({"url": HTTPS, "headers": {"X-Key": "${V}"}}, {"V": f"{SECRET}\r\nHost: evil"})
-    assert message == ".headers.X-Key: header value must not contain CR, LF or NUL"
+    assert message == ".headers.X-Key: header value must not contain CR or LF"
 
 
 # --- "!command" secrets ------------------------------------------------------------------
@@ -362,3 +362,8 @@ def test_no_error_message_contains_a_secret_value(secret, make_entry):
     with pytest.raises(ConfigError) as err:
         parse(make_entry(secret), {"V": secret})
     assert secret not in str(err.value)
+
+
+@pytest.mark.parametrize("char", ["\u0085", "\u00a0", "\u2028", "\u009b", "\u200b\u2028"])
+def test_urls_with_unicode_spaces_or_c1_controls_are_refused(char):
+    assert "must not contain whitespace" in refused({"url": f"https://mcp.example.com/{char}{SECRET}"})

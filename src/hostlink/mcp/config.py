@@ -29,12 +29,6 @@ from hostlink.mcp.schema import (
 MAX_FILE_BYTES = 1024 * 1024
 MAX_SERVERS = 64
 _VAR = re.compile(r"\$\{([^}]*)\}")
-# Fields whose strings are interpolated, and whether a leading "!" is refused there. A
-# leading "!" is the shell-evaluated secret syntax of other tools; hostlink never runs it.
-# args are exempt: they go verbatim to exec (no shell), where "!" is ordinary data.
-_STRING_FIELDS = {"command": True, "cwd": True, "url": True}
-_LIST_FIELDS = {"args": False}
-_MAP_FIELDS = {"env": True, "headers": True}
 
 
 class ConfigError(Exception):
@@ -190,23 +184,26 @@ def _interpolate_entry(raw: Any, environ: Mapping[str, str]) -> Any:
     if not isinstance(raw, dict):
         return raw
     entry = dict(raw)
-    for key, refuse_bang in _STRING_FIELDS.items():
+    for key in ("command", "cwd", "url"):
         if isinstance(entry.get(key), str):
-            entry[key] = _expand(entry[key], key, refuse_bang, environ)
-    for key, refuse_bang in _LIST_FIELDS.items():
-        if isinstance(entry.get(key), list):
-            entry[key] = [_expand(v, f"{key}.{i}", refuse_bang, environ) if isinstance(v, str) else v
-                          for i, v in enumerate(entry[key])]
-    for key, refuse_bang in _MAP_FIELDS.items():
+            entry[key] = _expand(entry[key], key, environ)
+    if isinstance(entry.get("args"), list):
+        # args go verbatim to exec (no shell), so a leading "!" there is ordinary data.
+        entry["args"] = [_expand(v, f"args.{i}", environ, bang_ok=True) if isinstance(v, str) else v
+                         for i, v in enumerate(entry["args"])]
+    for key in ("env", "headers"):
         if isinstance(entry.get(key), dict):
-            entry[key] = {k: _expand(v, f"{key}.{safe_key(k)}", refuse_bang, environ) if isinstance(v, str) else v
+            entry[key] = {k: _expand(v, f"{key}.{safe_key(k)}", environ) if isinstance(v, str) else v
                           for k, v in entry[key].items()}
     return entry
 
 
-def _expand(value: str, where: str, refuse_bang: bool, environ: Mapping[str, str]) -> str:
-    """Replace ``${VAR}`` and ``${VAR:-default}``; a missing variable without default is an error."""
-    if refuse_bang and value.startswith("!"):
+def _expand(value: str, where: str, environ: Mapping[str, str], bang_ok: bool = False) -> str:
+    """Replace ``${VAR}`` and ``${VAR:-default}``; a missing variable without default is an error.
+
+    A leading "!" is the shell-evaluated secret syntax of other tools; hostlink never runs it.
+    """
+    if not bang_ok and value.startswith("!"):
         raise SchemaError(where, 'a value starting with "!" (a shell-evaluated secret) is not supported; '
                                  "use ${VAR} or an env-named credential")
 
