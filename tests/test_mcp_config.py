@@ -276,3 +276,12 @@ def test_arbitrary_project_bytes_never_break_an_untrusted_load(tmp_path, env, da
         load(tmp_path, env, trusted=True)
     except ConfigError as err:
         assert err.source == project_root(tmp_path)
+
+
+def test_a_path_with_control_characters_is_shown_escaped(tmp_path, env):
+    project = tmp_path / "evil\x1b]0;x\x07dir"
+    write(project / ".mcp.json", "{")
+    with pytest.raises(ConfigError) as err:
+        load_config(project, True, env)
+    assert "\x1b" not in str(err.value) and "\\x1b]0;x\\x07dir" in str(err.value)
+    assert err.value.source == project / ".mcp.json"

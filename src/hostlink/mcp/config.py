@@ -35,7 +35,8 @@ class ConfigError(Exception):
     """A configuration file is unusable; the message names the file and field, never a value."""
 
     def __init__(self, source: Path, field: str, problem: str) -> None:
-        super().__init__(f"{source}: {field}: {problem}" if field else f"{source}: {problem}")
+        shown = str(source) if str(source).isprintable() else ascii(str(source))  # no escapes from a path
+        super().__init__(f"{shown}: {field}: {problem}" if field else f"{shown}: {problem}")
         self.source = source
         self.field = field
 
