@@ -205,7 +205,6 @@ class HttpServer(_Common):
 ServerConfig = StdioServer | HttpServer
 
 
-
 def _own_keys(model: type[_Common]) -> frozenset[str]:
     return frozenset(f.alias or n for n, f in model.model_fields.items() if n not in _Common.model_fields)
 
