@@ -15,7 +15,9 @@ import atexit
 import base64
 import concurrent.futures
 import importlib
+import inspect
 import json
+import keyword
 import os
 import queue
 import threading
@@ -315,6 +317,7 @@ class LlmHost:
 
         # A plain-JSON copy: llm hashes and stores the schema.
         schema = json.loads(json.dumps(spec.parameters))
+        implementation.__signature__ = _signature(schema)  # type: ignore[attr-defined]
         return llm.Tool(name=spec.name, description=spec.description, input_schema=schema,
                         implementation=implementation)
 
@@ -331,6 +334,25 @@ class LlmHost:
             if isinstance(item, ImageContent)
         ]
         return llm.ToolOutput(output=text, attachments=images) if images else text
+
+
+_JSON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "object": dict, "array": list}
+
+
+def _signature(schema: dict[str, Any]) -> inspect.Signature:
+    """What ``llm tools`` shows for a tool: its schema's properties as keyword arguments."""
+    required = set(schema.get("required", ()))
+    parameters = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if name in required else None,
+            annotation=_JSON_TYPES.get(prop.get("type") if isinstance(prop, dict) else None, Any),
+        )
+        for name, prop in schema.get("properties", {}).items()
+        if name.isidentifier() and not keyword.iskeyword(name)
+    ]
+    return inspect.Signature(parameters)
 
 
 class HostlinkModel(llm.Model):
