@@ -10,8 +10,8 @@ client_credentials with client_secret_basic for client ``machine``/``machine-sec
 ``GET /_counters`` answers the request counters; ``POST /_control`` (JSON) changes behaviour:
 ``access_expires_in`` / ``refresh_expires_in`` (seconds for tokens from a code / from a
 refresh), ``metadata_issuer`` (the issuer the metadata claims), ``token_error`` (the next
-code exchange answers 400 with this error and a hostile description), ``refresh_delay``
-(seconds a refresh waits before answering).
+code exchange answers 400 with this error and a hostile description), ``token_bloat`` (code
+exchanges answer a 2 MiB body), ``refresh_delay`` (seconds a refresh waits before answering).
 
 MCP server (MCP_URL, path ``/mcp``): the SDK ``MCPServer`` with protected-resource metadata
 naming AS_URL, accepting only live access tokens; tool ``whoami`` answers the token's client.
@@ -48,7 +48,7 @@ class State:
         self.counters = {"metadata": 0, "register": 0, "authorize": 0, "token_code": 0, "token_refresh": 0,
                          "token_client_credentials": 0, "token_failed": 0, "mcp_authorized": 0}
         self.control = {"access_expires_in": 3600, "refresh_expires_in": 3600, "metadata_issuer": None,
-                        "token_error": None, "refresh_delay": 0}
+                        "token_error": None, "token_bloat": False, "refresh_delay": 0}
 
     def issue(self, client_id: str, expires_in: int, scope: str | None, refresh: bool = True) -> dict:
         access = secrets.token_urlsafe(24)
@@ -121,6 +121,8 @@ def build_as(state: State):
             if state.control["token_error"]:
                 code, state.control["token_error"] = state.control["token_error"], None
                 return error(code, description="\x1b[31mHOSTILE\x1b]0;title\x07 " + "x" * 5000)
+            if state.control["token_bloat"]:
+                return JSONResponse({"access_token": "x" * (2 * 1024 * 1024), "token_type": "Bearer"})
             entry = state.codes.pop(form.get("code", ""), None)
             if entry is None or entry["client_id"] != form.get("client_id") \
                     or entry["redirect_uri"] != form.get("redirect_uri"):

@@ -1,0 +1,420 @@
+"""MCP authentication against a fake OAuth server and a real keyring (scripts/with-keyring).
+
+Everything runs over real HTTP on 127.0.0.1: the SDK OAuth client, the loopback callback
+receiver, the fake authorization server and an SDK MCP server that requires its tokens.
+"""
+
+from __future__ import annotations
+
+import sys
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
+
+import anyio
+import httpx2
+import pytest
+
+from mcp_auth_support import *  # noqa: F403 - fixtures
+from mcp_auth_support import FAKES, follow_link, http_server
+
+from hostlink.mcp.auth import AuthManager
+from hostlink.mcp.errors import AuthError, AuthRequired
+from hostlink.mcp.runtime import McpRuntime
+from hostlink.mcp.store import SecureStore, record_key
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
+
+
+async def whoami(runtime: McpRuntime, name: str) -> str:
+    result = await runtime.call_tool(name, "whoami", {})
+    return result.content[0].text
+
+
+def replace_query(url: str, **changes) -> str:
+    parts = urlsplit(url)
+    query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+    query.update(changes)
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+async def sign_in(manager: AuthManager, name: str, server) -> None:
+    with pytest.raises(AuthRequired) as raised:
+        await manager.http_auth(name, server)
+    answer = await follow_link(raised.value.link)
+    assert answer.status_code == 200
+    await manager.wait_login(name, server, 30)
+
+
+# --- bearer and machine OAuth ------------------------------------------------------------------
+
+
+async def test_bearer_token_comes_from_the_named_variable():
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, str(FAKES / "mcp_fixture_server.py"), "--http",
+                             "--require-bearer-env", "FIXTURE_TOKEN"], stdout=subprocess.PIPE, text=True,
+                            env={"FIXTURE_TOKEN": "s3cret-value", "PATH": "/usr/bin:/bin"})
+    try:
+        url = proc.stdout.readline().strip()
+        server = http_server(url, auth="bearer", bearerTokenEnv="MY_TOKEN")
+        with pytest.raises(AuthRequired) as raised:
+            await AuthManager(environ={}).http_auth("b", server)
+        assert "MY_TOKEN" in str(raised.value) and raised.value.link is None
+        manager = AuthManager(environ={"MY_TOKEN": "s3cret-value"})
+        assert await manager.credential_state("b", server) == "env set: MY_TOKEN"
+        runtime = McpRuntime({"b": server}, auth=manager)
+        try:
+            result = await runtime.call_tool("b", "echo", {"text": "hi"})
+            assert result.content[0].text == "hi"
+        finally:
+            await runtime.aclose()
+        wrong = AuthManager(environ={"MY_TOKEN": "other"})
+        assert "s3cret" not in str(await _error_of(wrong.http_auth("b", server.model_copy())))
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+async def _error_of(awaitable):
+    try:
+        await awaitable
+    except Exception as error:  # noqa: BLE001 - the message is what is checked
+        return error
+    return None
+
+
+async def test_client_credentials_use_memory_only(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth", oauth={
+        "grantType": "client_credentials", "clientId": "machine", "clientSecretEnv": "M_SECRET",
+        "issuer": fake_oauth.issuer})
+    with pytest.raises(AuthRequired, match="M_SECRET"):
+        await AuthManager(environ={}).http_auth("m", server)
+    manager = AuthManager(environ={"M_SECRET": "machine-secret"})
+    runtime = McpRuntime({"m": server}, auth=manager)
+    try:
+        assert await whoami(runtime, "m") == "client machine"
+    finally:
+        await runtime.aclose()
+    counters = fake_oauth.counters()
+    assert counters["token_client_credentials"] == 1
+    assert counters["register"] == counters["authorize"] == 0
+    assert await SecureStore().read_raw(record_key("m", server)) is None
+    assert manager._hub.listening == 0
+    await manager.aclose()
+
+
+async def test_client_credentials_refuse_another_issuer(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth", oauth={
+        "grantType": "client_credentials", "clientId": "machine", "clientSecretEnv": "M_SECRET",
+        "issuer": "https://issuer.invalid"})
+    runtime = McpRuntime({"m": server}, auth=AuthManager(environ={"M_SECRET": "machine-secret"}))
+    try:
+        with pytest.raises(Exception):
+            await whoami(runtime, "m")
+    finally:
+        await runtime.aclose()
+    assert fake_oauth.counters()["token_client_credentials"] == 0
+
+
+# --- sign-in by link ---------------------------------------------------------------------------
+
+
+async def test_link_callback_tokens_call_expiry_one_refresh(fake_oauth):
+    fake_oauth.control(access_expires_in=5)  # inside the refresh margin: expired at once
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    runtime = McpRuntime({"s": server}, auth=manager)
+    try:
+        with pytest.raises(AuthRequired) as raised:
+            await whoami(runtime, "s")
+        link = raised.value.link
+        assert link and link.startswith(fake_oauth.issuer + "/authorize?")
+        assert "code_challenge_method=S256" in link
+        assert await manager.credential_state("s", server) == "pending link"
+        answer = await follow_link(link)
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith("text/plain")
+        assert answer.headers["cache-control"] == "no-store"
+        assert answer.headers["referrer-policy"] == "no-referrer"
+        await manager.wait_login("s", server, 30)
+        assert await manager.credential_state("s", server) == "refreshable"
+        assert fake_oauth.counters()["token_code"] == 1
+        await runtime.reconnect("s")
+        assert (await whoami(runtime, "s")).startswith("client client-")
+        assert fake_oauth.counters()["token_refresh"] == 1
+        assert await manager.credential_state("s", server) == "signed in"
+        await whoami(runtime, "s")
+        await runtime.reconnect("s")
+        await whoami(runtime, "s")
+        assert fake_oauth.counters()["token_refresh"] == 1
+        assert manager._hub.listening == 0
+    finally:
+        await runtime.aclose()
+        await manager.aclose()
+    # a new process (manager) uses the stored tokens without signing in again
+    fresh = AuthManager()
+    runtime = McpRuntime({"s": server}, auth=fresh)
+    try:
+        assert (await whoami(runtime, "s")).startswith("client client-")
+    finally:
+        await runtime.aclose()
+    assert fake_oauth.counters()["authorize"] == 1
+
+
+async def test_ten_concurrent_calls_share_one_link(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    links = []
+
+    async def call():
+        with pytest.raises(AuthRequired) as raised:
+            await manager.http_auth("c", server)
+        links.append(raised.value.link)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(10):
+            group.start_soon(call)
+    assert len(links) == 10 and len(set(links)) == 1
+    counters = fake_oauth.counters()
+    assert counters["register"] == 1 and counters["metadata"] == 1
+    assert await manager.start_login("c", server) == links[0]
+    await manager.aclose()
+    assert manager._hub.listening == 0
+
+
+async def test_failed_start_latches_until_explicit_retry(fake_oauth):
+    fake_oauth.control(metadata_issuer="http://127.0.0.1:9/elsewhere")
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    with pytest.raises(AuthError) as first:
+        await manager.http_auth("f", server)
+    assert not isinstance(first.value, AuthRequired)
+    assert "issuer" in str(first.value)
+    seen = fake_oauth.counters()["metadata"]
+    with pytest.raises(AuthError, match="authorization_failed.*hostlink mcp auth f"):
+        await manager.http_auth("f", server)
+    assert fake_oauth.counters()["metadata"] == seen
+    assert await manager.credential_state("f", server) == "authorization failed"
+    fake_oauth.control(metadata_issuer=None)
+    link = await manager.start_login("f", server)
+    assert (await follow_link(link)).status_code == 200
+    await manager.wait_login("f", server, 30)
+    assert await manager.credential_state("f", server) == "signed in"
+    await manager.aclose()
+
+
+async def test_configured_issuer_mismatch_refused_before_any_link(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth", oauth={"issuer": "http://127.0.0.1:9"})
+    manager = AuthManager()
+    with pytest.raises(AuthError, match="issuer"):
+        await manager.http_auth("i", server)
+    counters = fake_oauth.counters()
+    assert counters["authorize"] == 0 and counters["token_code"] == 0
+    assert await SecureStore().read_raw(record_key("i", server)) is None
+    await manager.aclose()
+
+
+async def test_callback_iss_mismatch_rejected_before_the_code_is_redeemed(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    with pytest.raises(AuthRequired) as raised:
+        await manager.http_auth("r", server)
+    answer = await follow_link(raised.value.link, tamper=lambda url: replace_query(url, iss="http://127.0.0.1:9"))
+    assert answer.status_code == 200  # a valid callback for the flow: consumed, then refused
+    with pytest.raises(AuthError):
+        await manager.wait_login("r", server, 30)
+    assert fake_oauth.counters()["token_code"] == 0
+    assert await manager.credential_state("r", server) == "authorization failed"
+    await manager.aclose()
+
+
+async def test_bad_callbacks_do_not_consume_the_flow(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    with pytest.raises(AuthRequired) as raised:
+        await manager.http_auth("k", server)
+    async with httpx2.AsyncClient() as client:
+        approval = await client.get(raised.value.link)
+        good = approval.headers["location"]
+        parts = urlsplit(good)
+        state = parse_qs(parts.query)["state"][0]
+        bad = [
+            ("GET", replace_query(good, state="wrong"), {}),
+            ("GET", replace_query(good, state=state[:-1]), {}),
+            ("GET", good + "&state=" + state, {}),  # duplicate state
+            ("GET", good.replace("/callback", "/other"), {}),
+            ("GET", good, {"Host": "localhost:" + str(parts.port)}),
+            ("GET", good, {"Origin": "https://evil.example"}),
+            ("POST", good, {}),
+            ("GET", good + "&pad=" + "x" * 5000, {}),
+            ("GET", replace_query(good, code=""), {}),
+        ]
+        for method, url, headers in bad:
+            response = await client.request(method, url, headers=headers)
+            assert response.status_code == 400, (method, url[:80], headers)
+            assert response.headers["cache-control"] == "no-store"
+        assert await manager.credential_state("k", server) == "pending link"
+        assert (await client.get(good)).status_code == 200
+        await manager.wait_login("k", server, 30)
+    assert fake_oauth.counters()["token_code"] == 1
+    assert await manager.credential_state("k", server) == "signed in"
+    assert manager._hub.listening == 0
+    with pytest.raises(httpx2.ConnectError):
+        httpx2.get(good)  # the listener closed with its last flow
+    await manager.aclose()
+
+
+async def test_one_listener_serves_flows_of_several_servers(fake_oauth):
+    one = http_server(fake_oauth.mcp, auth="oauth")
+    two = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    links = {}
+    for name, server in (("one", one), ("two", two)):
+        with pytest.raises(AuthRequired) as raised:
+            await manager.http_auth(name, server)
+        links[name] = raised.value.link
+    redirects = {parse_qs(urlsplit(link).query)["redirect_uri"][0] for link in links.values()}
+    assert len(redirects) == 1 and manager._hub.listening == 1
+    assert (await follow_link(links["two"])).status_code == 200
+    await manager.wait_login("two", two, 30)
+    assert manager._hub.listening == 1
+    assert (await follow_link(links["one"])).status_code == 200
+    await manager.wait_login("one", one, 30)
+    assert manager._hub.listening == 0
+    await manager.aclose()
+
+
+async def test_failed_exchange_is_classified_bounded_and_never_replayed(fake_oauth):
+    fake_oauth.control(token_error="invalid_grant")
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    with pytest.raises(AuthRequired) as raised:
+        await manager.http_auth("e", server)
+    assert (await follow_link(raised.value.link)).status_code == 200
+    with pytest.raises(AuthError) as failed:
+        await manager.wait_login("e", server, 30)
+    message = str(failed.value)
+    assert "invalid_grant" in message and "HTTP 400" in message
+    assert "HOSTILE" not in message and "\x1b" not in message and len(message) < 400
+    assert fake_oauth.counters()["token_code"] == 1
+    with pytest.raises(AuthError, match="authorization_failed"):
+        await manager.http_auth("e", server)
+    await manager.aclose()
+
+
+async def test_oversized_token_answer_is_refused(fake_oauth):
+    fake_oauth.control(token_bloat=True)
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    with pytest.raises(AuthRequired) as raised:
+        await manager.http_auth("o", server)
+    assert (await follow_link(raised.value.link)).status_code == 200
+    with pytest.raises(AuthError, match="1 MiB"):
+        await manager.wait_login("o", server, 30)
+    assert await SecureStore().read_raw(record_key("o", server)) is not None  # pending only
+    assert await manager.credential_state("o", server) == "authorization failed"
+    await manager.aclose()
+
+
+# --- sign-out ------------------------------------------------------------------------------------
+
+
+async def test_sign_out_blocks_cached_tokens_at_once(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    await sign_in(manager, "l", server)
+    auth = await manager.http_auth("l", server)
+    await manager.logout("l", server)
+    async with httpx2.AsyncClient(auth=auth) as client:
+        with pytest.raises(AuthRequired, match="signed out"):
+            await client.post(server.url, json={})
+    assert await manager.credential_state("l", server) == "signed out"
+    assert await SecureStore().read_raw(record_key("l", server)) is None
+    await manager.aclose()
+
+
+async def test_stale_callback_after_sign_out_cannot_restore_tokens(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    # same process: sign-out ends the flow, its callback is refused
+    manager = AuthManager()
+    with pytest.raises(AuthRequired) as raised:
+        await manager.http_auth("t", server)
+    async with httpx2.AsyncClient() as client:
+        callback = (await client.get(raised.value.link)).headers["location"]
+        await manager.logout("t", server)
+        with pytest.raises(httpx2.ConnectError):
+            await client.get(callback)
+    assert await manager.credential_state("t", server) == "signed out"
+    # another process signs out while this one waits: the completion is refused under the lock
+    waiting, other = AuthManager(), AuthManager()
+    with pytest.raises(AuthRequired) as raised:
+        await waiting.http_auth("t", server)
+    async with httpx2.AsyncClient() as client:
+        callback = (await client.get(raised.value.link)).headers["location"]
+        await other.logout("t", server)
+        assert (await client.get(callback)).status_code == 200
+    with pytest.raises(AuthError, match="superseded or signed out"):
+        await waiting.wait_login("t", server, 30)
+    assert await SecureStore().read_raw(record_key("t", server)) is None
+    assert await other.credential_state("t", server) == "signed out"
+    for manager in (manager, waiting, other):
+        await manager.aclose()
+
+
+# --- binding ------------------------------------------------------------------------------------
+
+
+async def test_credentials_cannot_cross_server_urls_or_issuers(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    await sign_in(manager, "x", server)
+    raw = await SecureStore().read_raw(record_key("x", server))
+    moved = http_server(fake_oauth.mcp + "/other", auth="oauth")
+    pinned = http_server(fake_oauth.mcp, auth="oauth", oauth={"issuer": "http://127.0.0.1:9"})
+    renamed_key = record_key("y", server)
+    assert len({record_key("x", server), record_key("x", moved), record_key("x", pinned), renamed_key}) == 4
+    assert await manager.credential_state("x", moved) == "signed out"
+    store = SecureStore()
+    for name, target in (("x", moved), ("x", pinned), ("y", server)):
+        key = record_key(name, target)
+        await anyio.to_thread.run_sync(store._call, "set_password", key, raw)  # copy the record over
+        assert await manager.credential_state(name, target) == "record mismatch"
+        with pytest.raises(AuthError, match="another server or issuer"):
+            await manager.http_auth(name, target)
+        assert await store.read_raw(key) == raw  # refused, not overwritten
+        await store.delete(key)
+    await manager.aclose()
+
+
+async def test_corrupt_record_is_kept_and_refused(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    store = SecureStore()
+    key = record_key("z", server)
+    await anyio.to_thread.run_sync(store._call, "set_password", key, '{"version": 99}')
+    manager = AuthManager()
+    assert await manager.credential_state("z", server) == "record corrupt"
+    with pytest.raises(AuthError, match="corrupt"):
+        await manager.http_auth("z", server)
+    with pytest.raises(AuthError, match="corrupt"):
+        await manager.start_login("z", server)
+    assert await store.read_raw(key) == '{"version": 99}'
+    await manager.logout("z", server)
+    assert await store.read_raw(key) is None
+    await manager.aclose()
+
+
+async def test_unavailable_keyring_fails_closed(fake_oauth, monkeypatch, tmp_path):
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path}/no-bus")
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    assert await manager.credential_state("u", server) == "keyring unavailable"
+    with pytest.raises(AuthError) as raised:
+        await manager.http_auth("u", server)
+    assert not isinstance(raised.value, AuthRequired)
+    assert "keyring is unavailable" in str(raised.value)
+    with pytest.raises(AuthError, match="keyring is unavailable"):
+        await manager.logout("u", server)
+    assert fake_oauth.counters()["metadata"] == 0  # no sign-in starts without a store
+    home_files = [p for p in tmp_path.rglob("*") if p.is_file() and "browser-stubs" not in str(p)]
+    assert all(".lock" in p.name for p in home_files), home_files
+    await manager.aclose()
