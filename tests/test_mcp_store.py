@@ -1,0 +1,193 @@
+"""The keyring store and the credential lock, against a real Secret Service.
+
+Run under scripts/with-keyring (private D-Bus session, temporary unlocked gnome-keyring).
+Covers: native backend only, read-back, confirmed deletion, the lock file's privacy, a live
+lock never stolen, four processes refreshing at once (one refresh POST), and a keyring
+daemon restart (unavailable while down, correct after).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import anyio
+import pytest
+
+from mcp_auth_support import *  # noqa: F403 - fixtures
+from mcp_auth_support import FAKES, follow_link, http_server
+
+from hostlink.mcp.auth import AuthManager
+from hostlink.mcp.errors import AuthRequired
+from hostlink.mcp.store import (
+    SecureRecord, SecureStore, StoreError, credential_lock, lock_dir, parse_record, record_key,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
+
+
+def _record(**changes) -> SecureRecord:
+    base = dict(version=1, server="s", endpoint="http://127.0.0.1:1/mcp", issuer="http://127.0.0.1:2",
+                token_endpoint="http://127.0.0.1:2/token", client={"client_id": "c"})
+    return SecureRecord(**{**base, **changes})
+
+
+async def test_native_backend_only_even_when_another_is_configured(monkeypatch):
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    store = SecureStore()
+    assert type(store._open()).__module__ == "keyring.backends.SecretService"
+    await store.save("test-native", _record())
+    assert parse_record(await store.read_raw("test-native")) == _record()
+    await store.delete("test-native")
+    assert await store.read_raw("test-native") is None
+    await store.delete("test-native")  # deleting an absent record is confirmed too
+
+
+async def test_lock_file_is_private_and_records_its_holder():
+    async with credential_lock("k1"):
+        directory = lock_dir()
+        assert stat.S_IMODE(os.lstat(directory).st_mode) == 0o700
+        assert stat.S_IMODE(os.lstat(directory.parent).st_mode) == 0o700
+        info = os.lstat(directory / "k1.lock")
+        assert stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600
+        holder = json.loads((directory / "k1.lock").read_text())
+        assert holder["pid"] == os.getpid() and abs(holder["time"] - time.time()) < 60
+
+
+async def test_symlinked_or_shared_lock_file_is_refused(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.write_text("")
+    os.symlink(target, lock_dir() / "k2.lock")
+    with pytest.raises(StoreError, match="lock file"):
+        async with credential_lock("k2"):
+            pass
+    loose = lock_dir() / "k3.lock"
+    loose.write_text("")
+    loose.chmod(0o644)
+    with pytest.raises(StoreError, match="private regular file"):
+        async with credential_lock("k3"):
+            pass
+
+
+HOLDER = """
+import fcntl, json, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.write(fd, json.dumps({"pid": os.getpid(), "time": time.time() - 86400}).encode())
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+async def test_a_live_lock_is_never_stolen_even_when_old():
+    path = lock_dir() / "k4.lock"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        old = time.time() - 86400
+        os.utime(path, (old, old))
+        with pytest.raises(StoreError) as raised:
+            async with credential_lock("k4", timeout=0.5):
+                pass
+        assert raised.value.state == "busy" and f"process {holder.pid}" in str(raised.value)
+    finally:
+        holder.kill()
+        holder.wait()
+    async with credential_lock("k4", timeout=5):
+        assert json.loads(path.read_text())["pid"] == os.getpid()
+
+
+async def test_four_processes_refresh_concurrently_with_one_refresh_post(fake_oauth, tmp_path):
+    fake_oauth.control(access_expires_in=5, refresh_delay=0.5)
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    with pytest.raises(AuthRequired) as raised:
+        await manager.http_auth("p", server)
+    assert (await follow_link(raised.value.link)).status_code == 200
+    await manager.wait_login("p", server, 30)
+    await manager.aclose()
+    assert await AuthManager().credential_state("p", server) == "refreshable"
+    go = tmp_path / "go"
+    workers = [subprocess.Popen([sys.executable, str(FAKES / "fake_oauth_refresh_worker.py"), "p", fake_oauth.mcp,
+                                 str(go)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(4)]
+    try:
+        await anyio.sleep(3)  # let all four import and wait at the start line (not an assertion)
+        go.write_text("")
+        results = [worker.communicate(timeout=120) for worker in workers]
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
+    outputs = [json.loads(out) for out, _ in results]
+    assert [w.returncode for w in workers] == [0, 0, 0, 0], [err[-500:] for _, err in results]
+    assert all(o["answer"].startswith("client client-") for o in outputs)
+    assert len({o["token"] for o in outputs}) == 1
+    assert fake_oauth.counters()["token_refresh"] == 1
+
+
+async def test_refresh_is_shared_in_process(fake_oauth):
+    fake_oauth.control(access_expires_in=5, refresh_delay=0.3)
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    with pytest.raises(AuthRequired) as raised:
+        await manager.http_auth("q", server)
+    assert (await follow_link(raised.value.link)).status_code == 200
+    await manager.wait_login("q", server, 30)
+    key = record_key("q", server)
+    tokens = []
+
+    async def use():
+        tokens.append(await manager._access_token(key, "q", server, 0))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(5):
+            group.start_soon(use)
+    assert len(set(tokens)) == 1
+    assert fake_oauth.counters()["token_refresh"] == 1
+    await manager.aclose()
+
+
+def _bus_call(method: str, *args: str):
+    from jeepney import DBusAddress, new_method_call
+    from jeepney.io.blocking import open_dbus_connection
+
+    bus = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus")
+    with open_dbus_connection(bus="SESSION") as connection:
+        return connection.send_and_get_reply(new_method_call(bus, method, "s" * len(args), args)).body[0]
+
+
+def _wait_for_owner(present: bool) -> None:
+    deadline = time.monotonic() + 20
+    while _bus_call("NameHasOwner", "org.freedesktop.secrets") != present:
+        assert time.monotonic() < deadline, "the keyring daemon did not change state"
+        time.sleep(0.05)
+
+
+async def test_keyring_daemon_restart():
+    store = SecureStore()
+    await store.save("test-restart", _record(server="restart"))
+    pid = _bus_call("GetConnectionUnixProcessID", "org.freedesktop.secrets")
+    os.kill(pid, signal.SIGTERM)  # the daemon scripts/with-keyring started, found by its bus name
+    _wait_for_owner(False)
+    for fresh in (store, SecureStore()):
+        with pytest.raises(StoreError) as raised:
+            await fresh.read_raw("test-restart")
+        assert raised.value.state == "unavailable"
+        with pytest.raises(StoreError):
+            await fresh.save("test-restart", _record(server="other"))
+    server = http_server("http://127.0.0.1:1/mcp", auth="oauth")
+    assert await AuthManager().credential_state("r", server) == "keyring unavailable"
+    subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], check=True,
+                   input=os.environ["HOSTLINK_TEST_KEYRING_PASSWORD"].encode(), stdout=subprocess.DEVNULL)
+    _wait_for_owner(True)
+    assert parse_record(await store.read_raw("test-restart")).server == "restart"
+    await store.delete("test-restart")
+    assert await SecureStore().read_raw("test-restart") is None
+    assert await AuthManager().credential_state("r", server) == "signed out"
