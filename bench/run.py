@@ -16,6 +16,7 @@ from bench.common import format_table
 BENCHMARKS = {
     "output": "bench.bench_output",
     "start": "bench.bench_start",
+    "mcp": "bench.bench_mcp",
 }
 
 
