@@ -247,3 +247,9 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
                        err=result.is_error)
     if result.is_error:
         sys.exit(1)
+
+
+from hostlink.mcp.auth_command import auth_command, logout_command  # noqa: E402 - cheap: click only
+
+mcp_group.add_command(auth_command)
+mcp_group.add_command(logout_command)
