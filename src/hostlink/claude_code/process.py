@@ -1,0 +1,291 @@
+"""Launching and stopping the ``claude`` child: argv, allowlisted environment, process group.
+
+The child is a process-group leader (``start_new_session``), so stopping it means signalling
+exactly the group this request created: SIGTERM, then SIGKILL after a short grace. Nothing
+is ever killed by name. Its environment is built from an allowlist, so API keys, alternate
+routing (base URLs, Bedrock/Vertex), hooks and arbitrary parent variables never reach it;
+only an explicit :class:`ClaudeTransportOptions` passed in code can point it at a local fake
+API in tests.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from hostlink.private import open_private_file
+
+PROPOSAL_SERVER = Path(__file__).with_name("proposal_server.py")
+
+ENV_ALLOWLIST = (
+    "HOME", "PATH", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
+    "CLAUDE_CONFIG_DIR",
+    "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
+    "ALL_PROXY", "all_proxy",
+    "NODE_EXTRA_CA_CERTS",
+)  # fmt: skip
+FIXED_ENV = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+    "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1",
+}
+
+# Claude Code 2.1.332 enables these built-in plugins by default; they add context (for one,
+# AGENTS.md discovery), so every request switches them off and init must list no plugin.
+BUILTIN_PLUGINS = ("cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring")
+SETTINGS = {
+    "disableAllHooks": True,
+    "autoMemoryEnabled": False,
+    "includeGitInstructions": False,
+    "enabledPlugins": {f"{name}@builtin": False for name in BUILTIN_PLUGINS},
+}
+
+MAX_LINE_BYTES = 8 * 1024 * 1024
+STDERR_TAIL_BYTES = 8 * 1024
+TERMINATE_GRACE_SECONDS = 0.5
+EXIT_AFTER_SIGTERM = 143  # the CLI exits 128 + SIGTERM when it handles the signal itself
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+
+
+class ProcessError(RuntimeError):
+    """The child could not be started, read, or stopped as required."""
+
+
+@dataclass(frozen=True)
+class ClaudeTransportOptions:
+    """Test-only routing of the child to a local fake Messages API.
+
+    Never read from the environment: a test constructs it in code. With it, the child gets
+    ``ANTHROPIC_BASE_URL`` (loopback only), ``ANTHROPIC_API_KEY`` and no API retries, and
+    init validation accepts exactly that key as the auth source instead of a subscription.
+    """
+
+    test_api_base_url: str | None = None
+    test_api_key: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.test_api_base_url is None) != (self.test_api_key is None):
+            raise ValueError("test_api_base_url and test_api_key go together")
+        if self.test_api_base_url is not None:
+            parts = urlsplit(self.test_api_base_url)
+            try:
+                loopback = ipaddress.ip_address(parts.hostname or "").is_loopback
+            except ValueError:
+                loopback = False
+            if parts.scheme != "http" or not loopback:
+                raise ValueError("test_api_base_url must be an http:// loopback address")
+
+    @property
+    def testing(self) -> bool:
+        return self.test_api_base_url is not None
+
+
+def mcp_config(catalog_path: Path, marker_path: Path, server_name: str) -> str:
+    """The ``--mcp-config`` document: the proposal server and nothing else."""
+    server = {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": ["-I", "-S", str(PROPOSAL_SERVER), str(catalog_path), str(marker_path)],
+        "env": {},
+    }
+    return json.dumps({"mcpServers": {server_name: server}})
+
+
+def build_argv(
+    executable: str,
+    *,
+    model: str,
+    system_prompt_file: Path,
+    mcp_config_file: Path | None,
+    tools: Sequence[str] = (),
+    allowed_tools: Sequence[str] = (),
+    effort: str | None = None,
+) -> list[str]:
+    """The headless request argv (stream-json in and out, dontAsk, nothing unmanaged loaded).
+
+    ``tools`` are the built-in tools to enable (none for the main provider). Variadic flags
+    (``--tools``, ``--allowedTools``, ``--mcp-config``) are each followed by another flag,
+    so none can swallow a later argument; no positional prompt is ever passed.
+    """
+    if effort is not None and effort not in EFFORT_LEVELS:
+        raise ValueError(f"effort must be one of {', '.join(EFFORT_LEVELS)}")
+    argv = [
+        executable, "-p",
+        "--setting-sources", "",
+        "--settings", json.dumps(SETTINGS, separators=(",", ":")),
+        "--disable-slash-commands",
+        "--strict-mcp-config",
+        "--permission-mode", "dontAsk",
+        "--permission-prompts", "none",
+        "--no-session-persistence",
+        # One model turn: even before the group is stopped, the CLI never sends a follow-up
+        # request after a proposal (without it, it answers its own denial at once).
+        "--max-turns", "1",
+    ]  # fmt: skip
+    if mcp_config_file is not None:
+        argv += ["--mcp-config", str(mcp_config_file)]
+    argv += ["--tools", ",".join(tools)]
+    if allowed_tools:
+        argv += ["--allowedTools", ",".join(allowed_tools)]
+    argv += ["--model", model]
+    if effort is not None:
+        argv += ["--effort", effort]
+    argv += [
+        "--input-format", "stream-json",
+        "--output-format", "stream-json",
+        "--include-partial-messages",
+        "--verbose",
+        "--system-prompt-file", str(system_prompt_file),
+    ]  # fmt: skip
+    return argv
+
+
+def child_environment(parent: Mapping[str, str], options: ClaudeTransportOptions) -> dict[str, str]:
+    """Allowlisted parent variables plus the fixed switches; never keys or routing."""
+    env = {name: parent[name] for name in ENV_ALLOWLIST if name in parent}
+    env.update(FIXED_ENV)
+    if options.testing:
+        assert options.test_api_base_url is not None and options.test_api_key is not None
+        env["ANTHROPIC_BASE_URL"] = options.test_api_base_url
+        env["ANTHROPIC_API_KEY"] = options.test_api_key
+        env["CLAUDE_CODE_MAX_RETRIES"] = "0"
+    return env
+
+
+class ClaudeProcess:
+    """One running child in its own process group, with bounded line reads of stdout."""
+
+    def __init__(self, process: Process, stderr_path: Path) -> None:
+        self._process = process
+        assert process.stdout is not None
+        self._stdout = BufferedByteReceiveStream(process.stdout)
+        self._stderr_path = stderr_path
+        self.terminated = False  # True once we signalled the group
+        self.escalated = False  # True if SIGKILL was needed
+
+    @classmethod
+    async def start(
+        cls, argv: Sequence[str], env: Mapping[str, str], cwd: Path, stderr_path: Path
+    ) -> ClaudeProcess:
+        """Start the child; its stderr goes to ``stderr_path`` (a new private 0600 file).
+
+        A file rather than a pipe, so nothing has to drain it while the request streams.
+        """
+        with open_private_file(stderr_path.parent, stderr_path.name) as stderr:
+            try:
+                process = await anyio.open_process(
+                    list(argv), env=dict(env), cwd=str(cwd), start_new_session=True, stderr=stderr
+                )
+            except OSError as exc:
+                raise ProcessError(f"could not start claude ({exc.strerror or type(exc).__name__})") from None
+        return cls(process, stderr_path)
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    async def send_line(self, data: bytes) -> None:
+        assert self._process.stdin is not None
+        try:
+            await self._process.stdin.send(data + b"\n")
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise ProcessError("claude stopped reading its input") from None
+
+    async def close_stdin(self) -> None:
+        assert self._process.stdin is not None
+        await self._process.stdin.aclose()
+
+    async def receive_line(self) -> bytes | None:
+        """The next stdout line without its newline; None at end of output."""
+        try:
+            return await self._stdout.receive_until(b"\n", MAX_LINE_BYTES)
+        except anyio.IncompleteRead:
+            return None
+        except anyio.DelimiterNotFound:
+            raise ProcessError(f"claude wrote a record longer than {MAX_LINE_BYTES} bytes") from None
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return None
+
+    def stderr_tail(self) -> bytes:
+        """The last ``STDERR_TAIL_BYTES`` of the child's stderr (for local diagnostics only)."""
+        try:
+            with open(self._stderr_path, "rb") as handle:
+                handle.seek(max(0, os.fstat(handle.fileno()).st_size - STDERR_TAIL_BYTES))
+                return handle.read(STDERR_TAIL_BYTES)
+        except OSError:
+            return b""
+
+    def _signal_group(self, signum: int) -> bool:
+        """Signal our own group; False when it no longer exists."""
+        try:
+            os.killpg(self._process.pid, signum)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def group_alive(self) -> bool:
+        return self._signal_group(0)
+
+    async def terminate(self) -> int:
+        """Stop the whole group: SIGTERM, SIGKILL after the grace; returns the exit status.
+
+        Also waits until no member of the group remains (the proposal server included).
+        """
+        with anyio.CancelScope(shield=True):
+            if self._process.returncode is None or self.group_alive():
+                self.terminated = True
+                self._signal_group(signal.SIGTERM)
+                with anyio.move_on_after(TERMINATE_GRACE_SECONDS):
+                    await self._process.wait()
+                    while self.group_alive():
+                        await anyio.sleep(0.01)
+                if self._process.returncode is None or self.group_alive():
+                    self.escalated = True
+                    self._signal_group(signal.SIGKILL)
+            returncode = await self._process.wait()
+            await self._wait_group_gone()
+            await self._close_pipes()
+            return returncode
+
+    async def wait(self) -> int:
+        """Wait for the child to exit on its own, then make sure its group is gone."""
+        returncode = await self._process.wait()
+        with anyio.CancelScope(shield=True):
+            await self._wait_group_gone()
+        return returncode
+
+    async def _wait_group_gone(self) -> None:
+        with anyio.move_on_after(TERMINATE_GRACE_SECONDS):
+            while self.group_alive():
+                await anyio.sleep(0.01)
+        if self.group_alive():
+            self.escalated = True
+            self._signal_group(signal.SIGKILL)
+            with anyio.move_on_after(2):
+                while self.group_alive():
+                    await anyio.sleep(0.01)
+        if self.group_alive():
+            raise ProcessError("a process of the claude group survived SIGKILL")
+
+    async def _close_pipes(self) -> None:
+        for stream in (self._process.stdin, self._process.stdout):
+            if stream is not None:
+                try:
+                    await stream.aclose()
+                except (OSError, anyio.BrokenResourceError):
+                    pass

@@ -1,0 +1,429 @@
+"""The ``claude`` stream-json protocol: records in, validated capabilities, mapped events out.
+
+Facts for Claude Code 2.1.332 (checked against the real CLI in tests):
+
+- With ``--input-format stream-json`` the CLI writes ``system/init`` only after the first
+  user message arrives. So a request first sends a ``control_request`` ``initialize`` and
+  validates its answer (auth source, API provider, slash commands, permission mode) before
+  any prompt is written; ``init`` then confirms the exact tool inventory before a single
+  content record is mapped. Init listing the catalog's tools also proves the proposal
+  server answered ``tools/list``.
+- Before init the CLI emits ``system/ui_invalidate`` chatter; anything else before init,
+  and any second init, is a protocol error.
+- Content comes only from ``stream_event`` records (``--include-partial-messages``);
+  ``assistant`` records carry ``stop_reason: null`` and, for API errors, a synthetic text
+  that must never become assistant text.
+- A retry after content started (``api_retry``), a second message id or a
+  ``message_stop`` with ``abandoned_blocks`` (the CLI resumes a cut-off stream on its own)
+  means the stream was interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hostlink.host import (
+    ErrorEvent,
+    TextContent,
+    TextDelta,
+    ThinkingContent,
+    ThinkingDelta,
+    ToolCall,
+    Usage,
+)
+from hostlink.output import strip_controls
+
+SUBSCRIPTION_TOKEN_SOURCE = "claude.ai"
+TEST_API_KEY_SOURCE = "ANTHROPIC_API_KEY"
+PRE_INIT_SYSTEM_SUBTYPES = frozenset({"ui_invalidate"})
+MAX_NOTICES = 3
+MAX_NOTICE_CHARS = 200
+_TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_OVERFLOW = re.compile(r"prompt is too long|context (length|window)|too many (input )?tokens", re.I)
+_USAGE_LIMIT = re.compile(r"usage limit|limit reached|out of (extra )?usage|spend cap", re.I)
+
+
+class ProtocolError(Exception):
+    """The child said something the protocol does not allow; the request fails closed."""
+
+
+def parse_record(line: bytes) -> dict[str, Any]:
+    """One stdout line as a JSON object with a string ``type``."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        raise ProtocolError("claude wrote a line that is not JSON") from None
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        raise ProtocolError("claude wrote a record without a type")
+    return record
+
+
+def control_initialize(request_id: str) -> bytes:
+    return _line({"type": "control_request", "request_id": request_id, "request": {"subtype": "initialize"}})
+
+
+def user_message(blocks: Sequence[dict[str, Any]]) -> bytes:
+    return _line({"type": "user", "message": {"role": "user", "content": list(blocks)}})
+
+
+def _line(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a request's child must report: the exact tools and MCP servers, and its auth."""
+
+    tools: tuple[str, ...]
+    mcp_servers: tuple[str, ...]
+    testing: bool = False
+
+    @property
+    def api_key_source(self) -> str:
+        return TEST_API_KEY_SOURCE if self.testing else "none"
+
+
+def validate_control_initialize(record: dict[str, Any], request_id: str, expect: Expectation) -> None:
+    """The answer to our ``initialize`` control request: auth and customizations, pre-prompt."""
+    response = record.get("response")
+    if not isinstance(response, dict) or response.get("request_id") != request_id:
+        raise ProtocolError("claude answered a control request hostlink did not send")
+    if response.get("subtype") != "success" or not isinstance(response.get("response"), dict):
+        raise ProtocolError("claude refused the initialize control request")
+    body = response["response"]
+    account = body.get("account")
+    if not isinstance(account, dict):
+        raise ProtocolError("claude did not report its account")
+    if account.get("apiProvider") != "firstParty":
+        raise ProtocolError("claude is routed to a third-party API provider, not a Claude subscription")
+    if account.get("apiKeySource", "none") != expect.api_key_source:
+        raise ProtocolError("claude would use an API key, not the Claude subscription")
+    token_source = account.get("tokenSource", "none")
+    if token_source != ("none" if expect.testing else SUBSCRIPTION_TOKEN_SOURCE):
+        raise ProtocolError("claude is not signed in with a Claude subscription (run `claude` and /login)")
+    if body.get("commands") != []:
+        raise ProtocolError("claude reported slash commands although they are disabled")
+    if body.get("current_permission_mode") != "dontAsk":
+        raise ProtocolError("claude is not in dontAsk permission mode")
+
+
+def validate_init(record: dict[str, Any], expect: Expectation) -> str:
+    """Check ``system/init`` against the request; returns the model id it reports.
+
+    "Empty" customizations mean exactly ``[]``: with ``--disable-slash-commands`` the CLI
+    reports no slash commands and no skills, and with the built-in plugins switched off in
+    the request settings it reports no plugins. The built-in ``agents`` list is not
+    checked: without an agent tool in the inventory none can run.
+    """
+    tools = record.get("tools")
+    if not isinstance(tools, list) or sorted(tools) != sorted(expect.tools):
+        raise ProtocolError("claude's tool inventory is not exactly the request's tools")
+    servers = record.get("mcp_servers")
+    if not isinstance(servers, list) or sorted(
+        (s.get("name"), s.get("status")) for s in servers if isinstance(s, dict)
+    ) != sorted((name, "connected") for name in expect.mcp_servers) or len(servers) != len(expect.mcp_servers):
+        raise ProtocolError("claude's MCP servers are not exactly the connected proposal server")
+    if record.get("permissionMode") != "dontAsk":
+        raise ProtocolError("claude is not in dontAsk permission mode")
+    for name in ("slash_commands", "skills", "plugins"):
+        if record.get(name) != []:
+            raise ProtocolError(f"claude loaded {name.replace('_', ' ')} although customizations are suppressed")
+    if record.get("apiKeySource") != expect.api_key_source:
+        raise ProtocolError("claude would use an API key, not the Claude subscription")
+    model = record.get("model")
+    if not isinstance(model, str) or not model:
+        raise ProtocolError("claude's init names no model")
+    return model
+
+
+# --- stream mapping -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A complete tool_use block: Claude's tool name and its arguments (a JSON object)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Stop:
+    """``message_delta`` gave the stop reason: the message is complete."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Notice:
+    message: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The ``result`` record: the turn is over (``error`` set when it failed)."""
+
+    error: ErrorEvent | None
+
+
+Action = TextDelta | ThinkingDelta | Proposal | Stop | Notice | Finished
+
+
+@dataclass
+class _Block:
+    kind: str
+    parts: list[str] = field(default_factory=list)
+    tool_id: str = ""
+    tool_name: str = ""
+
+
+class StreamMapper:
+    """Turns post-init records of one request into actions; raises ProtocolError on misuse.
+
+    It accepts one assistant message: content blocks in order, then its stop reason.
+    """
+
+    def __init__(self) -> None:
+        self.message_id: str | None = None
+        self.content: list[TextContent | ThinkingContent | Proposal] = []
+        self.usage = Usage()
+        self.stop_reason: str | None = None
+        self._blocks: dict[int, _Block] = {}
+        self._notices = 0
+        self._api_error: ErrorEvent | None = None
+
+    def feed(self, record: dict[str, Any]) -> list[Action]:
+        kind = record["type"]
+        if kind == "stream_event":
+            return self._event(record)
+        if kind == "system":
+            return self._system(record)
+        if kind == "rate_limit_event":
+            info = record.get("rate_limit_info")
+            if isinstance(info, dict) and info.get("status") == "allowed":
+                return []
+            return self._notice(_rate_limit_text(info))
+        if kind == "assistant":
+            self._assistant(record)
+            return []
+        if kind == "result":
+            return [Finished(self._result(record))]
+        if kind == "control_request":
+            raise ProtocolError("claude asked the host for a permission decision")
+        if kind == "user":
+            if self.stop_reason is None and record.get("isSynthetic"):
+                raise ProtocolError("stream interrupted: claude resumed a cut-off answer")
+            return []  # tool results of the CLI's own denials, after the proposal
+        return []  # other bookkeeping records never carry content
+
+    def _system(self, record: dict[str, Any]) -> list[Action]:
+        subtype = record.get("subtype")
+        if subtype == "init":
+            raise ProtocolError("claude sent a second init record")
+        if subtype == "api_retry":
+            if self.message_id is not None:
+                raise ProtocolError("stream interrupted: claude retried after content started")
+            return self._notice("Claude Code is retrying the request after an API error")
+        return []
+
+    def _notice(self, text: str) -> list[Action]:
+        if self._notices >= MAX_NOTICES:
+            return []
+        self._notices += 1
+        return [Notice(strip_controls(text)[:MAX_NOTICE_CHARS])]
+
+    def _event(self, record: dict[str, Any]) -> list[Action]:
+        if record.get("parent_tool_use_id") is not None:
+            raise ProtocolError("claude streamed a sub-agent's output")
+        event = record.get("event")
+        if not isinstance(event, dict):
+            raise ProtocolError("a stream event has no event")
+        kind = event.get("type")
+        if self.stop_reason is not None and kind not in ("message_stop",):
+            raise ProtocolError("stream interrupted: claude continued after the message ended")
+        if kind == "message_start":
+            return self._message_start(event)
+        if self.message_id is None:
+            raise ProtocolError("a stream event arrived before message_start")
+        if kind == "content_block_start":
+            return self._block_start(event)
+        if kind == "content_block_delta":
+            return self._block_delta(event)
+        if kind == "content_block_stop":
+            return self._block_stop(event)
+        if kind == "message_delta":
+            return self._message_delta(event)
+        if kind == "message_stop":
+            if event.get("abandoned_blocks") is not None or record.get("abandoned_blocks") is not None:
+                raise ProtocolError("stream interrupted: the answer was cut off")
+            return []
+        return []  # ping and future informational events
+
+    def _message_start(self, event: dict[str, Any]) -> list[Action]:
+        message = event.get("message")
+        message_id = message.get("id") if isinstance(message, dict) else None
+        if not isinstance(message_id, str):
+            raise ProtocolError("message_start has no message id")
+        if self.message_id is not None:
+            raise ProtocolError("stream interrupted: claude started a second message")
+        self.message_id = message_id
+        self._add_usage(message.get("usage"))
+        return []
+
+    def _block(self, event: dict[str, Any]) -> tuple[int, _Block]:
+        index = event.get("index")
+        if not isinstance(index, int) or index not in self._blocks:
+            raise ProtocolError("a content event names an unknown block")
+        return index, self._blocks[index]
+
+    def _block_start(self, event: dict[str, Any]) -> list[Action]:
+        index, block = event.get("index"), event.get("content_block")
+        if not isinstance(index, int) or index in self._blocks or not isinstance(block, dict):
+            raise ProtocolError("a content block started twice or without content")
+        kind = block.get("type")
+        if kind == "tool_use":
+            tool_id, name = block.get("id"), block.get("name")
+            if not isinstance(tool_id, str) or not _TOOL_ID.fullmatch(tool_id) or not isinstance(name, str):
+                raise ProtocolError("a tool proposal has a malformed id or name")
+            self._blocks[index] = _Block("tool_use", tool_id=tool_id, tool_name=name)
+        elif kind in ("text", "thinking", "redacted_thinking"):
+            self._blocks[index] = _Block(kind)
+        else:
+            raise ProtocolError(f"claude produced an unsupported content block ({str(kind)[:40]})")
+        return []
+
+    def _block_delta(self, event: dict[str, Any]) -> list[Action]:
+        _, block = self._block(event)
+        delta = event.get("delta")
+        kind = delta.get("type") if isinstance(delta, dict) else None
+        if kind == "text_delta" and block.kind == "text" and isinstance(delta.get("text"), str):
+            block.parts.append(delta["text"])
+            return [TextDelta(delta["text"])]
+        if kind == "thinking_delta" and block.kind == "thinking" and isinstance(delta.get("thinking"), str):
+            block.parts.append(delta["thinking"])
+            return [ThinkingDelta(delta["thinking"])]
+        if kind == "input_json_delta" and block.kind == "tool_use" and isinstance(delta.get("partial_json"), str):
+            block.parts.append(delta["partial_json"])
+            return []
+        if kind == "signature_delta" and block.kind == "thinking":
+            return []
+        raise ProtocolError("a content delta does not fit its block")
+
+    def _block_stop(self, event: dict[str, Any]) -> list[Action]:
+        index, block = self._block(event)
+        del self._blocks[index]
+        text = "".join(block.parts)
+        if block.kind == "text":
+            self.content.append(TextContent(text))
+        elif block.kind == "thinking":
+            self.content.append(ThinkingContent(text))
+        elif block.kind == "tool_use":
+            proposal = Proposal(block.tool_id, block.tool_name, _arguments(text))
+            self.content.append(proposal)
+            return [proposal]
+        return []
+
+    def _message_delta(self, event: dict[str, Any]) -> list[Action]:
+        delta = event.get("delta")
+        reason = delta.get("stop_reason") if isinstance(delta, dict) else None
+        if not isinstance(reason, str):
+            raise ProtocolError("message_delta has no stop reason")
+        if self._blocks:
+            raise ProtocolError("the message ended with an unfinished content block")
+        self._add_usage(event.get("usage"))
+        self.stop_reason = reason
+        return [Stop(reason)]
+
+    def _add_usage(self, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+
+        def count(name: str, current: int) -> int:
+            value = usage.get(name)
+            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else current
+
+        self.usage = Usage(
+            input_tokens=count("input_tokens", self.usage.input_tokens),
+            output_tokens=count("output_tokens", self.usage.output_tokens),
+            cache_read_tokens=count("cache_read_input_tokens", self.usage.cache_read_tokens),
+            cache_write_tokens=count("cache_creation_input_tokens", self.usage.cache_write_tokens),
+            cost=0.0,  # subscription use is not API billing
+        )
+
+    def _assistant(self, record: dict[str, Any]) -> None:
+        if record.get("is_api_error_message") or record.get("error"):
+            self._api_error = classify_error(record)
+
+    def _result(self, record: dict[str, Any]) -> ErrorEvent | None:
+        if record.get("is_error") or record.get("subtype") != "success":
+            return self._api_error if self._api_error is not None else classify_error(record)
+        return None
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    """Strict JSON object (no NaN/Infinity, no duplicate keys) from a tool_use input."""
+
+    def no_duplicates(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result:
+                raise ProtocolError("a tool proposal repeats an argument name")
+            result[key] = value
+        return result
+
+    def no_constants(name: str) -> Any:
+        raise ProtocolError("a tool proposal's arguments are not strict JSON")
+
+    try:
+        value = json.loads(text or "{}", object_pairs_hook=no_duplicates, parse_constant=no_constants)
+    except ValueError:
+        raise ProtocolError("a tool proposal's arguments are not valid JSON") from None
+    if not isinstance(value, dict):
+        raise ProtocolError("a tool proposal's arguments are not a JSON object")
+    return value
+
+
+def classify_error(record: dict[str, Any]) -> ErrorEvent:
+    """A stable error for a failed turn; Claude's own error text is never passed on."""
+    status = record.get("api_error_status")
+    kind = str(record.get("api_error_type") or record.get("error") or "")
+    texts = [record.get("result"), record.get("terminal_reason")]
+    message = record.get("message")
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        texts += [part.get("text") for part in message["content"] if isinstance(part, dict)]
+    wording = " ".join(t for t in texts if isinstance(t, str))[:4096]
+    if record.get("terminal_reason") == "prompt_too_long" or _OVERFLOW.search(wording):
+        return ErrorEvent("the conversation is too long for the model's context window", code="context_length_exceeded")
+    if _USAGE_LIMIT.search(wording):
+        return ErrorEvent(
+            "the Claude subscription's usage limit is reached; try again after it resets",
+            code="quota_exceeded",
+            retryable=False,
+        )
+    shown = f" (HTTP {status})" if isinstance(status, int) else ""
+    if status == 429 or kind in ("rate_limit", "rate_limit_error"):
+        return ErrorEvent(f"Claude is rate limiting requests{shown}", code="rate_limited", retryable=True)
+    if isinstance(status, int) and status >= 500 or kind in ("overloaded_error", "server_error", "api_error"):
+        return ErrorEvent(f"the Claude API failed{shown}", code="provider_unavailable", retryable=True)
+    if kind in ("authentication_failed", "authentication_error", "oauth_org_not_allowed") or status in (401, 403):
+        return ErrorEvent(f"Claude Code is not authorized{shown}; sign in again with `claude`", code="auth_failed")
+    return ErrorEvent(f"the Claude Code request failed{shown}", code="provider_error")
+
+
+def _rate_limit_text(info: Any) -> str:
+    if not isinstance(info, dict):
+        return "Claude Code reported a rate limit"
+    status = str(info.get("status") or "unknown")[:40]
+    kind = str(info.get("rateLimitType") or "")[:40]
+    text = f"Claude rate limit status: {status}"
+    if kind:
+        text += f" ({kind})"
+    resets = info.get("resetsAt")
+    if isinstance(resets, (int, float)) and not isinstance(resets, bool):
+        text += f", resets at unix time {int(resets)}"
+    return text

@@ -1,0 +1,402 @@
+"""The Claude Code provider stream: one ``claude`` child per request, used as transport only.
+
+Order of a request, and why:
+
+1. Cancellation is checked before anything starts: a cancelled request launches nothing.
+2. The catalog, system prompt and attachments go into a fresh private 0700 directory.
+3. The child starts in its own process group. A ``control_request initialize`` is answered
+   and validated (subscription auth, no slash commands, dontAsk) before any prompt is
+   written; then one user message carries the transcript records and stdin closes.
+4. ``system/init`` must show exactly the catalog's tools on the one connected proposal
+   server before any content is mapped; deltas are then published as they arrive.
+5. When the message stops for ``tool_use`` (or ``max_tokens``) the group is terminated at
+   once; the exit status, the violation marker and private-path disclosure are checked
+   and the private directory is removed, and only then are tool calls and ``Done``
+   published. Every failure is an ``ErrorEvent``, never text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from hostlink.claude_code import protocol
+from hostlink.claude_code.catalog import TOOL_PREFIX, Catalog, CatalogError, build_catalog
+from hostlink.claude_code.catalog import SERVER_NAME as PROPOSAL_SERVER_NAME
+from hostlink.claude_code.process import (
+    EXIT_AFTER_SIGTERM,
+    ClaudeProcess,
+    ClaudeTransportOptions,
+    ProcessError,
+    build_argv,
+    child_environment,
+    mcp_config,
+)
+from hostlink.claude_code.transcript import Transcript, TranscriptError, attachment_block, serialize
+from hostlink.host import (
+    AssistantMessage,
+    CancelSignal,
+    Context,
+    Done,
+    ErrorEvent,
+    ModelSpec,
+    Notifier,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallEvent,
+)
+from hostlink.private import PrivateStateError, create_private_dir, remove_private_dir, write_private_file
+
+STARTUP_TIMEOUT_SECONDS = 60.0
+EXIT_TIMEOUT_SECONDS = 10.0
+_CONTROL_ID = "hostlink-init"
+_STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length"}
+# After a proposal: 143 / -SIGTERM when our signal stopped it, 0 or 1 when its single turn
+# (``--max-turns 1``) ended on its own just before the signal arrived.
+_ACCEPTED_AFTER_TERMINATE = {0, 1, EXIT_AFTER_SIGTERM, -signal.SIGTERM}
+
+
+class _Failed(Exception):
+    def __init__(self, error: ErrorEvent) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _fail(message: str, code: str = "provider_error", retryable: bool = False) -> _Failed:
+    return _Failed(ErrorEvent(message, code=code, retryable=retryable))
+
+
+class ClaudeCodeProvider:
+    """``stream`` is a :data:`hostlink.host.ProviderStream` backed by the ``claude`` CLI.
+
+    ``cwd`` is the host's working directory (Claude tells the model it is the project);
+    ``options`` is for tests only (see :class:`ClaudeTransportOptions`).
+    """
+
+    def __init__(
+        self,
+        executable: str,
+        *,
+        cwd: Path | None = None,
+        notifier: Notifier | None = None,
+        effort: str | None = None,
+        options: ClaudeTransportOptions | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.executable = executable
+        self.cwd = cwd
+        self.notifier = notifier
+        self.effort = effort
+        self.options = options or ClaudeTransportOptions()
+        self._environ = environ
+
+    async def stream(self, model: ModelSpec, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
+        if signal.cancelled:
+            yield ErrorEvent("the request was cancelled", code="aborted")
+            return
+        try:
+            catalog = build_catalog(context.tools, context.messages)
+            transcript = serialize(context, catalog)
+        except (CatalogError, TranscriptError) as exc:
+            yield ErrorEvent(str(exc), code="invalid_request")
+            return
+        request = _Request(self, model, catalog, transcript, signal)
+        async for event in request.run():
+            yield event
+
+
+class _Request:
+    """One provider request: owns its private directory and its child process group."""
+
+    def __init__(
+        self, provider: ClaudeCodeProvider, model: ModelSpec, catalog: Catalog, transcript: Transcript, signal: CancelSignal
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.catalog = catalog
+        self.transcript = transcript
+        self.signal = signal
+        self.directory: Path | None = None
+        self.process: ClaudeProcess | None = None
+        self.mapper = protocol.StreamMapper()
+        self._read_scope: anyio.CancelScope | None = None
+        self._loop_thread = threading.get_ident()
+        self._token = anyio.lowlevel.current_token()
+        self._tail = ""  # the end of the published text, to find a path split across deltas
+
+    # --- cancellation -----------------------------------------------------------------
+
+    def _on_cancel(self) -> None:
+        if threading.get_ident() == self._loop_thread:
+            self._cancel_read()
+        else:
+            try:
+                anyio.from_thread.run_sync(self._cancel_read, token=self._token)
+            except Exception:  # noqa: BLE001 - the loop is gone; the flag is still set
+                pass
+
+    def _cancel_read(self) -> None:
+        if self._read_scope is not None:
+            self._read_scope.cancel()
+
+    def _check_cancelled(self) -> None:
+        if self.signal.cancelled:
+            raise _fail("the request was cancelled", code="aborted")
+
+    async def _record(self, deadline: float | None = None) -> dict | None:
+        """The next stdout record (None at end of output), interruptible by cancellation."""
+        assert self.process is not None
+        self._check_cancelled()
+        with anyio.CancelScope(deadline=deadline if deadline is not None else float("inf")) as scope:
+            self._read_scope = scope
+            try:
+                line = await self.process.receive_line()
+            finally:
+                self._read_scope = None
+        if scope.cancelled_caught:
+            self._check_cancelled()
+            raise _fail("claude did not start answering in time", code="timeout", retryable=True)
+        if line is None:
+            return None
+        try:
+            return protocol.parse_record(line)
+        except protocol.ProtocolError as exc:
+            raise _fail(str(exc), code="protocol_error") from None
+
+    # --- the request ------------------------------------------------------------------
+
+    async def run(self) -> AsyncIterator[StreamEvent]:
+        unregister = self.signal.on_cancel(self._on_cancel)
+        final: list[StreamEvent] = []
+        try:
+            try:
+                await self._launch()
+                await self._handshake()
+                async for event in self._content():
+                    yield event
+                final = await self._finish()
+            except _Failed as failure:
+                final = [failure.error]
+            cleanup_error = await self._cleanup()
+            if cleanup_error is not None and not isinstance(final[0], ErrorEvent):
+                final = [cleanup_error]  # success is published only after a clean cleanup
+            for event in final:
+                yield event
+        finally:
+            unregister()
+            await self._cleanup()  # no-op unless the consumer stopped early
+
+    async def _launch(self) -> None:
+        self.directory = create_private_dir("claude-request")
+        directory = self.directory
+        write_private_file(directory, "system-prompt.txt", self.transcript.system_prompt)
+        catalog_path = write_private_file(directory, "catalog.json", self.catalog.to_json())
+        marker_path = directory / "violation.json"
+        config_path = write_private_file(directory, "mcp.json", mcp_config(catalog_path, marker_path, PROPOSAL_SERVER_NAME))
+        self.attachment_paths = [
+            write_private_file(directory, attachment.name, attachment.data) for attachment in self.transcript.attachments
+        ]
+        argv = build_argv(
+            self.provider.executable,
+            model=self.model.id,
+            system_prompt_file=directory / "system-prompt.txt",
+            mcp_config_file=config_path,
+            effort=self.provider.effort,
+        )
+        environ = self.provider._environ if self.provider._environ is not None else os.environ
+        env = child_environment(environ, self.provider.options)
+        cwd = self.provider.cwd if self.provider.cwd is not None else Path.cwd()
+        self._check_cancelled()
+        try:
+            self.process = await ClaudeProcess.start(argv, env, cwd, directory / "stderr.log")
+        except ProcessError as exc:
+            raise _fail(str(exc), code="unavailable") from None
+
+    async def _handshake(self) -> None:
+        """Validate auth before the prompt is written, then the inventory before content."""
+        assert self.process is not None
+        expect = protocol.Expectation(
+            tools=self.catalog.tool_names(), mcp_servers=(PROPOSAL_SERVER_NAME,), testing=self.provider.options.testing
+        )
+        deadline = anyio.current_time() + STARTUP_TIMEOUT_SECONDS
+        await self._send(protocol.control_initialize(_CONTROL_ID))
+        record = await self._pre_init_record(deadline)
+        if record["type"] != "control_response":
+            raise _fail("claude sent output before it was initialized", code="protocol_error")
+        self._protocol(protocol.validate_control_initialize, record, _CONTROL_ID, expect)
+        blocks = [{"type": "text", "text": text} for text in self.transcript.records]
+        blocks[-1]["cache_control"] = {"type": "ephemeral"}
+        if self.attachment_paths:
+            blocks.append({"type": "text", "text": attachment_block(self.attachment_paths)})
+        self._check_cancelled()
+        await self._send(protocol.user_message(blocks))
+        await self.process.close_stdin()
+        record = await self._pre_init_record(deadline)
+        if record["type"] != "system" or record.get("subtype") != "init":
+            raise _fail("claude sent output before its init record", code="protocol_error")
+        self._protocol(protocol.validate_init, record, expect)
+
+    async def _pre_init_record(self, deadline: float) -> dict:
+        while True:
+            record = await self._record(deadline)
+            if record is None:
+                raise await self._unexpected_exit("before it was initialized")
+            if record["type"] == "system" and record.get("subtype") in protocol.PRE_INIT_SYSTEM_SUBTYPES:
+                continue
+            return record
+
+    def _protocol(self, check, *args):
+        try:
+            return check(*args)
+        except protocol.ProtocolError as exc:
+            raise _fail(str(exc), code="protocol_error") from None
+
+    async def _send(self, line: bytes) -> None:
+        assert self.process is not None
+        try:
+            await self.process.send_line(line)
+        except ProcessError:
+            raise await self._unexpected_exit("while reading the request") from None
+
+    async def _unexpected_exit(self, when: str) -> _Failed:
+        assert self.process is not None
+        with anyio.move_on_after(EXIT_TIMEOUT_SECONDS):
+            returncode = await self.process.wait()
+            return _fail(f"claude exited unexpectedly {when} (status {returncode})", code="unexpected_exit")
+        return _fail(f"claude stopped its output unexpectedly {when}", code="unexpected_exit")
+
+    async def _content(self) -> AsyncIterator[StreamEvent]:
+        """Map records to deltas until the message's stop reason (tool_use stops at once)."""
+        while True:
+            record = await self._record()
+            if record is None:
+                raise await self._unexpected_exit("while answering")
+            try:
+                actions = self.mapper.feed(record)
+            except protocol.ProtocolError as exc:
+                raise _fail(str(exc), code="protocol_error") from None
+            for action in actions:
+                if isinstance(action, (TextDelta, ThinkingDelta)):
+                    self._check_disclosure(action.delta)
+                    yield action
+                elif isinstance(action, protocol.Proposal):
+                    self._tool_call(action)
+                elif isinstance(action, protocol.Notice):
+                    if self.provider.notifier is not None:
+                        self.provider.notifier.notify(action.message, "warning")
+                elif isinstance(action, protocol.Stop):
+                    if action.reason in ("tool_use", "max_tokens"):
+                        return
+                elif isinstance(action, protocol.Finished):
+                    if action.error is not None:
+                        raise _Failed(action.error)
+                    if self.mapper.stop_reason is None:
+                        raise _fail("claude finished without an answer", code="protocol_error")
+                    return
+
+    def _check_disclosure(self, text: str) -> None:
+        """Fail if Claude's output names the private request directory."""
+        assert self.directory is not None
+        path = str(self.directory)
+        window = self._tail + text
+        self._tail = window[-len(path) :]
+        if path in window or os.path.realpath(path) in window:
+            raise _fail("claude's output disclosed a private transport path", code="private_path_disclosed")
+
+    def _tool_call(self, proposal: protocol.Proposal) -> ToolCall:
+        alias = proposal.name[len(TOOL_PREFIX) :] if proposal.name.startswith(TOOL_PREFIX) else None
+        name = self.catalog.name_for(alias) if alias else None
+        if name is None:
+            raise _fail("claude proposed a tool that is not in the request's catalog", code="unknown_tool")
+        arguments = json.dumps(proposal.arguments, ensure_ascii=False)
+        if str(self.directory) in arguments:
+            raise _fail("claude's output disclosed a private transport path", code="private_path_disclosed")
+        return ToolCall(id=proposal.id, name=name, arguments=proposal.arguments)
+
+    async def _finish(self) -> list[StreamEvent]:
+        """Stop the child, verify it and the violation marker, then build the result."""
+        assert self.process is not None and self.directory is not None
+        reason = self.mapper.stop_reason
+        if reason in ("tool_use", "max_tokens"):
+            returncode = await self._stop_process()
+            if returncode not in _ACCEPTED_AFTER_TERMINATE and not (
+                self.process.escalated and returncode == -signal.SIGKILL
+            ):
+                raise _fail(f"claude exited with status {returncode} when stopped", code="unexpected_exit")
+        else:
+            await self._expect_result_and_exit()
+        if (self.directory / "violation.json").exists():
+            raise _fail("claude tried to execute a tool instead of proposing it", code="tool_execution_attempted")
+        if reason not in _STOP_REASONS:
+            raise _fail(f"claude stopped for an unsupported reason ({str(reason)[:40]})", code="provider_error")
+        content = []
+        calls = []
+        for part in self.mapper.content:
+            if isinstance(part, protocol.Proposal):
+                call = self._tool_call(part)
+                calls.append(call)
+                content.append(call)
+            else:
+                content.append(part)
+        stop_reason = _STOP_REASONS[reason]
+        if calls and stop_reason != "toolUse":
+            raise _fail("claude's answer was cut off while proposing a tool call", code="length")
+        if stop_reason == "toolUse" and not calls:
+            raise _fail("claude stopped for a tool call but proposed none", code="protocol_error")
+        message = AssistantMessage(content=tuple(content), stop_reason=stop_reason, usage=self.mapper.usage, model=self.model.id)
+        return [*(ToolCallEvent(call) for call in calls), Done(message)]
+
+    async def _expect_result_and_exit(self) -> None:
+        assert self.process is not None
+        while True:
+            record = await self._record(anyio.current_time() + EXIT_TIMEOUT_SECONDS)
+            if record is None:
+                break
+            try:
+                actions = self.mapper.feed(record)
+            except protocol.ProtocolError as exc:
+                raise _fail(str(exc), code="protocol_error") from None
+            for action in actions:
+                if isinstance(action, protocol.Finished) and action.error is not None:
+                    raise _Failed(action.error)
+        with anyio.move_on_after(EXIT_TIMEOUT_SECONDS):
+            returncode = await self.process.wait()
+            if returncode != 0:
+                raise _fail(f"claude exited with status {returncode}", code="unexpected_exit")
+            return
+        raise _fail("claude did not exit after answering", code="unexpected_exit")
+
+    async def _stop_process(self) -> int:
+        assert self.process is not None
+        try:
+            return await self.process.terminate()
+        except ProcessError as exc:
+            raise _fail(str(exc), code="cleanup_failed") from None
+
+    async def _cleanup(self) -> ErrorEvent | None:
+        """Stop the group and remove the private directory; idempotent."""
+        error: ErrorEvent | None = None
+        if self.process is not None:
+            process, self.process = self.process, None
+            try:
+                await process.terminate()
+            except ProcessError as exc:
+                error = ErrorEvent(str(exc), code="cleanup_failed")
+        if self.directory is not None:
+            directory, self.directory = self.directory, None
+            try:
+                remove_private_dir(directory)
+            except (PrivateStateError, OSError):
+                error = ErrorEvent("could not remove the request's private files", code="cleanup_failed")
+        return error
+
