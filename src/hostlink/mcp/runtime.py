@@ -339,18 +339,18 @@ class McpRuntime:
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         name = conn.snapshot.server
+        config = conn.config
+        if isinstance(config, HttpServer) and conn.http_statuses and not isinstance(exc, (AuthRequired, AuthError)):
+            http_error = _http_status_error(name, conn.http_statuses[-1])
+            if http_error is not None:
+                return http_error
         if isinstance(exc, McpError):
             return exc
-        config = conn.config
         if isinstance(exc, FileNotFoundError) and isinstance(config, StdioServer):
             return ConnectFailed(f"MCP server {name!r}: command not found: {Path(config.command).name!r}")
         if isinstance(exc, PermissionError) and isinstance(config, StdioServer):
             return ConnectFailed(f"MCP server {name!r}: permission denied running {Path(config.command).name!r}")
         if isinstance(config, HttpServer):
-            statuses = conn.http_statuses
-            http_error = _http_status_error(name, statuses[-1]) if statuses else None
-            if http_error is not None:
-                return http_error
             import httpx2
 
             if isinstance(exc, httpx2.TransportError):

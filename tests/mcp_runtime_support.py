@@ -1,0 +1,87 @@
+"""Helpers for the MCP runtime/tool tests: fixture server configs and process checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from hostlink.mcp.schema import parse_server
+
+FIXTURE = str(Path(__file__).parent / "fakes" / "mcp_fixture_server.py")
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def stdio(*args: str, **fields: Any):
+    """A StdioServer config running the SDK fixture server with ``args``."""
+    return parse_server({"command": sys.executable, "args": [FIXTURE, *args], **fields})
+
+
+def fixture_children() -> list[int]:
+    """Live (non-zombie) child processes of this process running the fixture server."""
+    me = str(os.getpid())
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            fields = stat.rsplit(")", 1)[1].split()
+            if fields[1] != me or fields[0] == "Z":
+                continue
+            if FIXTURE in Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a running (not zombie) process."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+class HttpFixture:
+    """The fixture server over Streamable HTTP on 127.0.0.1, with its request counter."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen([sys.executable, FIXTURE, "--http", *args], stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True, env=env)
+        self.url = self.process.stdout.readline().strip()
+        assert self.url.startswith("http://127.0.0.1:"), "fixture did not print its URL"
+        self.count()  # wait until it serves
+
+    def count(self) -> int:
+        for _ in range(200):
+            try:
+                with _NO_PROXY.open(self.url.replace("/mcp", "/count"), timeout=5) as response:
+                    return json.load(response)["count"]
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("fixture HTTP server never answered")
+
+    def config(self, **fields: Any):
+        return parse_server({"url": self.url, **fields})
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+@contextmanager
+def http_fixture(*args: str, env: dict[str, str] | None = None) -> Iterator[HttpFixture]:
+    server = HttpFixture(*args, env=env)
+    try:
+        yield server
+    finally:
+        server.close()

@@ -1,0 +1,387 @@
+"""McpRuntime against the SDK fixture server over real stdio pipes and real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import re
+
+import anyio
+import pytest
+from mcp_runtime_support import alive, fixture_children, http_fixture, stdio
+
+from hostlink.mcp.errors import (
+    AuthError,
+    AuthRequired,
+    ConnectFailed,
+    RequestTimedOut,
+    ServerDisabled,
+    ServerNotFound,
+)
+from hostlink.mcp.runtime import McpRuntime
+from hostlink.mcp.schema import parse_server
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def text_of(result) -> str:
+    return "".join(block.text for block in result.content if block.type == "text")
+
+
+async def pid_of(runtime: McpRuntime, name: str) -> int:
+    result = await runtime.call_tool(name, "pid", {})
+    return result.structured_content["result"]
+
+
+async def test_lazy_connect_snapshots_and_teardown_leave_no_process():
+    runtime = McpRuntime({"fx": stdio()})
+    first = runtime.snapshot("fx")
+    assert first.state == "idle" and fixture_children() == []
+    connected = await runtime.connect("fx")
+    assert connected.state == "connected"
+    assert connected.protocol_version == "2026-07-28"  # auto found the modern era
+    assert connected.server_name == "hostlink-fixture"
+    assert {"tools", "resources", "prompts"} <= connected.capabilities
+    assert first.state == "idle"  # snapshots are immutable values, replaced on change
+    pid = await pid_of(runtime, "fx")
+    assert connected.pid == pid and alive(pid)
+    await runtime.aclose()
+    assert runtime.snapshot("fx").state == "closed"
+    assert not alive(pid) and fixture_children() == []
+    with pytest.raises(ConnectFailed, match="shut down"):
+        await runtime.connect("fx")
+
+
+async def test_ten_concurrent_calls_share_one_stdio_process():
+    runtime = McpRuntime({"fx": stdio()})
+    pids: list[int] = []
+
+    async def one() -> None:
+        pids.append(await pid_of(runtime, "fx"))
+
+    try:
+        async with anyio.create_task_group() as group:
+            for _ in range(10):
+                group.start_soon(one)
+        assert len(pids) == 10 and len(set(pids)) == 1
+        assert fixture_children() == [pids[0]]
+    finally:
+        await runtime.aclose()
+    assert fixture_children() == []
+
+
+async def test_identical_concurrent_calls_are_not_deduplicated():
+    runtime = McpRuntime({"fx": stdio()})
+    try:
+        results = []
+
+        async def one() -> None:
+            results.append(await runtime.call_tool("fx", "slow", {"seconds": 0.2}))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(3):
+                group.start_soon(one)
+        assert [text_of(r) for r in results] == ["slept 0.2"] * 3
+        assert len({id(r) for r in results}) == 3
+    finally:
+        await runtime.aclose()
+
+
+async def test_cancelling_one_call_leaves_siblings_and_connection_usable():
+    runtime = McpRuntime({"fx": stdio()})
+    try:
+        pid = await pid_of(runtime, "fx")
+        sibling_results = []
+        victim_done = anyio.Event()
+
+        async def victim(scope: anyio.CancelScope) -> None:
+            with scope:
+                await runtime.call_tool("fx", "slow", {"seconds": 30})
+            victim_done.set()
+
+        async def sibling() -> None:
+            sibling_results.append(text_of(await runtime.call_tool("fx", "slow", {"seconds": 0.5})))
+
+        scope = anyio.CancelScope()
+        async with anyio.create_task_group() as group:
+            group.start_soon(victim, scope)
+            group.start_soon(sibling)
+            group.start_soon(sibling)
+            await anyio.sleep(0.2)
+            scope.cancel()
+            await victim_done.wait()
+        assert scope.cancelled_caught
+        assert sibling_results == ["slept 0.5", "slept 0.5"]
+        assert runtime.snapshot("fx").state == "connected"
+        assert text_of(await runtime.call_tool("fx", "echo", {"text": "still here"})) == "still here"
+        assert await pid_of(runtime, "fx") == pid
+    finally:
+        await runtime.aclose()
+
+
+async def test_cancelling_a_setup_waiter_does_not_disturb_the_shared_setup():
+    runtime = McpRuntime({"fx": stdio("--start-delay", "0.5")})
+    try:
+        scope = anyio.CancelScope()
+        states = []
+
+        async def waiter(cancel_scope: anyio.CancelScope | None = None) -> None:
+            if cancel_scope is None:
+                states.append((await runtime.connect("fx")).state)
+                return
+            with cancel_scope:
+                await runtime.connect("fx")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(waiter, scope)
+            group.start_soon(waiter)
+            group.start_soon(waiter)
+            await anyio.sleep(0.1)
+            scope.cancel()
+        assert states == ["connected", "connected"]
+        assert len(fixture_children()) == 1
+    finally:
+        await runtime.aclose()
+
+
+async def test_closing_during_setup_rejects_every_waiter_and_orphans_no_process():
+    runtime = McpRuntime({"fx": stdio("--start-delay", "30")})
+    errors: list[BaseException] = []
+
+    async def waiter() -> None:
+        try:
+            await runtime.connect("fx")
+        except ConnectFailed as exc:
+            errors.append(exc)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(3):
+            group.start_soon(waiter)
+        for _ in range(100):  # until the server process exists
+            if fixture_children():
+                break
+            await anyio.sleep(0.05)
+        assert len(fixture_children()) == 1
+        await runtime.aclose()
+    assert len(errors) == 3
+    assert all("stopped by shutdown" in str(exc) for exc in errors)
+    assert fixture_children() == []
+
+
+async def test_setup_is_bounded_by_the_request_timeout_and_latches():
+    runtime = McpRuntime({"fx": stdio("--start-delay", "30", requestTimeoutMs=400)})
+    try:
+        with pytest.raises(RequestTimedOut, match="did not finish setup within 400 ms"):
+            await runtime.connect("fx")
+        assert fixture_children() == []
+        snapshot = runtime.snapshot("fx")
+        assert snapshot.state == "failed"
+        with pytest.raises(RequestTimedOut) as again:
+            await runtime.call_tool("fx", "echo", {"text": "x"})
+        assert again.value is snapshot.error  # latched: no second setup was attempted
+        assert fixture_children() == []
+    finally:
+        await runtime.aclose()
+
+
+async def test_failed_start_is_classified_latched_and_cleared_only_by_reconnect():
+    runtime = McpRuntime({"bad": stdio("--fail-start")})
+    try:
+        with pytest.raises(ConnectFailed) as first:
+            await runtime.connect("bad")
+        message = str(first.value)
+        assert "closed the connection during setup" in message
+        assert "configuration broken" not in message  # stderr is classified, never echoed
+        with pytest.raises(ConnectFailed) as second:
+            await runtime.connect("bad")
+        assert second.value is first.value
+        assert (await runtime.reconnect("bad")).state == "idle"
+        with pytest.raises(ConnectFailed) as third:
+            await runtime.connect("bad")
+        assert third.value is not first.value  # reconnect reset the latch: a new setup ran
+    finally:
+        await runtime.aclose()
+    assert fixture_children() == []
+
+
+async def test_missing_command_gives_a_clear_error():
+    runtime = McpRuntime({"nope": stdio(command="/nonexistent/dir/mcp-server-xyz")})
+    with pytest.raises(ConnectFailed, match="command not found: 'mcp-server-xyz'") as caught:
+        await runtime.connect("nope")
+    assert "/nonexistent" not in str(caught.value)
+    await runtime.aclose()
+
+
+async def test_unknown_and_disabled_servers():
+    runtime = McpRuntime({"fx": stdio(), "off": stdio(disabled=True)})
+    with pytest.raises(ServerNotFound, match="unknown MCP server 'ghost' \\(known: fx, off\\)"):
+        await runtime.connect("ghost")
+    with pytest.raises(ServerDisabled, match="'off' is disabled"):
+        await runtime.call_tool("off", "echo", {"text": "x"})
+    assert fixture_children() == []
+    await runtime.aclose()
+
+
+async def test_pinned_modern_client_rejects_a_legacy_only_server():
+    runtime = McpRuntime({"old": stdio("--legacy-only", protocolVersion="2026-07-28"),
+                          "new": stdio(protocolVersion="2026-07-28")})
+    try:
+        with pytest.raises(ConnectFailed, match="does not support protocol 2026-07-28"):
+            await runtime.connect("old")
+        assert runtime.snapshot("old").protocol_version is None  # no downgrade happened
+        assert (await runtime.connect("new")).protocol_version == "2026-07-28"
+    finally:
+        await runtime.aclose()
+    assert fixture_children() == []
+
+
+async def test_auto_falls_back_to_legacy_and_legacy_forces_the_handshake():
+    runtime = McpRuntime({"old": stdio("--legacy-only"), "forced": stdio(protocolVersion="legacy")})
+    try:
+        old = await runtime.connect("old")
+        assert old.protocol_version == "2025-06-18" and old.server_name == "hostlink-legacy-fixture"
+        assert text_of(await runtime.call_tool("old", "echo", {"text": "legacy ok"})) == "legacy ok"
+        assert [tool.name for tool in await runtime.list_tools("old")] == ["echo"]
+        forced = await runtime.connect("forced")
+        assert forced.protocol_version != "2026-07-28" and forced.protocol_version.startswith("2025-")
+    finally:
+        await runtime.aclose()
+
+
+async def test_crash_mid_call_gives_clear_error_then_reconnect_works():
+    runtime = McpRuntime({"fx": stdio()})
+    try:
+        first_pid = await pid_of(runtime, "fx")
+        with pytest.raises(ConnectFailed) as crashed:
+            await runtime.call_tool("fx", "crash", {})
+        message = str(crashed.value)
+        assert "closed the connection during the call of tool 'crash'" in message
+        assert "use reconnect" in message and "crashing on purpose" not in message
+        assert runtime.snapshot("fx").state == "failed"
+        with pytest.raises(ConnectFailed) as latched:
+            await runtime.call_tool("fx", "echo", {"text": "x"})
+        assert latched.value is crashed.value
+        await runtime.reconnect("fx")
+        assert text_of(await runtime.call_tool("fx", "echo", {"text": "back"})) == "back"
+        assert await pid_of(runtime, "fx") != first_pid
+        assert not alive(first_pid)
+    finally:
+        await runtime.aclose()
+    assert fixture_children() == []
+
+
+async def test_hang_past_timeout_gives_clear_error_and_connection_stays_usable():
+    runtime = McpRuntime({"fx": stdio(requestTimeoutMs=5000)})
+    try:
+        with pytest.raises(RequestTimedOut, match="did not answer the call of tool 'hang' within 5000 ms"):
+            await runtime.call_tool("fx", "hang", {})
+        assert text_of(await runtime.call_tool("fx", "echo", {"text": "alive"})) == "alive"
+        await runtime.reconnect("fx")
+        assert text_of(await runtime.call_tool("fx", "echo", {"text": "fresh"})) == "fresh"
+    finally:
+        await runtime.aclose()
+    assert fixture_children() == []
+
+
+async def test_disconnect_closes_and_next_use_connects_again():
+    runtime = McpRuntime({"fx": stdio()})
+    try:
+        pid = await pid_of(runtime, "fx")
+        assert (await runtime.disconnect("fx")).state == "idle"
+        assert not alive(pid)
+        assert await pid_of(runtime, "fx") != pid
+    finally:
+        await runtime.aclose()
+
+
+async def test_concurrent_tool_listings_are_coalesced_over_http():
+    with http_fixture() as server:
+        runtime = McpRuntime({"web": server.config()})
+        try:
+            await runtime.connect("web")
+            before = server.count()
+            listings = []
+
+            async def one() -> None:
+                listings.append(await runtime.list_tools("web"))
+
+            async with anyio.create_task_group() as group:
+                for _ in range(10):
+                    group.start_soon(one)
+            assert server.count() - before == 1  # one tools/list POST for ten callers
+            assert all(listing is listings[0] for listing in listings)
+            assert "echo" in [tool.name for tool in listings[0]]
+        finally:
+            await runtime.aclose()
+
+
+async def test_cancelling_one_listing_waiter_leaves_the_shared_listing():
+    runtime = McpRuntime({"fx": stdio()})
+    try:
+        await runtime.connect("fx")
+        scope = anyio.CancelScope()
+        got = []
+
+        async def cancelled() -> None:
+            with scope:
+                await runtime.list_tools("fx")
+
+        async def kept() -> None:
+            got.append(await runtime.list_tools("fx"))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(cancelled)
+            group.start_soon(kept)
+            await anyio.sleep(0)
+            scope.cancel()
+        assert len(got) == 1 and len(got[0]) > 5
+    finally:
+        await runtime.aclose()
+
+
+async def test_http_call_works():
+    with http_fixture() as server:
+        runtime = McpRuntime({"web": server.config()})
+        try:
+            assert text_of(await runtime.call_tool("web", "echo", {"text": "over http"})) == "over http"
+            assert runtime.snapshot("web").transport == "http"
+        finally:
+            await runtime.aclose()
+
+
+@pytest.mark.parametrize(("status", "error", "phrase"), [
+    (401, AuthRequired, "requires authentication (HTTP 401)"),
+    (403, AuthError, "refused access (HTTP 403)"),
+    (503, ConnectFailed, "unavailable (HTTP 503)"),
+])
+@pytest.mark.parametrize("mode", ["auto", "legacy", "2026-07-28"])
+async def test_http_error_statuses_cause_no_retry_storm(status, error, phrase, mode):
+    with http_fixture("--status", str(status)) as server:
+        runtime = McpRuntime({"web": server.config(protocolVersion=mode)})
+        try:
+            for _ in range(5):
+                with pytest.raises(error, match=re.escape(phrase)):
+                    await runtime.call_tool("web", "echo", {"text": "x"})
+            # auto probes server/discover, then tries the initialize handshake: two requests at most,
+            # and the latched failure sends nothing more however often it is asked.
+            assert server.count() <= (2 if mode == "auto" else 1)
+        finally:
+            await runtime.aclose()
+
+
+async def test_http_auth_without_auth_support_is_a_clear_auth_required():
+    server = parse_server({"url": "http://127.0.0.1:9/mcp", "auth": "bearer", "bearerTokenEnv": "SOME_TOKEN"})
+    runtime = McpRuntime({"web": server})
+    with pytest.raises(AuthRequired, match="authentication support is not configured"):
+        await runtime.connect("web")
+    await runtime.aclose()
+
+
+async def test_unreachable_http_server():
+    runtime = McpRuntime({"web": parse_server({"url": "http://127.0.0.1:9/mcp", "requestTimeoutMs": 5000})})
+    with pytest.raises(ConnectFailed, match="cannot be reached"):
+        await runtime.connect("web")
+    await runtime.aclose()
