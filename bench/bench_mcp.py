@@ -103,7 +103,7 @@ async def _measure(quick: bool) -> list[Row]:
     repeats = 3 if quick else 300
     warmup = 1 if quick else 20
     count = 10 if quick else CONCURRENT
-    bursts = 1 if quick else 7
+    bursts = 1 if quick else 21
     rows = []
     for label, command, args, echo in servers():
         async with AsyncExitStack() as stack:

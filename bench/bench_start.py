@@ -1,5 +1,7 @@
 """Start costs: `hostlink --help` and `hostlink mcp status` against a bare Python start,
-and `llm --help` with the hostlink plugin against `llm --help` with no plugins loaded."""
+`llm --help` with the hostlink plugin against `llm --help` with no plugins loaded, and the
+first ``mcp`` call of a session (start the server, set up, list tools, call ``echo``) against
+a bare SDK client doing the same from nothing, with the modules already imported."""
 
 from __future__ import annotations
 
@@ -7,6 +9,10 @@ import os
 import shutil
 import sys
 import tempfile
+import time
+from contextlib import AsyncExitStack
+
+import anyio
 
 from bench.common import Row, interleaved, median, run_command
 
@@ -29,4 +35,45 @@ def run(quick: bool) -> list[Row]:
                 lambda: run_command([llm, "--help"], without), lambda: run_command([llm, "--help"], env), repeats
             )
             rows.append(Row("llm --help with hostlink vs without plugins", median(base) * 1000, median(ours) * 1000, "ms", "<= 1.05x"))
+        previous = os.environ.get("HOSTLINK_RUNTIME_DIR")
+        os.environ["HOSTLINK_RUNTIME_DIR"] = home
+        try:
+            rows.extend(anyio.run(_first_calls, 1 if quick else 7))
+        finally:
+            if previous is None:
+                del os.environ["HOSTLINK_RUNTIME_DIR"]
+            else:
+                os.environ["HOSTLINK_RUNTIME_DIR"] = previous
+    return rows
+
+
+async def _first_calls(repeats: int) -> list[Row]:
+    """Time to the first ``echo`` result from a closed state; closing is not timed.
+
+    One untimed round first, so that neither side pays the parent's lazy imports."""
+    from bench.bench_mcp import open_hostlink, open_sdk, servers
+    from hostlink.host import CancelSignal
+
+    rows = []
+    for label, command, args, echo in servers():
+        async def sdk(stack: AsyncExitStack) -> None:
+            client = await open_sdk(stack, command, args)
+            await client.call_tool("echo", echo)
+
+        async def hostlink(stack: AsyncExitStack) -> None:
+            tool = await open_hostlink(stack, label, command, args)
+            result = await tool.execute({"action": "call", "server": label, "tool": "echo", "args": echo}, CancelSignal())
+            if result.is_error:
+                raise RuntimeError(f"first call failed: {result.content}")
+
+        times: dict[object, list[float]] = {sdk: [], hostlink: []}
+        for index in range(-1, repeats):
+            for side in (sdk, hostlink) if index % 2 == 0 else (hostlink, sdk):
+                async with AsyncExitStack() as stack:
+                    start = time.perf_counter()
+                    await side(stack)
+                    if index >= 0:
+                        times[side].append(time.perf_counter() - start)
+        rows.append(Row(f"first mcp call (connect), {label}", median(times[sdk]) * 1000, median(times[hostlink]) * 1000,
+                        "ms", "none set (~1x)"))
     return rows
