@@ -1,0 +1,270 @@
+"""The ``mcp`` tool through the real host path: extension, registry, session, fixture server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+from jsonschema import Draft202012Validator
+from mcp_runtime_support import fixture_children, http_fixture, stdio
+
+from hostlink.host import CancelSignal, ImageContent, Registry, Session
+from hostlink.mcp.extension import McpExtension
+from hostlink.mcp.tool import PARAMETERS
+from hostlink.output import MAX_INLINE_BYTES
+
+pytestmark = pytest.mark.anyio
+
+TERMINAL_CONTROLS = [chr(c) for c in range(0x20) if c not in (9, 10)] + ["\x7f"] + [chr(c) for c in range(0x80, 0xA0)]
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+class Notes:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self.seen.append((level, message))
+
+
+class Host:
+    """A minimal real host: registry + session lifecycle + the registered tool."""
+
+    def __init__(self, extension: McpExtension, tmp_path: Path, trusted: bool = False) -> None:
+        self.extension = extension
+        self.registry = Registry()
+        extension.register(self.registry)
+        self.tool = self.registry.tools["mcp"]
+        self.notes = Notes()
+        self.session = Session(cwd=tmp_path, project_trusted=trusted, notifier=self.notes)
+
+    async def __aenter__(self) -> Host:
+        await self.registry.start_session(self.session)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.registry.shutdown_session()
+
+    async def run(self, **args):
+        return await self.tool.execute(args, CancelSignal())
+
+
+def text(result) -> str:
+    return "\n".join(item.text for item in result.content if item.type == "text")
+
+
+@pytest.fixture
+def runtime_dir(tmp_path, monkeypatch):
+    path = tmp_path / "runtime"
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+async def host(tmp_path, runtime_dir):
+    async with Host(McpExtension(servers={"fx": stdio(), "off": stdio(disabled=True)}), tmp_path) as running:
+        yield running
+    assert fixture_children() == []
+
+
+def test_parameters_schema_is_strict_and_bounded():
+    assert PARAMETERS["additionalProperties"] is False
+    assert PARAMETERS["properties"]["action"]["enum"] == [
+        "status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete"]
+    limit = PARAMETERS["properties"]["limit"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 20)
+    Draft202012Validator.check_schema(PARAMETERS)
+
+
+def test_description_says_server_data_is_untrusted_and_never_authorization():
+    host_registry = Registry()
+    McpExtension(servers={}).register(host_registry)
+    description = host_registry.tools["mcp"].description
+    assert "untrusted" in description and "authorization" in description
+
+
+async def test_registration_does_no_io_and_config_is_read_at_session_start(tmp_path, runtime_dir):
+    config_home = tmp_path / "config"
+    (config_home / "mcp").mkdir(parents=True)
+    (config_home / "mcp" / "mcp.json").write_text(json.dumps({"mcpServers": {"fx": {
+        "command": stdio().command, "args": list(stdio().args)}}}))
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"sneaky": {"command": "/bin/true"}}}))
+    extension = McpExtension(environ={"XDG_CONFIG_HOME": str(config_home), "HOME": str(tmp_path)})
+    host = Host(extension, tmp_path)
+    assert extension.runtime is None and not runtime_dir.exists() and fixture_children() == []
+    async with host:
+        assert list(extension.runtime.servers) == ["fx"]
+        assert any(level == "warning" and "sneaky" in message for level, message in host.notes.seen)
+        assert fixture_children() == []  # the session start connects nothing
+        status = await host.run(action="status")
+        assert text(status) == "fx: idle, stdio" and fixture_children() == []
+        assert text(await host.run(action="call", server="fx", tool="echo", args={"text": "hi"})) == "hi"
+        assert len(fixture_children()) == 1
+    assert fixture_children() == [] and extension.runtime is None
+
+
+async def test_broken_config_is_a_clear_error_at_session_start(tmp_path, runtime_dir):
+    config_home = tmp_path / "config"
+    (config_home / "mcp").mkdir(parents=True)
+    (config_home / "mcp" / "mcp.json").write_text('{"mcpServers": {"x": {"command": "a", "url": "https://e"}}}')
+    host = Host(McpExtension(environ={"XDG_CONFIG_HOME": str(config_home)}), tmp_path)
+    async with host:
+        assert any(level == "error" for level, _ in host.notes.seen)
+        result = await host.run(action="status")
+        assert result.is_error and "MCP configuration is invalid" in text(result)
+
+
+async def test_tool_input_is_validated(host):
+    for bad in ({"action": "nope"}, {"action": "tools", "limit": 0}, {"action": "tools", "limit": 51},
+                {"action": "tools", "extra": 1}, {}, {"action": "call", "server": "fx"}):
+        result = await host.tool.execute(bad, CancelSignal())
+        assert result.is_error, bad
+        assert "mcp tool input" in text(result) or "needs" in text(result)
+
+
+async def test_status_never_connects(host):
+    result = await host.run(action="status")
+    assert not result.is_error
+    assert text(result) == "fx: idle, stdio\noff: disabled"
+    assert fixture_children() == []
+
+
+async def test_tools_search_by_all_terms_case_insensitive_and_paged(host):
+    everything = await host.run(action="tools", server="fx", limit=50)
+    listing = text(everything)
+    assert "app_only" not in listing  # visibility ["app"]: never listed for the model
+    assert "[tools 1-11 of 11]" in listing
+    assert '"required":["text"]' in listing  # the input schema is in the agent's content
+    found = text(await host.run(action="tools", server="fx", query="TEXT escape"))
+    assert "'escapes'" in found and "'echo'" not in found and "[tools 1-1 of 1]" in found
+    page = text(await host.run(action="tools", server="fx", limit=3, offset=3))
+    assert page.count("- server") == 3 and "[tools 4-6 of 11; next offset 6]" in page
+    assert "no tools" in text(await host.run(action="tools", server="fx", query="zebra"))
+    across = text(await host.run(action="tools", query="echo"))  # no server: every enabled server
+    assert "server 'fx' tool 'echo'" in across
+
+
+async def test_app_only_tool_cannot_be_called(host):
+    result = await host.run(action="call", server="fx", tool="app_only")
+    assert result.is_error and "does not offer a tool named 'app_only'" in text(result)
+
+
+async def test_call_results_text_structured_error_and_images(host):
+    echo = await host.run(action="call", server="fx", tool="echo", args={"text": "hello"})
+    assert not echo.is_error and text(echo) == "hello"  # {"result": …} wrapping is not repeated
+    structured = await host.run(action="call", server="fx", tool="structured", args={"city": "Oslo"})
+    body = text(structured)
+    assert body == '{"city":"Oslo","celsius":21.5,"conditions":["sunny","dry"]}'  # compact, exactly once
+    failed = await host.run(action="call", server="fx", tool="fail")
+    assert failed.is_error and text(failed) == "fixture failure"
+    images = await host.run(action="call", server="fx", tool="image", args={"count": 6})
+    kept = [item for item in images.content if isinstance(item, ImageContent)]
+    assert len(kept) == 4 and kept[0].mime_type == "image/png"
+    assert "2 images omitted" in text(images)
+    huge = await host.run(action="call", server="fx", tool="image", args={"count": 1, "n_bytes": 2 * 1024 * 1024})
+    assert not any(isinstance(item, ImageContent) for item in huge.content) and "omitted" in text(huge)
+
+
+async def test_arguments_are_checked_against_the_input_schema_before_sending(tmp_path, runtime_dir):
+    with http_fixture() as server:
+        async with Host(McpExtension(servers={"web": server.config()}), tmp_path) as host:
+            assert text(await host.run(action="call", server="web", tool="add", args={"a": 1, "b": 2})) == "3"
+            before = server.count()
+            wrong_type = await host.run(action="call", server="web", tool="add", args={"a": "one", "b": 2})
+            assert wrong_type.is_error and "input schema of tool 'add'" in text(wrong_type) and "at a" in text(wrong_type)
+            missing = await host.run(action="call", server="web", tool="add", args={"a": 1})
+            assert missing.is_error and "'b' is a required property" in text(missing)
+            unknown = await host.run(action="call", server="web", tool="nope")
+            assert unknown.is_error
+            # Nothing but (at most) one tool listing went to the server: no invalid call was sent.
+            assert server.count() - before <= 1
+
+
+async def test_oversized_output_is_bounded_with_a_private_overflow_file(host, runtime_dir):
+    result = await host.run(action="call", server="fx", tool="big", args={"n_bytes": 300_000})
+    body = text(result)
+    notice = body.rsplit("\n", 1)[1]
+    assert notice.startswith("[output truncated: showing ") and "of 300000 bytes" in notice
+    assert len(body.encode()) <= MAX_INLINE_BYTES + len(notice.encode()) + 1
+    path = Path(notice.split("full output saved to ", 1)[1].rstrip("]"))
+    assert path.is_file() and path.stat().st_size == 300_000
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert str(path).startswith(str(runtime_dir))
+    await host.registry.shutdown_session()
+    assert not path.exists()
+    await host.registry.start_session(host.session)  # the fixture's own shutdown needs a session
+
+
+async def test_escape_laden_output_is_stripped(host):
+    for result in (await host.run(action="call", server="fx", tool="escapes"),
+                   await host.run(action="read", server="fx", uri="fixture://escapes")):
+        body = text(result)
+        assert "plain" in body and "end" in body
+        assert not any(ch in body for ch in TERMINAL_CONTROLS), repr(body)
+        assert "evil.example" not in body
+
+
+async def test_resources_templates_read_prompts_prompt_complete(host):
+    resources = text(await host.run(action="resources", server="fx"))
+    assert "fixture://readme" in resources and "[resources 1-2 of 2]" in resources
+    templates = text(await host.run(action="templates", server="fx"))
+    assert "fixture://items/{item_id}" in templates
+    read = text(await host.run(action="read", server="fx", uri="fixture://readme"))
+    assert "fixture readme" in read
+    item = text(await host.run(action="read", server="fx", uri="fixture://items/beta"))
+    assert '{"id": "beta"}' in item
+    prompts = text(await host.run(action="prompts", server="fx"))
+    assert "greet(name)" in prompts
+    prompt = text(await host.run(action="prompt", server="fx", prompt="greet", args={"name": "Ada"}))
+    assert "user: Please greet Ada warmly." in prompt
+    completed = text(await host.run(action="complete", server="fx", uri="fixture://items/{item_id}",
+                                    argument="item_id", value="g"))
+    assert "- gamma" in completed and "alpha" not in completed
+    by_prompt = text(await host.run(action="complete", server="fx", prompt="greet", argument="name", value="Al"))
+    assert "- Alan" in by_prompt
+    both = await host.run(action="complete", server="fx", prompt="greet", uri="x", argument="name")
+    assert both.is_error
+
+
+async def test_unknown_and_disabled_servers_are_tool_errors(host):
+    unknown = await host.run(action="call", server="ghost", tool="echo")
+    assert unknown.is_error and "unknown MCP server 'ghost'" in text(unknown)
+    disabled = await host.run(action="tools", server="off")
+    assert disabled.is_error and "disabled" in text(disabled)
+
+
+async def test_cancel_signal_cancels_only_that_call(host):
+    signal = CancelSignal()
+    results = {}
+
+    async def slow() -> None:
+        results["slow"] = await host.tool.execute(
+            {"action": "call", "server": "fx", "tool": "slow", "args": {"seconds": 30}}, signal)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(slow)
+        await anyio.sleep(1.0)
+        signal.cancel("user pressed escape")
+    assert results["slow"].is_error and "cancelled (user pressed escape)" in text(results["slow"])
+    assert text(await host.run(action="call", server="fx", tool="echo", args={"text": "ok"})) == "ok"
+
+
+async def test_host_command(host):
+    command = host.registry.commands["mcp"]
+    assert await command.run(["status"], CancelSignal()) == "fx: idle\noff: disabled"
+    connected = await command.run(["connect", "fx"], CancelSignal())
+    assert connected.startswith("fx: connected (protocol 2026-07-28, hostlink-fixture 1.0.0, 11 tools")
+    tools = await command.run(["tools", "fx"], CancelSignal())
+    assert "echo" in tools and "app_only" not in tools and "inputSchema" not in tools
+    assert await command.run(["disconnect", "fx"], CancelSignal()) == "fx: idle"
+    assert fixture_children() == []
+    assert await command.run(["reconnect", "fx"], CancelSignal()) == "fx: idle"
+    assert fixture_children() == []  # reconnect resets; it does not connect
+    assert "unknown MCP server" in await command.run(["connect", "ghost"], CancelSignal())
+    assert (await command.run(["bogus"], CancelSignal())).startswith("usage: /mcp")
