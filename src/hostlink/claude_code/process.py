@@ -111,6 +111,7 @@ def build_argv(
     tools: Sequence[str] = (),
     allowed_tools: Sequence[str] = (),
     effort: str | None = None,
+    max_turns: int = 1,
 ) -> list[str]:
     """The headless request argv (stream-json in and out, dontAsk, nothing unmanaged loaded).
 
@@ -131,7 +132,7 @@ def build_argv(
         "--no-session-persistence",
         # One model turn: even before the group is stopped, the CLI never sends a follow-up
         # request after a proposal (without it, it answers its own denial at once).
-        "--max-turns", "1",
+        "--max-turns", str(max_turns),
     ]  # fmt: skip
     if mcp_config_file is not None:
         argv += ["--mcp-config", str(mcp_config_file)]
@@ -239,7 +240,25 @@ class ClaudeProcess:
         return True
 
     def group_alive(self) -> bool:
-        return self._signal_group(0)
+        """Whether any live (non-zombie) process is still in our group.
+
+        On Linux this reads the process table, because a signal to a zombie succeeds: a
+        finished member whose parent (say, a subreaper) has not reaped it yet is not alive.
+        """
+        if not os.path.isdir("/proc/self"):
+            return self._signal_group(0)
+        pgid = str(self._process.pid)
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[2] == pgid.encode() and fields[0] not in (b"Z", b"X"):
+                return True
+        return False
 
     async def terminate(self) -> int:
         """Stop the whole group: SIGTERM, SIGKILL after the grace; returns the exit status.

@@ -1,0 +1,101 @@
+"""Helpers for the Claude transport tests: the fake ``claude``, event collection, leak checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hostlink.claude_code.process import ClaudeTransportOptions
+from hostlink.claude_code.provider import ClaudeCodeProvider
+from hostlink.host import CancelSignal, Context, ModelSpec, TextContent, ToolDefinition, UserMessage
+
+FAKES = Path(__file__).parent / "fakes"
+MODEL = ModelSpec("sonnet", "Claude Sonnet")
+ECHO = ToolDefinition("echo", "Echo the text back", {"type": "object", "properties": {"text": {"type": "string"}}})
+DOTTED = ToolDefinition("files.read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def runtime_dir(tmp_path, monkeypatch):
+    """A fresh HOSTLINK_RUNTIME_DIR; the test fails if a private directory is left in it."""
+    root = tmp_path / "runtime"
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(root))
+    yield root
+    left = sorted(p.name for p in root.iterdir()) if root.exists() else []
+    assert left == [], f"private state left behind: {left}"
+
+
+def live_processes_mentioning(text: str) -> list[int]:
+    """Pids of live (non-zombie) processes whose command line contains ``text``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        state = stat.rsplit(b")", 1)[1].split()[0]
+        if state not in (b"Z", b"X") and text.encode() in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def context(text: str = "hello", tools=(ECHO,), messages=None) -> Context:
+    return Context("You are a test host.", messages if messages is not None else [UserMessage([TextContent(text)])], list(tools))
+
+
+async def collect(provider: ClaudeCodeProvider, ctx: Context, signal: CancelSignal | None = None) -> list[Any]:
+    return [event async for event in provider.stream(MODEL, ctx, signal or CancelSignal())]
+
+
+class FakeClaude:
+    """A fake ``claude`` install: a wrapper executable plus a per-test script and log."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.config_dir = tmp_path / "claude-config"
+        self.config_dir.mkdir()
+        self.home = tmp_path / "home"
+        self.home.mkdir()
+        self.executable = tmp_path / "bin" / "claude"
+        self.executable.parent.mkdir()
+        self.executable.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKES / "fake_claude.py"}" "$@"\n')
+        self.executable.chmod(0o755)
+        self.notices: list[tuple[str, str]] = []
+
+    def script(self, *steps: dict[str, Any]) -> None:
+        (self.config_dir / "fake-claude.json").write_text(json.dumps({"steps": list(steps)}))
+
+    def log(self) -> list[dict[str, Any]]:
+        path = self.config_dir / "fake-claude-log.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    def logged(self, kind: str) -> list[Any]:
+        return [entry["value"] for entry in self.log() if entry["kind"] == kind]
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self.notices.append((message, level))
+
+    def provider(self, extra_env: dict[str, str] | None = None, options: ClaudeTransportOptions | None = None) -> ClaudeCodeProvider:
+        environ = {"HOME": str(self.home), "PATH": os.environ["PATH"], "CLAUDE_CONFIG_DIR": str(self.config_dir)}
+        environ.update(extra_env or {})
+        return ClaudeCodeProvider(
+            str(self.executable), cwd=self.home, notifier=self, options=options, environ=environ
+        )
+
+
+# The usual opening of a request: control handshake, user message, a valid init.
+OPENING = ({"op": "control"}, {"op": "read_user"}, {"op": "init"})
