@@ -1,0 +1,124 @@
+"""``hostlink mcp …`` in real subprocesses, reading real config files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp_runtime_support import FIXTURE, fixture_children
+
+
+@pytest.fixture
+def env(tmp_path):
+    config_home = tmp_path / "config"
+    (config_home / "mcp").mkdir(parents=True)
+    (config_home / "mcp" / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "fx": {"command": sys.executable, "args": [FIXTURE]},
+        "off": {"command": sys.executable, "args": [FIXTURE], "disabled": True},
+        "web": {"url": "http://127.0.0.1:9/mcp"},
+    }}))
+    environ = {key: value for key, value in os.environ.items() if key != "HOSTLINK_TRUST_PROJECT"}
+    environ.update(XDG_CONFIG_HOME=str(config_home), HOME=str(tmp_path), HOSTLINK_RUNTIME_DIR=str(tmp_path / "rt"))
+    return environ
+
+
+def hostlink(env, tmp_path, *argv: str, extra_env: dict[str, str] | None = None):
+    merged = {**env, **(extra_env or {})}
+    return subprocess.run([sys.executable, "-c", "from hostlink.cli import main; main()", *argv],
+                          capture_output=True, text=True, env=merged, cwd=tmp_path, timeout=120)
+
+
+def test_status_lists_servers_and_never_imports_the_sdk(env, tmp_path):
+    probe = (
+        "import sys\n"
+        "from hostlink.cli import main\n"
+        "sys.argv = ['hostlink', 'mcp', 'status']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = [m for m in ('mcp', 'mcp_types', 'keyring', 'httpx2') if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                            cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "HEAVY="
+    assert lines[0].split() == ["NAME", "SOURCE", "TRANSPORT", "DISABLED", "CREDENTIALS"]
+    assert lines[1].split()[0::2] == ["fx", "stdio", "-"] and lines[2].split()[3] == "yes"
+    assert lines[3].split()[:3:2] == ["web", "http"]
+    assert fixture_children() == []
+
+
+def test_status_json(env, tmp_path):
+    result = hostlink(env, tmp_path, "mcp", "status", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [(r["name"], r["transport"], r["disabled"]) for r in rows] == [
+        ("fx", "stdio", False), ("off", "stdio", True), ("web", "http", False)]
+
+
+def test_tools_connect_and_call(env, tmp_path):
+    tools = hostlink(env, tmp_path, "mcp", "tools", "fx")
+    assert tools.returncode == 0, tools.stderr
+    assert tools.stdout.split("\n")[0].split()[0] == "echo" and "app_only" not in tools.stdout
+    as_json = json.loads(hostlink(env, tmp_path, "mcp", "tools", "fx", "--json").stdout)
+    assert {"name", "description", "inputSchema"} == set(as_json[0])
+    connect = hostlink(env, tmp_path, "mcp", "connect", "fx")
+    assert connect.stdout.strip() == "fx: connected (protocol 2026-07-28, hostlink-fixture 1.0.0, 11 tools)"
+    call = hostlink(env, tmp_path, "mcp", "call", "fx", "add", '{"a": 2, "b": 3}')
+    assert (call.returncode, call.stdout) == (0, "5\n")
+    structured = json.loads(hostlink(env, tmp_path, "mcp", "call", "fx", "structured", "{}", "--json").stdout)
+    assert structured["isError"] is False
+    assert json.loads(structured["content"][0]["text"])["city"] == "Paris"
+    failed = hostlink(env, tmp_path, "mcp", "call", "fx", "fail")
+    assert failed.returncode == 1 and "fixture failure" in failed.stderr
+    escapes = hostlink(env, tmp_path, "mcp", "call", "fx", "escapes")
+    assert "\x1b" not in escapes.stdout and "\x07" not in escapes.stdout
+    assert fixture_children() == []
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["tools", "ghost"], "unknown MCP server 'ghost' (known: fx, off, web)"),
+    (["connect", "off"], "MCP server 'off' is disabled in "),
+    (["call", "fx", "add", "[1]"], "JSON must be a JSON object"),
+    (["call", "fx", "add", "{bad"], "JSON must be a JSON object"),
+    (["connect", "web"], "MCP server 'web' cannot be reached at its URL"),
+])
+def test_failures_are_one_line_with_exit_code_1(env, tmp_path, argv, message):
+    result = hostlink(env, tmp_path, "mcp", *argv)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_disconnect_and_reconnect_explain_and_never_connect(env, tmp_path):
+    assert "idle" in hostlink(env, tmp_path, "mcp", "disconnect", "fx").stdout
+    assert "reset to idle" in hostlink(env, tmp_path, "mcp", "reconnect", "fx").stdout
+    assert hostlink(env, tmp_path, "mcp", "reconnect", "ghost").returncode == 1
+
+
+def test_project_servers_need_trust(env, tmp_path):
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {"command": "/bin/true"}}}))
+    untrusted = hostlink(env, tmp_path, "mcp", "status", "--json")
+    assert "proj" not in [row["name"] for row in json.loads(untrusted.stdout)]
+    assert "ignored servers of the untrusted project" in untrusted.stderr and "proj" in untrusted.stderr
+    flag = hostlink(env, tmp_path, "mcp", "--trust-project", "status", "--json")
+    assert "proj" in [row["name"] for row in json.loads(flag.stdout)]
+    setting = hostlink(env, tmp_path, "mcp", "status", "--json", extra_env={"HOSTLINK_TRUST_PROJECT": "1"})
+    source = {row["name"]: row["source"] for row in json.loads(setting.stdout)}["proj"]
+    assert Path(source) == tmp_path / ".mcp.json"
+
+
+def test_demo(tmp_path, env):
+    result = subprocess.run([sys.executable, "-c", "from hostlink.cli import main; main()", "demo"],
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "server 'demo' tool 'echo'" in result.stdout and "app_refresh" not in result.stdout
+    assert result.stdout.rstrip().endswith("hello from hostlink")
