@@ -17,6 +17,7 @@ BENCHMARKS = {
     "output": "bench.bench_output",
     "start": "bench.bench_start",
     "mcp": "bench.bench_mcp",
+    "provider": "bench.bench_provider",
 }
 
 
