@@ -1,0 +1,224 @@
+"""The child's argv and environment, the process group, and the proposal-only MCP server."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from claude_transport_support import anyio_backend, live_processes_mentioning  # noqa: F401 - fixture
+
+from hostlink.claude_code import process
+from hostlink.claude_code.process import (
+    PROPOSAL_SERVER,
+    ClaudeProcess,
+    ClaudeTransportOptions,
+    build_argv,
+    child_environment,
+    mcp_config,
+)
+
+# --- argv and environment -------------------------------------------------------------
+
+
+def test_argv_is_the_reference_request():
+    argv = build_argv("claude", model="opus", system_prompt_file=Path("/p/system-prompt.txt"),
+                      mcp_config_file=Path("/p/mcp.json"), effort="high")  # fmt: skip
+    assert argv[:2] == ["claude", "-p"]
+    pairs = {argv[i]: argv[i + 1] for i in range(len(argv) - 1) if argv[i].startswith("--")}
+    assert pairs["--setting-sources"] == ""
+    assert pairs["--permission-mode"] == "dontAsk"
+    assert pairs["--mcp-config"] == "/p/mcp.json"
+    assert pairs["--tools"] == ""
+    assert pairs["--model"] == "opus" and pairs["--effort"] == "high"
+    assert pairs["--input-format"] == pairs["--output-format"] == "stream-json"
+    assert pairs["--system-prompt-file"] == "/p/system-prompt.txt"
+    assert pairs["--max-turns"] == "1"
+    settings = json.loads(pairs["--settings"])
+    assert settings["disableAllHooks"] is True
+    assert set(settings["enabledPlugins"].values()) == {False}
+    for flag in ("--disable-slash-commands", "--strict-mcp-config", "--no-session-persistence",
+                 "--include-partial-messages", "--verbose"):  # fmt: skip
+        assert flag in argv
+    assert "--bare" not in argv and "--safe-mode" not in argv
+    # Every variadic flag is followed by its value and then another flag: nothing to swallow.
+    for flag in ("--tools", "--mcp-config"):
+        assert argv[argv.index(flag) + 2].startswith("--")
+
+
+def test_argv_without_effort_and_with_search_tools():
+    argv = build_argv("claude", model="haiku", system_prompt_file=Path("/p/s"), mcp_config_file=None,
+                      tools=("WebSearch", "WebFetch"), allowed_tools=("WebSearch", "WebFetch"))  # fmt: skip
+    assert "--effort" not in argv and "--mcp-config" not in argv
+    assert argv[argv.index("--tools") + 1] == "WebSearch,WebFetch"
+    assert argv[argv.index("--allowedTools") + 2].startswith("--")
+    with pytest.raises(ValueError):
+        build_argv("claude", model="x", system_prompt_file=Path("/p/s"), mcp_config_file=None, effort="ultra")
+
+
+def test_mcp_config_holds_only_the_proposal_server():
+    config = json.loads(mcp_config(Path("/p/catalog.json"), Path("/p/violation.json"), "hostlink"))
+    assert list(config["mcpServers"]) == ["hostlink"]
+    server = config["mcpServers"]["hostlink"]
+    assert server["command"] == sys.executable
+    assert server["args"] == ["-I", "-S", str(PROPOSAL_SERVER), "/p/catalog.json", "/p/violation.json"]
+    assert server["env"] == {}
+
+
+def test_environment_is_allowlisted():
+    parent = {name: f"v-{name}" for name in process.ENV_ALLOWLIST}
+    parent.update({
+        "ANTHROPIC_API_KEY": "sk", "ANTHROPIC_AUTH_TOKEN": "t", "ANTHROPIC_BASE_URL": "http://x",
+        "CLAUDE_CODE_USE_BEDROCK": "1", "CLAUDE_CODE_USE_VERTEX": "1", "CLAUDE_CODE_OAUTH_TOKEN": "o",
+        "AWS_SECRET_ACCESS_KEY": "a", "LD_PRELOAD": "/evil.so", "NODE_OPTIONS": "--require /evil.js",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "0",
+    })  # fmt: skip
+    env = child_environment(parent, ClaudeTransportOptions())
+    assert set(env) == set(process.ENV_ALLOWLIST) | set(process.FIXED_ENV)
+    assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert env["HOME"] == "v-HOME"
+
+
+def test_test_option_routes_to_loopback_only():
+    options = ClaudeTransportOptions(test_api_base_url="http://127.0.0.1:8123", test_api_key="sk-test")
+    env = child_environment({"HOME": "/h", "ANTHROPIC_API_KEY": "sk-parent"}, options)
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:8123"
+    assert env["ANTHROPIC_API_KEY"] == "sk-test"  # the option's key, never the parent's
+    assert env["CLAUDE_CODE_MAX_RETRIES"] == "0"
+    for url in ("https://api.anthropic.com", "http://10.0.0.1:80", "http://localhost.evil.com", "ftp://127.0.0.1"):
+        with pytest.raises(ValueError):
+            ClaudeTransportOptions(test_api_base_url=url, test_api_key="k")
+    with pytest.raises(ValueError):
+        ClaudeTransportOptions(test_api_base_url="http://127.0.0.1:1")
+
+
+# --- the process group ----------------------------------------------------------------
+
+_GROUP_SCRIPT = """
+import signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN if sys.argv[1] == "stubborn" else lambda *a: sys.exit(143))
+code = "import os,signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(os.getpid(), flush=True); time.sleep(600)"
+subprocess.Popen([sys.executable, "-c", code, sys.argv[2]])  # reports its pid once it ignores SIGTERM
+time.sleep(600)
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["polite", "stubborn"])
+async def test_terminate_stops_the_whole_owned_group(tmp_path, mode):
+    tag = f"group-test-{tmp_path.name}"
+    script = tmp_path / "group.py"
+    script.write_text(_GROUP_SCRIPT)
+    child = await ClaudeProcess.start([sys.executable, str(script), mode, tag], dict(os.environ), tmp_path,
+                                      tmp_path / "stderr.log")  # fmt: skip
+    grandchild = int(await child.receive_line())
+    assert os.getpgid(grandchild) == child.pid != os.getpgid(0)
+    returncode = await child.terminate()
+    assert returncode == (143 if mode == "polite" else -9)
+    assert child.escalated  # the grandchild ignores SIGTERM either way
+    assert live_processes_mentioning(tag) == []
+    assert stat.S_IMODE(os.stat(tmp_path / "stderr.log").st_mode) == 0o600
+
+
+@pytest.mark.anyio
+async def test_overlong_line_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(process, "MAX_LINE_BYTES", 1000)
+    child = await ClaudeProcess.start([sys.executable, "-c", "print('x' * 5000)"], dict(os.environ), tmp_path,
+                                      tmp_path / "stderr.log")  # fmt: skip
+    with pytest.raises(process.ProcessError, match="longer than"):
+        await child.receive_line()
+    await child.terminate()
+
+
+@pytest.mark.anyio
+async def test_stderr_tail_is_bounded(tmp_path):
+    code = "import sys; sys.stderr.write('a' * 100000 + 'END'); sys.stderr.flush()"
+    child = await ClaudeProcess.start([sys.executable, "-c", code], dict(os.environ), tmp_path, tmp_path / "stderr.log")
+    assert await child.wait() == 0
+    tail = child.stderr_tail()
+    assert len(tail) == process.STDERR_TAIL_BYTES and tail.endswith(b"END")
+
+
+# --- the proposal server --------------------------------------------------------------
+
+CATALOG = {"tools": [{"name": "echo", "description": "Echo", "inputSchema": {"type": "object"}}]}
+
+
+@pytest.fixture
+def server(tmp_path):
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps(CATALOG))
+    marker = tmp_path / "violation.json"
+    proc = subprocess.Popen([sys.executable, "-I", "-S", str(PROPOSAL_SERVER), str(catalog), str(marker)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+
+    def ask(message):
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+        proc.stdin.flush()
+        if "id" not in message:
+            return None
+        return json.loads(proc.stdout.readline())
+
+    ask.marker = marker
+    ask.proc = proc
+    yield ask
+    proc.stdin.close()
+    proc.wait(timeout=10)
+
+
+def test_proposal_server_lists_and_never_runs(server):
+    init = server({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})  # fmt: skip
+    assert init["result"]["protocolVersion"] == "2025-06-18"
+    assert init["result"]["capabilities"] == {"tools": {"listChanged": False}}
+    assert server({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
+    assert server({"jsonrpc": "2.0", "id": 2, "method": "ping"}) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert server({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})["result"] == CATALOG
+    missing = server({"jsonrpc": "2.0", "id": 4, "method": "resources/list"})
+    assert missing["error"]["code"] == -32601
+    assert not server.marker.exists()
+    call = server({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "echo", "arguments": {}}})
+    assert "error" in call and "result" not in call
+    assert stat.S_IMODE(os.stat(server.marker).st_mode) == 0o600
+    assert json.loads(server.marker.read_text())["tool"] == "echo"
+    again = server({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "other"}})
+    assert "error" in again  # the first marker stays; still an error
+    assert json.loads(server.marker.read_text())["tool"] == "echo"
+
+
+def test_proposal_server_unknown_protocol_version_gets_its_newest(server):
+    init = server({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "1999-01-01"}})
+    assert init["result"]["protocolVersion"] == "2025-11-25"
+
+
+def test_proposal_server_marks_a_call_sent_as_notification(server):
+    assert server({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "echo"}}) is None
+    assert server({"jsonrpc": "2.0", "id": 9, "method": "ping"})["result"] == {}
+    assert server.marker.exists()
+
+
+def test_proposal_server_imports_only_the_standard_library(tmp_path):
+    catalog = tmp_path / "c.json"
+    catalog.write_text(json.dumps(CATALOG))
+    code = (
+        "import runpy, sys; sys.argv = ['ps', sys.argv[1], sys.argv[2]]; "
+        "sys.stdin = open('/dev/null'); runpy.run_path(sys.argv[0] if False else %r, run_name='__main__'); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'hostlink', 'pydantic', 'anyio')))"
+    ) % str(PROPOSAL_SERVER)
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(catalog), str(tmp_path / "m")],
+                         capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_proposal_server_refuses_a_broken_catalog(tmp_path):
+    catalog = tmp_path / "c.json"
+    catalog.write_text('{"not_tools": []}')
+    out = subprocess.run([sys.executable, "-I", "-S", str(PROPOSAL_SERVER), str(catalog), str(tmp_path / "m")],
+                         input=b"", capture_output=True, timeout=30)  # fmt: skip
+    assert out.returncode != 0 and out.stdout == b""
