@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from hostlink.host import CancelSignal, Registry, Session
+from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import parse_server
 
 FIXTURE = str(Path(__file__).parent / "fakes" / "mcp_fixture_server.py")
@@ -85,3 +87,37 @@ def http_fixture(*args: str, env: dict[str, str] | None = None) -> Iterator[Http
         yield server
     finally:
         server.close()
+
+
+class Notes:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self.seen.append((level, message))
+
+
+class Host:
+    """A minimal real host: registry + session lifecycle + the registered tool."""
+
+    def __init__(self, extension: McpExtension, tmp_path: Path, trusted: bool = False) -> None:
+        self.extension = extension
+        self.registry = Registry()
+        extension.register(self.registry)
+        self.tool = self.registry.tools["mcp"]
+        self.notes = Notes()
+        self.session = Session(cwd=tmp_path, project_trusted=trusted, notifier=self.notes)
+
+    async def __aenter__(self) -> Host:
+        await self.registry.start_session(self.session)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.registry.shutdown_session()
+
+    async def run(self, **args):
+        return await self.tool.execute(args, CancelSignal())
+
+
+def text(result) -> str:
+    return "\n".join(item.text for item in result.content if item.type == "text")

@@ -8,9 +8,9 @@ from pathlib import Path
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
-from mcp_runtime_support import fixture_children, http_fixture, stdio
+from mcp_runtime_support import Host, fixture_children, http_fixture, stdio, text
 
-from hostlink.host import CancelSignal, ImageContent, Registry, Session
+from hostlink.host import CancelSignal, ImageContent, Registry
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.tool import PARAMETERS
 from hostlink.output import MAX_INLINE_BYTES
@@ -23,40 +23,6 @@ TERMINAL_CONTROLS = [chr(c) for c in range(0x20) if c not in (9, 10)] + ["\x7f"]
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
-
-
-class Notes:
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []
-
-    def notify(self, message: str, level: str = "info") -> None:
-        self.seen.append((level, message))
-
-
-class Host:
-    """A minimal real host: registry + session lifecycle + the registered tool."""
-
-    def __init__(self, extension: McpExtension, tmp_path: Path, trusted: bool = False) -> None:
-        self.extension = extension
-        self.registry = Registry()
-        extension.register(self.registry)
-        self.tool = self.registry.tools["mcp"]
-        self.notes = Notes()
-        self.session = Session(cwd=tmp_path, project_trusted=trusted, notifier=self.notes)
-
-    async def __aenter__(self) -> Host:
-        await self.registry.start_session(self.session)
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self.registry.shutdown_session()
-
-    async def run(self, **args):
-        return await self.tool.execute(args, CancelSignal())
-
-
-def text(result) -> str:
-    return "\n".join(item.text for item in result.content if item.type == "text")
 
 
 @pytest.fixture
