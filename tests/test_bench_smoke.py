@@ -1,0 +1,71 @@
+"""The benchmarks' CI smoke: ``python -m bench.run --quick`` prints a full table.
+
+It checks the shape only (a row for each benchmark, a number in every cell, a ratio in
+every row), never how big a number is: benchmarks do not fail on speed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_BIN = ROOT / "node_modules" / ".bin"
+
+# A row name each benchmark always prints, and those it prints when an npm peer is there.
+ALWAYS = {
+    "output": ["bound ", "peak RSS, "],
+    "start": ["hostlink --help vs", "hostlink mcp status vs", "llm --help with hostlink",
+              "first mcp call (connect), demo"],
+    "mcp": ["mcp call p50, demo echo", "mcp call p95, demo echo", "mcp 10 concurrent calls, demo"],
+    "provider": ["proposal server start", "transcript, 10 messages", "transcript, 100 messages"],
+}
+WITH_PEER = {
+    "mcp-server-everything": ["first mcp call (connect), everything", "mcp call p50, everything echo",
+                              "mcp 10 concurrent calls, everything"],
+    "claude": ["provider request vs bare claude -p"],
+}
+CELL = re.compile(r"^-?\d+(\.\d+)?(e[+-]?\d+)? \S+$")
+RATIO = re.compile(r"^\d+(\.\d+)?x$")
+
+
+def _table(stdout: str) -> list[list[str]]:
+    """The table's body rows, split on the runs of spaces between columns."""
+    lines = stdout.splitlines()
+    assert lines[0].startswith("machine: ") and " cores, Python " in lines[0]
+    assert re.split(r"\s{2,}", lines[1].strip()) == ["benchmark", "baseline", "hostlink", "ratio", "goal"]
+    assert set(lines[2].replace(" ", "")) == {"-"}
+    return [re.split(r"\s{2,}", line.strip()) for line in lines[3:] if line.strip()]
+
+
+def test_quick_run_prints_a_row_per_benchmark_with_numeric_ratios():
+    missing = [peer for peer in WITH_PEER if not (NODE_BIN / peer).exists()]
+    if missing and os.environ.get("CI"):
+        pytest.fail(f"npm peers missing in CI: {', '.join(missing)} (run scripts/setup-test)")
+    result = subprocess.run([sys.executable, "-m", "bench.run", "--quick"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = _table(result.stdout)
+    names = [row[0] for row in rows]
+    expected = [prefix for prefixes in ALWAYS.values() for prefix in prefixes]
+    expected += [prefix for peer, prefixes in WITH_PEER.items() if peer not in missing for prefix in prefixes]
+    for prefix in expected:
+        assert any(name.startswith(prefix) for name in names), f"no row starting {prefix!r} in:\n{result.stdout}"
+    for row in rows:
+        assert len(row) == 5, row
+        _, baseline, hostlink, ratio, goal = row
+        assert CELL.match(baseline) and CELL.match(hostlink), row
+        assert RATIO.match(ratio), row
+        assert goal, row
+
+
+def test_unknown_benchmark_name_is_refused():
+    result = subprocess.run([sys.executable, "-m", "bench.run", "--quick", "nosuch"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "unknown benchmark: nosuch" in result.stderr
