@@ -84,6 +84,23 @@ def write_private_file(directory: Path, name: str, data: bytes | str) -> Path:
     return directory / name
 
 
+def replace_private_file(directory: Path, name: str, data: bytes | str) -> Path:
+    """Atomically replace ``directory/name`` with a new 0600 file holding ``data``.
+
+    For small state files that are rewritten (diagnostic reports, last-request metrics):
+    the data goes to a fresh exclusive file first, so a reader never sees a partial write
+    and a symlink planted at ``name`` is replaced, not followed.
+    """
+    temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    write_private_file(directory, temporary, data)
+    try:
+        os.replace(directory / temporary, directory / name)
+    except OSError:
+        os.unlink(directory / temporary)
+        raise
+    return directory / name
+
+
 def remove_private_dir(path: Path) -> None:
     """Remove a directory this process created; missing is fine, anything else raises."""
     try:

@@ -1,12 +1,17 @@
-"""Which ``claude`` CLI versions hostlink was verified against, and what they did with aliases.
+"""Which ``claude`` CLI hostlink uses, which versions it was verified against, and what
+they did with model aliases.
 
-Advisory: a version outside the range is reported (doctor) but not refused, because the
-runtime checks of the init record and the stream protocol fail closed on any real mismatch.
+Version metadata is advisory: a version outside the range is reported (doctor) but not
+refused, because the runtime checks of the init record and the stream protocol fail closed
+on any real mismatch.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+from collections.abc import Mapping
 
 VERIFIED_MIN = (2, 1, 332)
 VERIFIED_MAX = (2, 1, 332)
@@ -55,3 +60,13 @@ def check_version(text: str) -> tuple[bool, str]:
         f"claude {shown} is {side} than the verified range ({verified_range()}); "
         "requests still validate the CLI's protocol and fail closed on a mismatch"
     )
+
+
+def find_claude(environ: Mapping[str, str] | None = None) -> str | None:
+    """The ``claude`` executable on ``PATH``, or None.
+
+    A PATH scan only (no subprocess), so registration can afford it. hostlink takes the CLI
+    from PATH and nowhere else: put the one you want first on PATH.
+    """
+    env = os.environ if environ is None else environ
+    return shutil.which("claude", path=env.get("PATH", os.defpath))

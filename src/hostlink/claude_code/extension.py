@@ -1,0 +1,135 @@
+"""The Claude Code provider as a host extension: provider ``claude-code``, the visible
+``claude_code_web_search`` tool and the ``claude-code`` command.
+
+Registration does no I/O beyond a PATH lookup (``shutil.which``, no subprocess), so a host
+that loads every extension at start pays nothing for this one. Without a ``claude``
+executable the provider registers with an ``unavailable`` notice saying how to fix it;
+whether the CLI is signed in is only known by asking it, so the first request checks that
+and fails with an explanatory error. Leftover private directories of dead hostlink processes
+are recovered at session start.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hostlink.claude_code.compatibility import find_claude
+from hostlink.claude_code.models import MODELS
+from hostlink.claude_code.web_search import WebSearch
+from hostlink.host import (
+    CancelSignal,
+    CommandSpec,
+    Context,
+    Done,
+    ErrorEvent,
+    ModelSpec,
+    ProviderSpec,
+    Registry,
+    Session,
+    StreamEvent,
+)
+
+if TYPE_CHECKING:
+    from hostlink.claude_code.process import ClaudeTransportOptions
+    from hostlink.output import OutputSession
+
+PROVIDER_NAME = "claude-code"
+COMMAND_USAGE = "usage: /claude-code doctor"
+NOT_INSTALLED = (
+    "the claude CLI was not found on PATH: install Claude Code "
+    "(npm install -g @anthropic-ai/claude-code), sign in with `claude auth login`, "
+    "and start the host with `claude` on PATH"
+)
+
+
+class ClaudeCodeExtension:
+    """``options`` (a local fake API) and ``environ`` (whose PATH finds ``claude``) are for tests."""
+
+    def __init__(
+        self, *, options: ClaudeTransportOptions | None = None, environ: Mapping[str, str] | None = None
+    ) -> None:
+        self._options = options
+        self._environ = environ
+        self._executable: str | None = None
+        self._session: Session | None = None
+        self._output: OutputSession | None = None
+
+    def register(self, registry: Registry) -> None:
+        self._executable = find_claude(self._environ)
+        unavailable = None if self._executable is not None else NOT_INSTALLED
+        registry.register_provider(ProviderSpec(PROVIDER_NAME, MODELS, self._stream, unavailable))
+        search = WebSearch(
+            self._executable, output=lambda: self._output, cwd=self._cwd, options=self._options, environ=self._environ
+        )
+        registry.register_tool(search.tool())
+        registry.register_command(CommandSpec("claude-code", "Claude Code provider: doctor", self._command))
+        registry.on_session_start(self._start)
+        registry.on_session_shutdown(self._shutdown)
+
+    def _cwd(self) -> Path | None:
+        return self._session.cwd if self._session is not None else None
+
+    async def _start(self, session: Session) -> None:
+        from hostlink.output import OutputSession
+        from hostlink.private import recover_stale
+
+        recover_stale()
+        self._session = session
+        self._output = OutputSession()
+
+    async def _shutdown(self) -> None:
+        output, self._output, self._session = self._output, None, None
+        if output is not None:
+            output.close()
+
+    async def _stream(self, model: ModelSpec, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
+        if self._executable is None:
+            yield ErrorEvent(NOT_INSTALLED, code="unavailable")
+            return
+        from hostlink.claude_code import metrics
+        from hostlink.claude_code.provider import ClaudeCodeProvider
+
+        session = self._session
+        provider = ClaudeCodeProvider(
+            self._executable,
+            cwd=self._cwd(),
+            notifier=session.notifier if session is not None else None,
+            options=self._options,
+            environ=self._environ,
+        )
+        started = time.monotonic()
+        facts: dict[str, object] = {"model": model.id, "tools": len(context.tools), "records": len(context.messages) + 1}
+        try:
+            async for event in provider.stream(model, context, signal):
+                facts.setdefault("first_event_ms", _ms(started))
+                if isinstance(event, Done):
+                    usage = event.message.usage
+                    facts.update(
+                        outcome="done",
+                        stop_reason=event.message.stop_reason,
+                        input_tokens=usage.input_tokens,
+                        output_tokens=usage.output_tokens,
+                        cache_read_tokens=usage.cache_read_tokens,
+                        cache_write_tokens=usage.cache_write_tokens,
+                    )
+                elif isinstance(event, ErrorEvent):
+                    facts.update(outcome="error", error_code=event.code)
+                yield event
+        finally:
+            facts.setdefault("outcome", "stopped")
+            facts["duration_ms"] = _ms(started)
+            metrics.record(facts)
+
+    async def _command(self, argv: Sequence[str], signal: CancelSignal) -> str:
+        if list(argv) not in ([], ["doctor"]):
+            return COMMAND_USAGE
+        from hostlink.claude_code.doctor import diagnose
+
+        return (await diagnose(self._environ)).text()
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

@@ -1,0 +1,84 @@
+"""The last provider request's metrics, kept for ``hostlink claude-code doctor``.
+
+Only an allowlist of bounded facts (sizes, counts, token usage, timings, outcome codes) is
+ever written, so a metrics file cannot carry prompts, messages, arguments, results, stderr,
+credentials or paths, whatever a caller passes in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from hostlink.private import replace_private_file, runtime_root
+
+FILE_NAME = "claude-code-last-request.json"
+_MAX_BYTES = 16 * 1024
+
+_NUMBERS = frozenset(
+    {
+        "duration_ms",
+        "init_ms",
+        "first_event_ms",
+        "cleanup_ms",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "transcript_bytes",
+        "records",
+        "tools",
+        "images",
+        "exit_code",
+    }
+)
+_CODES = frozenset({"outcome", "stop_reason", "error_code", "model", "cli_version"})
+_CODE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def sanitize(facts: Mapping[str, Any]) -> dict[str, Any]:
+    """Keep allowlisted keys with plain bounded values; drop everything else silently."""
+    kept: dict[str, Any] = {}
+    for key, value in facts.items():
+        if key in _NUMBERS and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value == value and abs(value) < 1e15:  # finite, bounded
+                kept[key] = round(value, 3) if isinstance(value, float) else value
+        elif key in _CODES and isinstance(value, str) and _CODE.fullmatch(value):
+            kept[key] = value
+    return kept
+
+
+def record(facts: Mapping[str, Any]) -> None:
+    """Replace the stored last-request metrics (best effort: metrics never fail a request)."""
+    data = {"recorded_at": int(time.time()), **sanitize(facts)}
+    try:
+        replace_private_file(runtime_root(), FILE_NAME, json.dumps(data, sort_keys=True))
+    except OSError:
+        pass
+
+
+def last() -> dict[str, Any] | None:
+    """The stored metrics, re-sanitized on read; None when absent or unreadable."""
+    try:
+        fd = os.open(runtime_root() / FILE_NAME, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        raw = handle.read(_MAX_BYTES + 1)
+    if len(raw) > _MAX_BYTES:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    recorded = value.get("recorded_at")
+    kept = sanitize(value)
+    if isinstance(recorded, int) and not isinstance(recorded, bool):
+        kept["recorded_at"] = recorded
+    return kept
