@@ -19,6 +19,7 @@ import json
 import queue
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -61,6 +62,8 @@ class Reply:
     error_after_blocks: int | None = None
     error_type: str = "overloaded_error"
     error_message: str = "Overloaded"
+    # Pause after the last content block (before message_delta), e.g. to let a client act on it.
+    delay_before_delta: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,8 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.close_connection = True
             for event, data in _events(reply, model):
+                if event == "message_delta" and reply.delay_before_delta:
+                    time.sleep(reply.delay_before_delta)
                 self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
 

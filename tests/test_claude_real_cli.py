@@ -1,0 +1,272 @@
+"""The provider with the real ``claude`` CLI (npm ``@anthropic-ai/claude-code``) against a fake
+Anthropic Messages API on 127.0.0.1, plus the CLI facts the transport is built on.
+
+The child reaches the fake only through the explicit, code-only ``ClaudeTransportOptions``;
+its HOME is a throwaway directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from claude_transport_support import (
+    ECHO,
+    FAKES,
+    anyio_backend,  # noqa: F401 - fixture
+    collect,
+    context,
+    live_processes_mentioning,
+    runtime_dir,  # noqa: F401 - fixture
+)
+
+from hostlink.claude_code.catalog import build_catalog
+from hostlink.claude_code.process import ClaudeTransportOptions, build_argv, child_environment, mcp_config
+from hostlink.claude_code.provider import ClaudeCodeProvider
+from hostlink.host import (
+    Done,
+    ErrorEvent,
+    TextContent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallEvent,
+    ToolResultMessage,
+)
+
+sys.path.insert(0, str(FAKES))
+import fake_anthropic as fa  # noqa: E402
+
+CLAUDE = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "claude"
+pytestmark = [pytest.mark.slow]
+if not CLAUDE.exists():
+    if os.environ.get("CI"):
+        raise RuntimeError("the claude CLI peer is not installed (npm ci)")
+    pytestmark.append(pytest.mark.skip(reason="node_modules/.bin/claude is not installed (run npm ci)"))
+
+
+@pytest.fixture
+def api():
+    with fa.FakeAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+def home(tmp_path):
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+def make_provider(api, home, executable=CLAUDE) -> ClaudeCodeProvider:
+    return ClaudeCodeProvider(
+        str(executable),
+        cwd=home,
+        options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
+        environ={"HOME": str(home), "PATH": os.environ["PATH"]},
+    )
+
+
+def user_blocks(request: dict) -> list[dict]:
+    (message,) = [m for m in request["messages"] if m["role"] == "user"][:1]
+    return message["content"]
+
+
+def assert_clean(runtime_dir) -> None:
+    assert live_processes_mentioning(str(runtime_dir)) == []
+    assert list(runtime_dir.iterdir()) == []
+
+
+@pytest.mark.anyio
+async def test_plain_text_streams_through(api, home, runtime_dir):
+    api.push(fa.Reply((fa.Thinking("let me see"), fa.Text("Hello from the fake API")), chunk=5))
+    events = await collect(make_provider(api, home), context("say hello @everyone"))
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    assert "".join(d.delta for d in deltas) == "Hello from the fake API" and len(deltas) > 1
+    assert "".join(e.delta for e in events if isinstance(e, ThinkingDelta)) == "let me see"
+    done = events[-1]
+    assert isinstance(done, Done) and done.message.stop_reason == "stop"
+    assert done.message.usage.input_tokens == 11 and done.message.usage.cost == 0.0
+    (request,) = api.messages_requests()
+    assert any(block["text"] == "You are a test host." for block in request["system"])
+    assert [tool["name"] for tool in request["tools"] if not tool.get("defer_loading")] == ["mcp__hostlink__echo"]
+    blocks = user_blocks(request)
+    assert "cache_control" in blocks[-1] and "\\u0040everyone" in blocks[-1]["text"]
+    assert_clean(runtime_dir)
+
+
+@pytest.mark.anyio
+async def test_tool_round_trip_keeps_earlier_records(api, home, runtime_dir):
+    provider = make_provider(api, home)
+    api.push(fa.Reply((fa.Text("I will echo."), fa.ToolUse("mcp__hostlink__echo", {"text": "hi"}, id="toolu_real_1")),
+                      stop_reason="tool_use"))  # fmt: skip
+    first = context("echo hi")
+    events = await collect(provider, first)
+    calls = [e.tool_call for e in events if isinstance(e, ToolCallEvent)]
+    assert [(c.id, c.name, dict(c.arguments)) for c in calls] == [("toolu_real_1", "echo", {"text": "hi"})]
+    done = events[-1]
+    assert isinstance(done, Done) and done.message.stop_reason == "toolUse"
+    # Claude was stopped before it could answer its own denial: one API request, no process.
+    assert len(api.messages_requests()) == 1
+    assert_clean(runtime_dir)
+
+    api.push(fa.text("The echo said hi."))
+    second = context(messages=[
+        *first.messages,
+        done.message,
+        ToolResultMessage(tool_call_id="toolu_real_1", tool_name="echo", content=[TextContent("hi")]),
+    ])  # fmt: skip
+    events = await collect(provider, second)
+    assert isinstance(events[-1], Done) and events[-1].message.stop_reason == "stop"
+    assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == "The echo said hi."
+    before, after = (user_blocks(r) for r in api.messages_requests())
+    strip = [{k: v for k, v in block.items() if k != "cache_control"} for block in before]
+    assert [{k: v for k, v in block.items() if k != "cache_control"} for block in after[: len(before)]] == strip
+    assert len(after) == len(before) + 2  # the assistant turn and the tool result
+    assert "cache_control" in after[-1]
+    assert_clean(runtime_dir)
+
+
+@pytest.mark.anyio
+async def test_forced_execution_attempt_fails_the_request(api, home, runtime_dir, tmp_path):
+    """A claude that would run the tool (here: a wrapper adding an allow rule, as a managed
+    policy could) reaches the proposal server; its violation marker fails the request."""
+    wrapper = tmp_path / "claude-allowing"
+    wrapper.write_text(f'#!/bin/sh\nexec "{CLAUDE}" "$@" --allowedTools mcp__hostlink__echo\n')
+    wrapper.chmod(0o755)
+    # The pause before message_delta gives the CLI's streaming tool execution time to call.
+    api.push(fa.Reply((fa.ToolUse("mcp__hostlink__echo", {"text": "run me"}),), stop_reason="tool_use",
+                      delay_before_delta=1.0))  # fmt: skip
+    events = await collect(make_provider(api, home, wrapper), context("echo"))
+    assert [type(e) for e in events] == [ErrorEvent]
+    assert events[0].code == "tool_execution_attempted"
+    assert_clean(runtime_dir)
+
+
+@pytest.mark.anyio
+async def test_api_errors_fail_closed(api, home, runtime_dir):
+    provider = make_provider(api, home)
+    api.push(fa.overflow())
+    (error,) = await collect(provider, context())
+    assert isinstance(error, ErrorEvent) and error.code == "context_length_exceeded"
+    api.push(fa.usage_limit())
+    (error,) = await collect(provider, context())
+    assert isinstance(error, ErrorEvent) and (error.code, error.retryable) == ("quota_exceeded", False)
+    api.push(fa.Reply((fa.Text("partial answer"), fa.Text("rest")), error_after_blocks=1), fa.text("resumed"))
+    events = await collect(provider, context())
+    assert isinstance(events[-1], ErrorEvent) and "interrupted" in events[-1].message
+    assert_clean(runtime_dir)
+
+
+@pytest.mark.anyio
+async def test_without_the_test_option_an_api_key_is_refused(api, home, runtime_dir, tmp_path):
+    """Production validation: an API-key login (here forced by a wrapper) is not a subscription."""
+    wrapper = tmp_path / "claude-with-key"
+    wrapper.write_text(
+        f'#!/bin/sh\nANTHROPIC_BASE_URL={api.base_url} ANTHROPIC_API_KEY=sk-x exec "{CLAUDE}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    provider = ClaudeCodeProvider(str(wrapper), cwd=home, environ={"HOME": str(home), "PATH": os.environ["PATH"]})
+    (error,) = await collect(provider, context("secret words"))
+    assert isinstance(error, ErrorEvent) and error.code == "protocol_error" and "API key" in error.message
+    assert api.messages_requests() == []  # nothing was sent anywhere
+    assert_clean(runtime_dir)
+
+
+# --- facts about this CLI version the transport depends on -----------------------------
+
+
+def run_cli(api, home, tmp_path, stdin_lines, *, kill_on=None, extra=()):
+    """Run the real CLI with the provider's argv; returns (records, exit status, marker path)."""
+    catalog = build_catalog([ECHO], [])
+    (tmp_path / "catalog.json").write_bytes(catalog.to_json())
+    (tmp_path / "system.txt").write_text("You are a test host.")
+    marker = tmp_path / "violation.json"
+    (tmp_path / "mcp.json").write_text(mcp_config(tmp_path / "catalog.json", marker, "hostlink"))
+    argv = build_argv(str(CLAUDE), model="sonnet", system_prompt_file=tmp_path / "system.txt",
+                      mcp_config_file=tmp_path / "mcp.json") + list(extra)  # fmt: skip
+    env = child_environment({"HOME": str(home), "PATH": os.environ["PATH"]},
+                            ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake"))  # fmt: skip
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env, cwd=home, start_new_session=True)  # fmt: skip
+    records = []
+    try:
+        for line in stdin_lines:
+            proc.stdin.write(json.dumps(line).encode() + b"\n")
+        proc.stdin.close()
+        for raw in proc.stdout:
+            record = json.loads(raw)
+            records.append(record)
+            if kill_on is not None and kill_on(record):
+                os.killpg(proc.pid, signal.SIGTERM)
+                kill_on = None
+        return records, proc.wait(timeout=60), marker
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+USER = {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}}
+
+
+def test_cli_facts_init_and_stream_shapes(api, home, tmp_path):
+    api.push(fa.text("Hello there"))
+    records, status, _ = run_cli(api, home, tmp_path, [USER])
+    kinds = [(r["type"], r.get("subtype")) for r in records]
+    init_at = kinds.index(("system", "init"))
+    assert set(kinds[:init_at]) <= {("system", "ui_invalidate")}  # only UI chatter before init
+    assert kinds.count(("system", "init")) == 1
+    init = records[init_at]
+    assert init["tools"] == ["mcp__hostlink__echo"]
+    assert init["mcp_servers"] == [{"name": "hostlink", "status": "connected", "source": "dynamic"}]
+    assert init["permissionMode"] == "dontAsk"
+    assert (init["slash_commands"], init["skills"], init["plugins"]) == ([], [], [])  # plugins: off by settings
+    assert init["apiKeySource"] == "ANTHROPIC_API_KEY"  # with the test option; a subscription shows "none"
+    assert init["claude_code_version"] == "2.1.332"
+    events = [r["event"]["type"] for r in records if r["type"] == "stream_event"]
+    assert events == ["message_start", "content_block_start", "content_block_delta", "content_block_delta",
+                      "content_block_stop", "message_delta", "message_stop"]  # fmt: skip
+    assistant = [r for r in records if r["type"] == "assistant"]
+    assert assistant and all(r["message"]["stop_reason"] is None for r in assistant)
+    delta = next(r for r in records if r["type"] == "stream_event" and r["event"]["type"] == "message_delta")
+    assert delta["event"]["delta"]["stop_reason"] == "end_turn"
+    assert records[-1]["type"] == "result" and records[-1]["stop_reason"] == "end_turn"
+    assert status == 0
+
+
+def test_cli_facts_init_waits_for_the_first_user_message(api, home, tmp_path):
+    """init comes only after a user message; the initialize control request is answered first."""
+    control = {"type": "control_request", "request_id": "c1", "request": {"subtype": "initialize"}}
+    records, _, _ = run_cli(api, home, tmp_path, [control])  # stdin closes without a user message
+    assert not any(r["type"] == "system" and r.get("subtype") == "init" for r in records)
+    (answer,) = [r for r in records if r["type"] == "control_response"]
+    body = answer["response"]["response"]
+    assert body["commands"] == [] and body["current_permission_mode"] == "dontAsk"
+    assert body["account"]["apiKeySource"] == "ANTHROPIC_API_KEY" and body["account"]["apiProvider"] == "firstParty"
+    assert api.messages_requests() == []
+
+
+def test_cli_facts_dont_ask_denies_and_sigterm_exits_143(api, home, tmp_path):
+    api.push(fa.tool_use("mcp__hostlink__echo", {"text": "x"}), fa.text("after"))
+    records, _, marker = run_cli(api, home, tmp_path, [USER])
+    denied = [r for r in records if r["type"] == "system" and r.get("subtype") == "permission_denied"]
+    assert [r["tool_name"] for r in denied] == ["mcp__hostlink__echo"]
+    assert not marker.exists()  # dontAsk: no tools/call reached the proposal server
+    assert len(api.messages_requests()) == 1  # --max-turns 1: no follow-up request
+    assert records[-1]["type"] == "result"
+    assert [d["tool_name"] for d in records[-1]["permission_denials"]] == ["mcp__hostlink__echo"]
+
+    api.push(fa.tool_use("mcp__hostlink__echo", {"text": "x"}))
+    again = tmp_path / "again"
+    again.mkdir()
+    _, status, _ = run_cli(api, home, again, [USER], kill_on=is_message_delta)
+    assert status == 143
+
+
+def is_message_delta(record: dict) -> bool:
+    return record["type"] == "stream_event" and record["event"]["type"] == "message_delta"
