@@ -181,7 +181,7 @@ async def test_ten_concurrent_calls_share_one_link(fake_oauth):
     assert manager._hub.listening == 0
 
 
-async def test_failed_start_latches_until_explicit_retry(fake_oauth):
+async def test_failed_start_latches_until_explicit_retry(fake_oauth, caplog):
     fake_oauth.control(metadata_issuer="http://127.0.0.1:9/elsewhere")
     server = http_server(fake_oauth.mcp, auth="oauth")
     manager = AuthManager()
@@ -189,6 +189,7 @@ async def test_failed_start_latches_until_explicit_retry(fake_oauth):
         await manager.http_auth("f", server)
     assert not isinstance(first.value, AuthRequired)
     assert "issuer" in str(first.value)
+    assert "elsewhere" not in caplog.text  # the SDK's log copy of the provider text is withheld
     seen = fake_oauth.counters()["metadata"]
     with pytest.raises(AuthError, match="authorization_failed.*hostlink mcp auth f"):
         await manager.http_auth("f", server)

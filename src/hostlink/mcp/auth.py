@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import secrets
 import time
@@ -61,6 +62,23 @@ KNOWN_TOKEN_ERRORS = frozenset(
         "unapproved_software_statement",
     }
 )
+
+
+class _WithholdSdkErrorText(logging.Filter):
+    """The SDK logs OAuth flow failures with their full text, which can carry provider-supplied
+    values; hostlink reports every failure itself, classified and bounded, so the SDK's log
+    record keeps only a fixed line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info or record.levelno >= logging.ERROR:
+            record.msg, record.args, record.exc_info, record.exc_text = "OAuth flow error (see hostlink's message)", (), None, None
+        return True
+
+
+def _quiet_sdk_auth_log() -> None:
+    logger = logging.getLogger("mcp.client.auth.oauth2")
+    if not any(isinstance(f, _WithholdSdkErrorText) for f in logger.filters):
+        logger.addFilter(_WithholdSdkErrorText())
 
 
 def bounded_detail(text: str) -> str:
@@ -154,16 +172,35 @@ class _StaticBearer(httpx2.Auth):
         yield request
 
 
-class _RecordAuth(httpx2.Auth):
-    """The narrow auth a connection gets: a stored bearer token, refreshed when it expires."""
+def _challenge_of(response: httpx2.Response) -> tuple[int, str] | None:
+    """A 401, or a 403 asking for more scope (step-up), as (status, WWW-Authenticate)."""
+    header = response.headers.get("www-authenticate", "")
+    if response.status_code == 401 or (response.status_code == 403 and "insufficient_scope" in header):
+        return response.status_code, header
+    return None
 
-    def __init__(self, manager: AuthManager, key: str, name: str, server: HttpServer, generation: int) -> None:
+
+class _RecordAuth(httpx2.Auth):
+    """The narrow auth a connection gets: a stored bearer token, refreshed when it expires.
+
+    ``anonymous`` is for a server that let the sign-in probe through without credentials.
+    A challenge from the server (401, or 403 for more scope) starts a sign-in in the
+    background; the request itself fails and is not repeated.
+    """
+
+    def __init__(self, manager: AuthManager, key: str, name: str, server: HttpServer, generation: int,
+                 anonymous: bool = False) -> None:
         self._manager, self._key, self._name, self._server, self._generation = manager, key, name, server, generation
+        self._anonymous = anonymous
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        token = await self._manager._access_token(self._key, self._name, self._server, self._generation)
-        request.headers["Authorization"] = f"Bearer {token}"
-        yield request
+        if not self._anonymous:
+            token = await self._manager._access_token(self._key, self._name, self._server, self._generation)
+            request.headers["Authorization"] = f"Bearer {token}"
+        response = yield request
+        challenge = _challenge_of(response)
+        if challenge is not None:
+            self._manager._challenged(self._key, self._name, self._server, challenge)
 
 
 class _ExchangeGuard(httpx2.AsyncBaseTransport):
@@ -174,8 +211,9 @@ class _ExchangeGuard(httpx2.AsyncBaseTransport):
     classified here, so no provider text reaches the SDK's error messages or logs.
     """
 
-    def __init__(self, probe_url: str) -> None:
+    def __init__(self, probe_url: str, challenge: tuple[int, str] | None) -> None:
         self._probe = httpx2.URL(probe_url)
+        self._challenge = challenge
         self._inner = httpx2.AsyncHTTPTransport()
         self._armed = False
         self.exchanged = False
@@ -187,6 +225,10 @@ class _ExchangeGuard(httpx2.AsyncBaseTransport):
         if self.exchanged:
             # The SDK repeats the probe with the new token; the sign-in is complete without it.
             return httpx2.Response(204, request=request)
+        if self._challenge is not None and request.url == self._probe:
+            # The server already challenged a real request: hand the SDK that answer.
+            (status, header), self._challenge = self._challenge, None
+            return httpx2.Response(status, headers={"WWW-Authenticate": header}, request=request)
         if self._armed and request.method != "POST":
             raise AuthError("the sign-in tried a request other than the single code exchange")
         exchange = self._armed
@@ -209,17 +251,19 @@ class _Login:
     """One background sign-in for one server key, shared by every caller that needs it."""
 
     generation: int
+    challenge: tuple[int, str] | None = None
     flow_id: str = field(default_factory=lambda: secrets.token_urlsafe(16))
     link: str | None = None
     error: str | None = None
     ready: anyio.Event = field(default_factory=anyio.Event)
     task: asyncio.Task | None = None
     cancelled: bool = False
+    anonymous: bool = False  # the server answered the probe without asking for credentials
 
-    async def wait_link(self, timeout: float) -> str:
+    async def wait_link(self, timeout: float) -> str | None:
         with anyio.move_on_after(timeout):
             await self.ready.wait()
-        if self.link is not None:
+        if self.link is not None or self.anonymous:
             return self.link
         raise AuthError(self.error or "preparing the authorization link timed out")
 
@@ -229,6 +273,7 @@ class AuthManager:
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self._environ = os.environ if environ is None else environ
+        _quiet_sdk_auth_log()
         self._store = SecureStore()
         self._hub = CallbackHub()
         self._generation: dict[str, int] = {}
@@ -237,6 +282,7 @@ class AuthManager:
         self._tokens: dict[str, StoredTokens] = {}
         self._refreshes: dict[str, asyncio.Task] = {}
         self._machine: dict[str, _MemoryStorage] = {}
+        self._anonymous: set[str] = set()  # servers that let the sign-in probe through
 
     # --- the runtime's hook ---------------------------------------------------------------
 
@@ -288,7 +334,10 @@ class AuthManager:
                     return _RecordAuth(self, key, name, server, generation)
                 except AuthRequired:
                     pass  # the refresh token is gone or refused: sign in again
-        link = await self.start_login(name, server, retry=False)
+        link = None if key in self._anonymous else await self._join_login(key, name, server)
+        if link is None:
+            self._anonymous.add(key)
+            return _RecordAuth(self, key, name, server, self._generation.get(key, 0), anonymous=True)
         raise AuthRequired(f"MCP server {name!r} needs sign-in: open this link to authorize hostlink: {link}", link)
 
     def _raise_if_failed(self, name: str, key: str) -> None:
@@ -310,13 +359,28 @@ class AuthManager:
         key = record_key(name, server)
         if retry:
             self._failed.pop(key, None)
+        link = await self._join_login(key, name, server)
+        if link is None:
+            raise AuthError(f"MCP server {name!r} did not ask for sign-in; it is usable without it")
+        return link
+
+    async def _join_login(self, key: str, name: str, server: HttpServer) -> str | None:
+        """The link of the pending sign-in for ``key``, starting one if none is pending."""
         self._raise_if_failed(name, key)
-        login = self._logins.get(key)
-        if login is None:
-            login = _Login(self._generation.get(key, 0))
-            self._logins[key] = login
-            login.task = asyncio.get_running_loop().create_task(self._run_login(login, key, name, server))
+        login = self._logins.get(key) or self._begin_login(key, name, server, None)
         return await login.wait_link(server.request_timeout_ms / 1000)
+
+    def _begin_login(self, key: str, name: str, server: HttpServer, challenge: tuple[int, str] | None) -> _Login:
+        login = _Login(self._generation.get(key, 0), challenge)
+        self._logins[key] = login
+        login.task = asyncio.get_running_loop().create_task(self._run_login(login, key, name, server))
+        return login
+
+    def _challenged(self, key: str, name: str, server: HttpServer, challenge: tuple[int, str]) -> None:
+        """A connection was challenged: start a sign-in with that challenge unless one is pending."""
+        self._anonymous.discard(key)
+        if key not in self._logins and key not in self._failed:
+            self._begin_login(key, name, server, challenge)
 
     async def wait_login(self, name: str, server: HttpServer, timeout: float) -> None:
         """Wait for the pending sign-in of ``server`` to finish; raises AuthError if it failed."""
@@ -362,7 +426,9 @@ class AuthManager:
 
         settings = self._settings(server)
         storage = _MemoryStorage(await self._known_client(key, name, server, settings, flow.redirect_uri))
-        guard = _ExchangeGuard(server.url)
+        guard = _ExchangeGuard(server.url, login.challenge)
+        record = await self._store.load(key, name, server)
+        granted = record.tokens.scope if record is not None and record.tokens is not None else None
 
         async def on_link(url: str) -> None:
             await self._accept_link(login, key, name, server, provider, storage, flow, url)
@@ -380,7 +446,7 @@ class AuthManager:
             server.url,
             OAuthClientMetadata(
                 redirect_uris=[flow.redirect_uri], grant_types=["authorization_code", "refresh_token"],
-                response_types=["code"], client_name="hostlink", scope=settings.scope,
+                response_types=["code"], client_name="hostlink", scope=granted or settings.scope,
             ),
             storage, redirect_handler=on_link, callback_handler=on_callback,
             client_metadata_url=settings.client_metadata_url,
@@ -394,8 +460,11 @@ class AuthManager:
                    "MCP-Protocol-Version": LATEST_HANDSHAKE_VERSION}
         async with httpx2.AsyncClient(transport=guard, timeout=server.request_timeout_ms / 1000) as client:
             response = await client.post(server.url, json=probe, headers=headers, auth=provider)
+        if login.challenge is None and response.status_code < 400 and login.link is None:
+            login.anonymous = True
+            return
         if storage.tokens is None or not guard.exchanged:
-            raise AuthError(f"the server did not ask for sign-in (HTTP {response.status_code})")
+            raise AuthError(f"sign-in did not complete (HTTP {response.status_code})")
         await self._accept_tokens(login, key, name, server, storage)
 
     async def _known_client(self, key: str, name: str, server: HttpServer, settings: OAuthSettings,
@@ -438,7 +507,9 @@ class AuthManager:
         )
         async with credential_lock(key):
             self._check_generation(login, key)
-            await self._store.load(key, name, server)  # a corrupt record is refused, not overwritten
+            existing = await self._store.load(key, name, server)  # a corrupt record is refused, not overwritten
+            if existing is not None and existing.issuer == issuer:
+                record.tokens = existing.tokens  # still usable while a step-up sign-in is pending
             await self._store.save(key, record)
         flow.expect(states[0])
         login.link = url
@@ -532,6 +603,7 @@ class AuthManager:
         self._tokens.pop(key, None)
         self._failed.pop(key, None)
         self._machine.pop(key, None)
+        self._anonymous.discard(key)
         login = self._logins.pop(key, None)
         if login is not None and login.task is not None:
             login.cancelled = True
@@ -554,8 +626,7 @@ class AuthManager:
             return f"env {state}: {settings.client_secret_env}"
         if key in self._failed:
             return "authorization failed"
-        login = self._logins.get(key)
-        if login is not None and login.link is not None:
+        if key in self._logins:
             return "pending link"
         try:
             record = await self._store.load(key, name, server)
