@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import anyio
 import pytest
@@ -385,3 +386,36 @@ async def test_unreachable_http_server():
     with pytest.raises(ConnectFailed, match="cannot be reached"):
         await runtime.connect("web")
     await runtime.aclose()
+
+
+PROBE_INTOLERANT = """
+import json, sys
+first = True
+for line in sys.stdin:
+    msg = json.loads(line)
+    if first and msg.get("method") != "initialize":
+        sys.exit(1)  # an old server that dies on anything before initialize
+    first = False
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": "2025-03-26", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "old-and-touchy", "version": "0"}}
+    elif msg["method"] == "tools/list":
+        result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+    else:
+        result = {"content": [{"type": "text", "text": "touchy ok"}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+async def test_auto_retries_once_with_legacy_when_the_probe_kills_an_old_stdio_server(tmp_path):
+    script = tmp_path / "touchy.py"
+    script.write_text(PROBE_INTOLERANT)
+    runtime = McpRuntime({"old": parse_server({"command": sys.executable, "args": [str(script)]})})
+    try:
+        snapshot = await runtime.connect("old")
+        assert (snapshot.protocol_version, snapshot.server_name) == ("2025-03-26", "old-and-touchy")
+        assert text_of(await runtime.call_tool("old", "echo", {})) == "touchy ok"
+    finally:
+        await runtime.aclose()

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 TOOLS_PAGE_CAP = 50  # pages of tools/list per listing; a paginator that never ends cannot hang us
 STDERR_TAIL_BYTES = 8192
+STDERR_SETTLE_SECONDS = 0.5
 MODERN_VERSION = "2026-07-28"
 SERVER_TEXT_LIMIT = 300  # characters of a server's own error message shown in ours
 
@@ -82,7 +83,7 @@ class _StderrTail:
         self.writer = os.fdopen(write_fd, "w")  # handed to the SDK as the child's stderr
         self.inode = os.fstat(write_fd).st_ino
         self.data = b""
-        self.eof = False
+        self.eof = anyio.Event()
 
     def close_writer(self) -> None:
         """Drop our copy of the write end once the child holds its own, so EOF can arrive."""
@@ -98,7 +99,7 @@ class _StderrTail:
                 except BlockingIOError:
                     continue
                 if not chunk:
-                    self.eof = True
+                    self.eof.set()
                     return
                 self.data = (self.data + chunk)[-STDERR_TAIL_BYTES:]
         finally:
@@ -113,9 +114,14 @@ class _StderrTail:
             return "the server reported permission denied"
         if "traceback (most recent call last)" in text or re.search(r"\b(error|exception|panic)\b", text):
             return "the server crashed (it reported an error on stderr)"
-        if self.eof:
+        if self.eof.is_set():
             return "the server process exited"
         return None
+
+    async def settle(self) -> None:
+        """Give a dying server a moment to finish its stderr, so classification sees it."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(STDERR_SETTLE_SECONDS):
+            await self.eof.wait()
 
 
 def _find_child_pid(inode: int) -> int | None:
@@ -257,6 +263,9 @@ class McpRuntime:
                             conn.ready.set()
                             await conn.closing.wait()
                     finally:
+                        if conn.stderr is not None and not conn.ready.is_set():
+                            conn.stderr.close_writer()
+                            await conn.stderr.settle()
                         group.cancel_scope.cancel()
             if not conn.ready.is_set():
                 if conn.closing.is_set():
@@ -283,25 +292,40 @@ class McpRuntime:
         from mcp import Client
         from mcp_types import Implementation
 
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
         config = conn.config
         timeout = config.request_timeout_ms / 1000
+        mode = config.protocol_version  # the SDK's own names: auto, legacy or a pinned version
+
+        def client_for(transport: Any, mode: str) -> Client:
+            return Client(transport, mode=mode, read_timeout_seconds=timeout,
+                          client_info=Implementation(name="hostlink", version=_version()))
+
         if isinstance(config, StdioServer):
             from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
 
             conn.stderr = tail = _StderrTail()
             assert conn.group is not None
             conn.group.start_soon(tail.pump)
             params = StdioServerParameters(command=config.command, args=list(config.args),
                                            env=dict(config.env) or None, cwd=config.cwd)
-            from mcp.client.stdio import stdio_client
-
-            transport: Any = stdio_client(params, errlog=tail.writer)
+            client = client_for(stdio_client(params, errlog=tail.writer), mode)
+            try:
+                await stack.enter_async_context(client)
+            except Exception as exc:  # noqa: BLE001 - the SDK's task groups wrap it in a group
+                leaf = _leaf(exc)
+                if mode != "auto" or not (isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED):
+                    raise
+                # Some older servers exit on any request before `initialize`, such as the
+                # auto probe: one fresh process with the legacy handshake, and no more.
+                client = client_for(stdio_client(params, errlog=tail.writer), "legacy")
+                await stack.enter_async_context(client)
         else:
-            transport = await self._http_transport(stack, conn, config, timeout)
-        mode = {"auto": "auto", "legacy": "legacy"}.get(config.protocol_version, config.protocol_version)
-        client = Client(transport, mode=mode, read_timeout_seconds=timeout,
-                        client_info=Implementation(name="hostlink", version=_version()))
-        await stack.enter_async_context(client)
+            client = client_for(await self._http_transport(stack, conn, config, timeout), mode)
+            await stack.enter_async_context(client)
         if conn.stderr is not None:
             conn.stderr.close_writer()
             self._publish(conn, pid=_find_child_pid(conn.stderr.inode))
@@ -387,7 +411,7 @@ class McpRuntime:
             return await send(client)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
-                raise self._lost(conn, what) from None
+                raise await self._lost(conn, what) from None
             if exc.code == REQUEST_TIMEOUT:
                 raise RequestTimedOut(
                     f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
@@ -401,11 +425,15 @@ class McpRuntime:
                                  "the tool's output schema") from None
             raise CallFailed(f"MCP server {name!r}: {what} failed ({type(exc).__name__})") from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-            raise self._lost(conn, what) from None
+            raise await self._lost(conn, what) from None
 
-    def _lost(self, conn: _Connection, what: str) -> McpError:
+    async def _lost(self, conn: _Connection, what: str) -> McpError:
         """The connection died under a request: latch it as failed until reconnect."""
         name = conn.snapshot.server
+        if conn.stderr is not None:
+            await conn.stderr.settle()
+        if conn.snapshot.state == "failed" and conn.snapshot.error is not None:
+            return conn.snapshot.error  # a sibling already latched it
         error = ConnectFailed(f"MCP server {name!r} closed the connection during {what}"
                               + self._stderr_note(conn) + "; use reconnect to start it again")
         if conn.snapshot.state == "connected":

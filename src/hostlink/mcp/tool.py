@@ -200,17 +200,24 @@ async def _tools(runtime: McpRuntime, output: OutputSession | None, args: Mappin
     else:
         names = sorted(name for name, config in runtime.servers.items() if not config.disabled)
     terms = str(args.get("query") or "").lower().split()
-    found: list[tuple[str, Any]] = []
-    problems: list[str] = []
-    for name in names:
+    listings: dict[str, Any] = {}
+    problems: dict[str, str] = {}
+
+    async def fetch(name: str) -> None:
         try:
-            tools = await runtime.list_tools(name)
+            listings[name] = await runtime.list_tools(name)
         except McpError as exc:
-            if len(names) == 1:
-                raise
-            problems.append(f"{name}: {exc}")
-            continue
-        for tool in tools:
+            problems[name] = str(exc)
+
+    if len(names) == 1:
+        listings[names[0]] = await runtime.list_tools(names[0])  # its error is the answer
+    else:
+        async with anyio.create_task_group() as group:  # servers are searched in parallel
+            for name in names:
+                group.start_soon(fetch, name)
+    found: list[tuple[str, Any]] = []
+    for name in names:
+        for tool in listings.get(name, ()):
             haystack = f"{tool.name} {tool.description or ''}".lower()
             if model_visible(tool) and all(term in haystack for term in terms):
                 found.append((name, tool))
@@ -220,7 +227,7 @@ async def _tools(runtime: McpRuntime, output: OutputSession | None, args: Mappin
         lines.append(f"- server {name!r} tool {tool.name!r}: {_one_line(tool.description)}")
         lines.append(f"  input schema: {compact_json(tool.input_schema)}")
     lines.append(f"[{footer}]")
-    lines.extend(f"[unavailable: {problem}]" for problem in problems)
+    lines.extend(f"[unavailable: {problems[name]}]" for name in names if name in problems)
     return _text(output, lines)
 
 
