@@ -36,8 +36,15 @@ _NUMBERS = frozenset(
         "exit_code",
     }
 )
-_CODES = frozenset({"outcome", "stop_reason", "error_code", "model", "cli_version"})
-_CODE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+# Each text fact is a code from a closed set or of a narrow shape, so no caller can store
+# free text (a prompt, a path) under an allowed key.
+_CODES = {
+    "outcome": re.compile(r"done|error|stopped"),
+    "stop_reason": re.compile(r"stop|length|toolUse|error|aborted"),
+    "error_code": re.compile(r"[a-z][a-z_]{0,39}"),
+    "model": re.compile(r"[a-z0-9][a-z0-9.-]{0,39}"),
+    "cli_version": re.compile(r"\d{1,6}\.\d{1,6}\.\d{1,6}"),
+}
 
 
 def sanitize(facts: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,7 +54,7 @@ def sanitize(facts: Mapping[str, Any]) -> dict[str, Any]:
         if key in _NUMBERS and isinstance(value, (int, float)) and not isinstance(value, bool):
             if value == value and abs(value) < 1e15:  # finite, bounded
                 kept[key] = round(value, 3) if isinstance(value, float) else value
-        elif key in _CODES and isinstance(value, str) and _CODE.fullmatch(value):
+        elif key in _CODES and isinstance(value, str) and _CODES[key].fullmatch(value):
             kept[key] = value
     return kept
 
