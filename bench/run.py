@@ -18,6 +18,7 @@ BENCHMARKS = {
     "start": "bench.bench_start",
     "mcp": "bench.bench_mcp",
     "provider": "bench.bench_provider",
+    "llm": "bench.bench_llm",
 }
 
 

@@ -1,0 +1,86 @@
+"""End to end through llm: one tool round trip, ``llm -m claude-code/sonnet -T mcp``, against
+the two bare ``claude -p`` runs the same round trip needs at least.
+
+The fake Anthropic API answers the first request with a call of the ``mcp`` tool (``echo``
+on ``server-everything``) and the second with text; the bare runs get text answers. The
+``claude-code`` provider takes a local API only from code, never from the environment, so
+llm's own CLI runs in a small wrapper process that hands llm the two extensions configured
+for the fake (``hostlink.adapters.llm.use_extensions``) before calling ``llm.cli``. Both
+sides use a throwaway HOME, the same allowlisted environment for ``claude`` and a cwd
+outside the repository; the wrapper's exit stops the MCP server and every ``claude``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from bench.bench_mcp import EVERYTHING
+from bench.bench_provider import CLAUDE, _fake_anthropic
+from bench.common import Row, interleaved, median
+
+MODEL = "sonnet"
+CALL = {"action": "call", "server": "everything", "tool": "echo", "args": {"message": "hello"}}
+
+_WRAPPER = r"""
+import sys
+from hostlink.adapters import llm as adapter
+from hostlink.claude_code.extension import ClaudeCodeExtension
+from hostlink.claude_code.process import ClaudeTransportOptions
+from hostlink.mcp.extension import McpExtension
+from hostlink.mcp.schema import StdioServer
+
+base_url, server, home, path = sys.argv[1:5]
+adapter.use_extensions([
+    McpExtension(servers={"everything": StdioServer(command=server, args=["stdio"])}),
+    ClaudeCodeExtension(options=ClaudeTransportOptions(test_api_base_url=base_url, test_api_key="sk-ant-bench"),
+                        environ={"HOME": home, "PATH": path}),
+])
+from llm.cli import cli
+cli(sys.argv[5:])
+"""
+
+
+def available() -> bool:
+    return CLAUDE.exists() and EVERYTHING.exists()
+
+
+def run(quick: bool) -> list[Row]:
+    if not available():
+        return []
+    from hostlink.claude_code.catalog import qualified_name
+    from hostlink.claude_code.process import ClaudeTransportOptions, child_environment
+
+    fake_anthropic = _fake_anthropic()
+    with tempfile.TemporaryDirectory() as home, fake_anthropic.FakeAnthropic(fake_anthropic.text("bare answer")) as fake:
+        runtime = os.path.join(home, "runtime")
+        path = f"{CLAUDE.parent}{os.pathsep}{os.environ['PATH']}"
+        options = ClaudeTransportOptions(test_api_base_url=fake.base_url, test_api_key="sk-ant-bench")
+        bare_env = child_environment({"HOME": home, "PATH": path}, options)
+        bare_argv = [str(CLAUDE), "-p", "--output-format", "stream-json", "--verbose", "--model", MODEL, "hello"]
+        llm_env = {**os.environ, "HOME": home, "LLM_USER_PATH": home, "HOSTLINK_RUNTIME_DIR": runtime}
+        llm_argv = [sys.executable, "-c", _WRAPPER, fake.base_url, str(EVERYTHING), home, path,
+                    "prompt", "-m", f"claude-code/{MODEL}", "-T", "mcp", "--no-log", "echo hello"]
+
+        def two_bare_runs() -> None:
+            for _ in range(2):
+                subprocess.run(bare_argv, env=bare_env, cwd=home, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, check=True, timeout=120)
+
+        def round_trip() -> None:
+            fake.push(fake_anthropic.tool_use(qualified_name("mcp"), CALL), fake_anthropic.text("The echo said hello."))
+            result = subprocess.run(llm_argv, env=llm_env, cwd=home, stdin=subprocess.DEVNULL, capture_output=True,
+                                    text=True, timeout=120)
+            if result.returncode != 0 or "The echo said hello." not in result.stdout:
+                raise RuntimeError(f"llm round trip failed ({result.returncode}): {result.stderr[-2000:]}")
+            if "Echo: hello" not in json.dumps(fake.messages_requests()[-1]):
+                raise RuntimeError("the second request did not carry the echo tool's result")
+
+        if not quick:  # the CLI's first run in a fresh HOME writes its config
+            interleaved(two_bare_runs, round_trip, 1)
+        base, ours = interleaved(two_bare_runs, round_trip, 1 if quick else 7)
+    return [Row("llm -T mcp tool round trip vs 2 bare claude -p", median(base) * 1000, median(ours) * 1000, "ms",
+                "none set (~1x)")]
