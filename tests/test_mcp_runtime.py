@@ -419,3 +419,60 @@ async def test_auto_retries_once_with_legacy_when_the_probe_kills_an_old_stdio_s
         assert text_of(await runtime.call_tool("old", "echo", {})) == "touchy ok"
     finally:
         await runtime.aclose()
+
+
+async def test_disconnect_during_setup_returns_to_idle():
+    runtime = McpRuntime({"fx": stdio("--start-delay", "30")})
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: _swallow(runtime.connect("fx")))
+            for _ in range(100):
+                if fixture_children():
+                    break
+                await anyio.sleep(0.05)
+            assert (await runtime.disconnect("fx")).state == "idle"
+        assert fixture_children() == []
+    finally:
+        await runtime.aclose()
+
+
+async def _swallow(awaitable) -> None:
+    try:
+        await awaitable
+    except ConnectFailed:
+        pass
+
+
+NOISY_CRASH = """
+import sys
+sys.stderr.write("\\x1b]0;pwned\\x07 secret-token-123 " * 20000)
+sys.stderr.write("Traceback (most recent call last):\\n  boom\\nValueError: bad\\n")
+sys.exit(1)
+"""
+
+
+async def test_stderr_is_a_bounded_classified_tail_never_echoed(tmp_path):
+    script = tmp_path / "noisy.py"
+    script.write_text(NOISY_CRASH)
+    runtime = McpRuntime({"noisy": parse_server({"command": sys.executable, "args": [str(script)]})})
+    try:
+        with pytest.raises(ConnectFailed) as caught:
+            await runtime.connect("noisy")
+        message = str(caught.value)
+        assert message.endswith("closed the connection during setup: the server crashed "
+                                "(it reported an error on stderr)")
+        assert "secret-token" not in message and "\x1b" not in message
+        tail = runtime._conns["noisy"].stderr.data
+        assert len(tail) <= 8192 and tail.endswith(b"ValueError: bad\n")
+    finally:
+        await runtime.aclose()
+
+
+async def test_non_executable_command_is_permission_denied(tmp_path):
+    script = tmp_path / "not-executable"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o644)
+    runtime = McpRuntime({"x": parse_server({"command": str(script)})})
+    with pytest.raises(ConnectFailed, match="permission denied running 'not-executable'"):
+        await runtime.connect("x")
+    await runtime.aclose()

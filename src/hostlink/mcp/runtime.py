@@ -289,11 +289,8 @@ class McpRuntime:
             conn.done.set()
 
     async def _open(self, stack: AsyncExitStack, conn: _Connection) -> Client:
-        from mcp import Client
-        from mcp_types import Implementation
-
-        from mcp import MCPError
-        from mcp_types import CONNECTION_CLOSED
+        from mcp import Client, MCPError
+        from mcp_types import CONNECTION_CLOSED, Implementation
 
         config = conn.config
         timeout = config.request_timeout_ms / 1000
@@ -397,13 +394,15 @@ class McpRuntime:
 
     # --- requests ----------------------------------------------------------------------
 
-    async def _request(self, name: str, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
-        """Send one request; map SDK failures to safe errors. No retry, no dedup."""
+    async def _request(self, name: str, what: str, send: Callable[[Client], Awaitable[T]],
+                       conn: _Connection | None = None) -> T:
+        """Send one request (on ``conn``, or the current connection); map SDK failures to safe
+        errors. No retry, no dedup."""
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
         from pydantic import ValidationError
 
-        conn = await self._ready(name)
+        conn = conn or await self._ready(name)
         client = conn.client
         if client is None:
             raise ConnectFailed(f"MCP server {name!r} is not connected")
@@ -448,9 +447,13 @@ class McpRuntime:
             return conn.snapshot.tools
         flight = conn.tools_flight
         if flight is None:
-            flight = conn.tools_flight = _Flight()
+            flight = _Flight()
             assert conn.group is not None
-            conn.group.start_soon(self._fetch_tools, conn, flight)
+            try:
+                conn.group.start_soon(self._fetch_tools, conn, flight)
+            except RuntimeError:  # the owner's group has just closed
+                raise ConnectFailed(f"MCP server {name!r} is disconnecting") from None
+            conn.tools_flight = flight
         return await flight.wait()
 
     async def _fetch_tools(self, conn: _Connection, flight: _Flight) -> None:
@@ -460,7 +463,7 @@ class McpRuntime:
             cursor: str | None = None
             for _ in range(TOOLS_PAGE_CAP):
                 page = await self._request(name, "tools/list",
-                                           lambda client, c=cursor: client.list_tools(cursor=c))
+                                           lambda client, c=cursor: client.list_tools(cursor=c), conn)
                 tools.extend(page.tools)
                 cursor = page.next_cursor
                 if cursor is None:
@@ -509,11 +512,12 @@ class McpRuntime:
 
     async def disconnect(self, name: str) -> Snapshot:
         """Close the client; a latched failure stays latched."""
-        conn = self._conns.get(name)
         self._config(name)
+        conn = self._conns.get(name)
         if conn is not None:
+            latched = conn.snapshot.state == "failed"
             await self._close(conn)
-            if conn.snapshot.state != "failed":
+            if not latched and self._conns.get(name) is conn:
                 del self._conns[name]
         return self.snapshot(name)
 
