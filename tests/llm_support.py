@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-LLM = [sys.executable, "-m", "llm"]
+LLM = [str(Path(sys.executable).with_name("llm"))]  # the console script users run
 DEMO_CONFIG = {"mcpServers": {"demo": {"command": sys.executable, "args": ["-m", "hostlink.demo"]}}}
 
 

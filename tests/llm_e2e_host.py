@@ -1,0 +1,29 @@
+"""``python llm_e2e_host.py BASE_URL LLM_ARGS…``: the real ``llm`` CLI, with hostlink's Claude
+Code provider pointed at a fake Anthropic API on 127.0.0.1.
+
+The only test-specific part is the provider's code-only ``ClaudeTransportOptions``, handed to
+the plugin through :func:`hostlink.adapters.llm.use_extensions` before llm starts; llm then
+loads the hostlink plugin from its entry point as always and runs its own CLI.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from hostlink.adapters import llm as plugin
+from hostlink.claude_code.extension import ClaudeCodeExtension
+from hostlink.claude_code.process import ClaudeTransportOptions
+from hostlink.mcp.extension import McpExtension
+
+
+def main() -> None:
+    base_url, *args = sys.argv[1:]
+    options = ClaudeTransportOptions(test_api_base_url=base_url, test_api_key="sk-fake-e2e")
+    plugin.use_extensions([McpExtension(), ClaudeCodeExtension(options=options)])
+    from llm.cli import cli
+
+    cli.main(args, prog_name="llm")
+
+
+if __name__ == "__main__":
+    main()

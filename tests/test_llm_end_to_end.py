@@ -1,0 +1,111 @@
+"""Acceptance: the real ``llm`` CLI, the real ``claude`` CLI (against the fake Anthropic API) and
+the demo MCP server, in one run.
+
+Claude proposes a call of the ``mcp`` tool; llm runs it (its own non-interactive tool loop)
+against the demo server; the result reaches the second API request; the final text prints;
+and afterwards no claude child, MCP server or private file is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from llm_support import LlmDirs, leftover_files, leftover_processes, run_llm
+
+from hostlink.claude_code import metrics
+
+FAKES = Path(__file__).parent / "fakes"
+sys.path.insert(0, str(FAKES))
+import fake_anthropic as fa  # noqa: E402
+
+BIN = Path(__file__).resolve().parents[1] / "node_modules" / ".bin"
+HOST = [sys.executable, str(Path(__file__).with_name("llm_e2e_host.py"))]
+SECRET_WORD = "xyzzy-4711"  # appears only in the proposed call and in the server's answer
+CALL = {"action": "call", "server": "demo", "tool": "echo", "args": {"text": SECRET_WORD}}
+
+pytestmark = [pytest.mark.slow]
+if not (BIN / "claude").exists():
+    if os.environ.get("CI"):
+        raise RuntimeError("the claude CLI peer is not installed (npm ci)")
+    pytestmark.append(pytest.mark.skip(reason="node_modules/.bin/claude is not installed (run npm ci)"))
+
+
+@pytest.fixture
+def api():
+    with fa.FakeAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> LlmDirs:
+    return LlmDirs(tmp_path).create()
+
+
+def llm(dirs: LlmDirs, api: fa.FakeAnthropic, *args: str):
+    path = f"{BIN}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    return run_llm(dirs, api.base_url, *args, path=path, command=HOST, timeout=180)
+
+
+def records(request: dict) -> list[dict]:
+    """The transcript records (JSON texts) Claude was sent in one API request."""
+    found = []
+    for message in request["messages"]:
+        if message["role"] != "user" or isinstance(message["content"], str):
+            continue
+        for block in message["content"]:
+            if block.get("type") == "text":
+                for line in block["text"].splitlines():
+                    try:
+                        found.append(json.loads(line))
+                    except ValueError:
+                        continue
+    return found
+
+
+def assert_nothing_left(dirs: LlmDirs) -> None:
+    assert leftover_processes(str(dirs.root)) == []
+    # The doctor's last-request metrics file is kept on purpose (bounded facts only, 0600).
+    assert leftover_files(dirs.runtime) in ([], [metrics.FILE_NAME])
+
+
+def test_claude_proposes_llm_runs_mcp_and_the_result_reaches_claude(dirs, api):
+    api.push(
+        fa.Reply((fa.Text("Let me ask the demo server."), fa.ToolUse("mcp__hostlink__mcp", CALL, id="toolu_e2e_1")),
+                 stop_reason="tool_use"),
+        fa.text(f"The demo server echoed {SECRET_WORD}."),
+    )
+    result = llm(dirs, api, "-m", "claude-code/sonnet", "-T", "mcp", "--td", "Echo the magic word via MCP.")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"Let me ask the demo server. The demo server echoed {SECRET_WORD}."
+    assert "Tool call: mcp(" in result.stderr and "Traceback" not in result.stderr
+
+    first, second = api.messages_requests()
+    assert SECRET_WORD not in json.dumps(records(first))
+    results = [r for r in records(second) if SECRET_WORD in json.dumps(r) and r.get("type") == "toolResult"]
+    assert results, records(second)
+    assert_nothing_left(dirs)
+
+    # -c: the logged conversation (prompt, proposal, tool result, answer) becomes the next
+    # request's transcript.
+    api.push(fa.text("Still the same word."))
+    again = llm(dirs, api, "-c", "What was the word?")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "Still the same word."
+    third = api.messages_requests()[2]
+    history = json.dumps(records(third))
+    assert "Echo the magic word via MCP." in history and SECRET_WORD in history
+    assert "What was the word?" in history
+    assert_nothing_left(dirs)
+
+
+def test_api_failure_is_an_llm_error_not_reply_text(dirs, api):
+    api.push(fa.usage_limit())
+    result = llm(dirs, api, "-m", "claude-code/haiku", "hello")
+    assert result.returncode == 1
+    assert result.stdout.strip() == ""
+    assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
+    assert_nothing_left(dirs)
