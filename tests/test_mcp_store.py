@@ -191,3 +191,35 @@ async def test_keyring_daemon_restart():
     await store.delete("test-restart")
     assert await SecureStore().read_raw("test-restart") is None
     assert await AuthManager().credential_state("r", server) == "signed out"
+
+
+async def test_two_items_for_one_key_are_ambiguous_not_absent():
+    import secretstorage
+
+    store = SecureStore()
+    await store.save("test-dup", _record(server="dup"))
+    bus = secretstorage.dbus_init()
+    try:
+        collection = secretstorage.get_default_collection(bus)
+        collection.create_item("duplicate", {"service": "hostlink.mcp", "username": "test-dup",
+                                             "application": "someone else"}, b'{"version": 1}')
+    finally:
+        bus.close()
+    with pytest.raises(StoreError) as raised:
+        await store.read_raw("test-dup")
+    assert raised.value.state == "ambiguous"
+    server = http_server("http://127.0.0.1:1/mcp", auth="oauth")
+    key = record_key("d", server)
+    await anyio.to_thread.run_sync(store._call, "set_password", key, "x")
+    bus = secretstorage.dbus_init()
+    try:
+        secretstorage.get_default_collection(bus).create_item(
+            "duplicate", {"service": "hostlink.mcp", "username": key, "application": "other"}, b"y")
+    finally:
+        bus.close()
+    manager = AuthManager()
+    assert await manager.credential_state("d", server) == "keyring ambiguous"
+    await manager.logout("d", server)  # sign-out removes every item and confirms
+    assert await manager.credential_state("d", server) == "signed out"
+    await store.delete("test-dup")
+    assert await store.read_raw("test-dup") is None

@@ -96,11 +96,11 @@ async def main(url: str) -> None:
                 link = required.link
             except McpError as error:
                 # A challenge in the middle of a session (401, or 403 for more scope) started a
-                # sign-in; the user asks for its link, as `hostlink mcp auth` would.
-                if await manager.credential_state("conformance", server) != "pending link":
+                # sign-in; its link is what a host shows the user with the failed request.
+                link = await manager.pending_link("conformance", server)
+                if link is None:
                     raise
                 print(f"request failed ({error}); signing in", file=sys.stderr)
-                link = await manager.start_login("conformance", server, retry=False)
             print(f"sign-in link: {link}", file=sys.stderr)
             await open_link_like_a_browser(link)
             await manager.wait_login("conformance", server, 30)

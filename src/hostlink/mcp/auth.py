@@ -382,6 +382,19 @@ class AuthManager:
         if key not in self._logins and key not in self._failed:
             self._begin_login(key, name, server, challenge)
 
+    async def pending_link(self, name: str, server: HttpServer) -> str | None:
+        """The link of a sign-in in progress (e.g. one a mid-session challenge started), if any.
+
+        For error messages of requests that failed on a challenge; never starts a sign-in.
+        """
+        login = self._logins.get(record_key(name, server))
+        if login is None:
+            return None
+        try:
+            return await login.wait_link(server.request_timeout_ms / 1000)
+        except AuthError:
+            return None
+
     async def wait_login(self, name: str, server: HttpServer, timeout: float) -> None:
         """Wait for the pending sign-in of ``server`` to finish; raises AuthError if it failed."""
         key = record_key(name, server)
@@ -425,10 +438,10 @@ class AuthManager:
         from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
         settings = self._settings(server)
-        storage = _MemoryStorage(await self._known_client(key, name, server, settings, flow.redirect_uri))
-        guard = _ExchangeGuard(server.url, login.challenge)
-        record = await self._store.load(key, name, server)
+        record = await self._store.load(key, name, server)  # a corrupt or foreign record stops here
         granted = record.tokens.scope if record is not None and record.tokens is not None else None
+        storage = _MemoryStorage(self._known_client(name, record, settings, flow.redirect_uri))
+        guard = _ExchangeGuard(server.url, login.challenge)
 
         async def on_link(url: str) -> None:
             await self._accept_link(login, key, name, server, provider, storage, flow, url)
@@ -467,8 +480,8 @@ class AuthManager:
             raise AuthError(f"sign-in did not complete (HTTP {response.status_code})")
         await self._accept_tokens(login, key, name, server, storage)
 
-    async def _known_client(self, key: str, name: str, server: HttpServer, settings: OAuthSettings,
-                            redirect_uri: str) -> Any:
+    def _known_client(self, name: str, record: SecureRecord | None, settings: OAuthSettings,
+                      redirect_uri: str) -> Any:
         """A pre-registered client from config, or the stored registration for this redirect URI."""
         from mcp.shared.auth import OAuthClientInformationFull
 
@@ -478,7 +491,6 @@ class AuthManager:
                 client_id=settings.client_id, client_secret=secret, redirect_uris=[redirect_uri],
                 token_endpoint_auth_method="client_secret_basic" if secret else "none",
             )
-        record = await self._store.load(key, name, server)
         if record is not None and redirect_uri in record.client.get("redirect_uris", []):
             return OAuthClientInformationFull.model_validate(record.client)
         return None
@@ -631,7 +643,8 @@ class AuthManager:
         try:
             record = await self._store.load(key, name, server)
         except StoreError as error:
-            return {"unavailable": "keyring unavailable", "locked": "keyring locked", "corrupt": "record corrupt",
+            return {"unavailable": "keyring unavailable", "locked": "keyring locked", "ambiguous": "keyring ambiguous",
+                    "corrupt": "record corrupt",
                     "mismatch": "record mismatch"}.get(error.state, "keyring unavailable")
         if record is None or record.tokens is None:
             return "pending link" if record is not None and record.pending else "signed out"

@@ -22,7 +22,7 @@ import stat
 import sys
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,8 +38,9 @@ RECORD_VERSION = 1
 MAX_RECORD_CHARS = 256 * 1024
 LOCK_TIMEOUT_SECONDS = 30.0
 _LOCK_POLL_SECONDS = 0.05
+_MAX_DUPLICATES = 16
 
-StoreState = Literal["unavailable", "locked", "corrupt", "mismatch", "unverified", "busy"]
+StoreState = Literal["unavailable", "locked", "ambiguous", "corrupt", "mismatch", "unverified", "busy"]
 
 
 class StoreError(AuthError):
@@ -132,8 +133,27 @@ class SecureStore:
         except Exception as error:  # every backend failure is classified, never "absent"
             raise _classify(error) from None
 
+    def _get(self, key: str) -> str | None:
+        """One record, or None; two Secret Service items for one key are refused as ambiguous."""
+        try:
+            backend = self._open()
+            if not hasattr(backend, "get_preferred_collection"):  # macOS/Windows: one entry per key
+                return backend.get_password(SERVICE, key)
+            collection = backend.get_preferred_collection()
+            with closing(collection.connection):
+                items = list(collection.search_items(backend._query(SERVICE, key)))
+                if len(items) > 1:
+                    raise StoreError("ambiguous", "the OS keyring holds more than one credential record for this "
+                                                  "server; none was used (sign out to remove them)")
+                if not items:
+                    return None
+                backend.unlock(items[0])
+                return items[0].get_secret().decode("utf-8")
+        except Exception as error:  # every backend failure is classified, never "absent"
+            raise _classify(error) from None
+
     async def read_raw(self, key: str) -> str | None:
-        return await anyio.to_thread.run_sync(self._call, "get_password", key)
+        return await anyio.to_thread.run_sync(self._get, key)
 
     async def load(self, key: str, name: str, server: Any) -> SecureRecord | None:
         """The record for ``key``, validated and bound to ``name``/``server``; None when absent."""
@@ -159,9 +179,10 @@ class SecureStore:
 
         def remove() -> None:
             try:
-                self._open().delete_password(SERVICE, key)
+                for _ in range(_MAX_DUPLICATES):  # duplicates (an ambiguous record) go too
+                    self._open().delete_password(SERVICE, key)
             except PasswordDeleteError:
-                pass  # already absent; the read below confirms it
+                pass  # none (left); the read below confirms it
             except Exception as error:
                 raise _classify(error) from None
 
