@@ -81,6 +81,18 @@ def _with_runtime(loaded: Any, work: Any) -> Any:
     return anyio.run(main)
 
 
+def _serve(ctx: click.Context, server: str, work: Any) -> Any:
+    """Check SERVER, run ``work(runtime)``; an MCP error becomes the one-line failure."""
+    from hostlink.mcp.errors import McpError
+
+    loaded = _load(ctx)
+    _check_server(loaded, server)
+    try:
+        return _with_runtime(loaded, work)
+    except McpError as exc:
+        raise _Fail(str(exc)) from None
+
+
 def _echo_json(value: Any) -> None:
     from hostlink.output import compact_json
 
@@ -143,19 +155,12 @@ def _credential_states(loaded: Any) -> dict[str, str]:
 def tools(ctx: click.Context, server: str, as_json: bool) -> None:
     """List the tools SERVER offers to the model."""
     from hostlink.mcp import render
-    from hostlink.mcp.errors import McpError
     from hostlink.mcp.tool import model_visible
-
-    loaded = _load(ctx)
-    _check_server(loaded, server)
 
     async def work(runtime: Any) -> list[Any]:
         return [tool for tool in await runtime.list_tools(server) if model_visible(tool)]
 
-    try:
-        listed = _with_runtime(loaded, work)
-    except McpError as exc:
-        raise _Fail(str(exc)) from None
+    listed = _serve(ctx, server, work)
     if as_json:
         _echo_json([{"name": t.name, "description": t.description, "inputSchema": t.input_schema}
                     for t in listed])
@@ -170,20 +175,13 @@ def tools(ctx: click.Context, server: str, as_json: bool) -> None:
 def connect(ctx: click.Context, server: str, as_json: bool) -> None:
     """Connect to SERVER, list its tools and report the connection."""
     from hostlink.mcp import render
-    from hostlink.mcp.errors import McpError
-
-    loaded = _load(ctx)
-    _check_server(loaded, server)
 
     async def work(runtime: Any) -> Any:
         await runtime.connect(server)
         await runtime.list_tools(server)
         return runtime.snapshot(server)
 
-    try:
-        snapshot = _with_runtime(loaded, work)
-    except McpError as exc:
-        raise _Fail(str(exc)) from None
+    snapshot = _serve(ctx, server, work)
     if as_json:
         from hostlink.mcp.tool import model_visible
 
@@ -228,15 +226,12 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
         raise _Fail("JSON must be a JSON object of tool arguments") from None
     if not isinstance(args, dict):
         raise _Fail("JSON must be a JSON object of tool arguments")
-    loaded = _load(ctx)
-    _check_server(loaded, server)
-
     from hostlink.mcp.tool import run_action
 
     async def work(runtime: Any) -> Any:
         return await run_action(runtime, None, {"action": "call", "server": server, "tool": tool, "args": args})
 
-    result = _with_runtime(loaded, work)
+    result = _serve(ctx, server, work)
     if as_json:
         _echo_json({"isError": result.is_error, "content": [
             {"type": "text", "text": item.text} if item.type == "text"
