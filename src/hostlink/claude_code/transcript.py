@@ -76,11 +76,12 @@ class Transcript:
     attachments: tuple[Attachment, ...]
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def _encode(value: Any) -> str:
     """One record as compact JSON with every ``@`` escaped (``@`` only occurs in strings)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).replace(
-        "@", "\\u0040"
-    )
+    return _ENCODER.encode(value).replace("@", "\\u0040")
 
 
 def serialize(context: Context, catalog: Catalog) -> Transcript:
@@ -126,10 +127,13 @@ class _State:
         self.calls: dict[str, str] = {}  # unanswered tool-call id -> tool name as recorded
 
     def add_text(self, text: str, what: str) -> None:
-        try:
-            self.size += len(text.encode("utf-8"))
-        except UnicodeEncodeError:
-            raise TranscriptError(f"{what} contains text that is not valid Unicode") from None
+        if text.isascii():  # no copy needed to count the bytes of the common case
+            self.size += len(text)
+        else:
+            try:
+                self.size += len(text.encode("utf-8"))
+            except UnicodeEncodeError:
+                raise TranscriptError(f"{what} contains text that is not valid Unicode") from None
         if self.size > MAX_TRANSCRIPT_BYTES:
             raise TranscriptError(
                 f"the transcript exceeds {MAX_TRANSCRIPT_BYTES // (1024 * 1024)} MiB; "
