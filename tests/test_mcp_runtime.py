@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -476,3 +477,25 @@ async def test_non_executable_command_is_permission_denied(tmp_path):
     with pytest.raises(ConnectFailed, match="permission denied running 'not-executable'"):
         await runtime.connect("x")
     await runtime.aclose()
+
+
+async def test_bearer_credentials_reach_the_server_through_the_auth_hook():
+    from hostlink.mcp.auth import AuthManager
+
+    with http_fixture("--require-bearer-env", "FX_TOKEN", env={**os.environ, "FX_TOKEN": "s3cret"}) as server:
+        config = server.config(auth="bearer", bearerTokenEnv="FX_TOKEN")
+        missing = McpRuntime({"web": config}, auth=AuthManager(environ={}))
+        with pytest.raises(AuthRequired, match="FX_TOKEN") as caught:
+            await missing.connect("web")
+        assert "s3cret" not in str(caught.value)
+        await missing.aclose()
+        assert server.count() == 0  # missing credentials are found before connecting
+        wrong = McpRuntime({"web": config}, auth=AuthManager(environ={"FX_TOKEN": "wrong"}))
+        with pytest.raises(AuthError, match=re.escape("rejected the configured credentials (HTTP 401)")):
+            await wrong.connect("web")
+        await wrong.aclose()
+        right = McpRuntime({"web": config}, auth=AuthManager(environ={"FX_TOKEN": "s3cret"}))
+        try:
+            assert text_of(await right.call_tool("web", "echo", {"text": "authorized"})) == "authorized"
+        finally:
+            await right.aclose()

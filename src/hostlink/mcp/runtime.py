@@ -362,7 +362,7 @@ class McpRuntime:
         name = conn.snapshot.server
         config = conn.config
         if isinstance(config, HttpServer) and conn.http_statuses and not isinstance(exc, (AuthRequired, AuthError)):
-            http_error = _http_status_error(name, conn.http_statuses[-1])
+            http_error = _http_status_error(name, conn.http_statuses[-1], config.auth is not None)
             if http_error is not None:
                 return http_error
         if isinstance(exc, McpError):
@@ -585,7 +585,9 @@ async def _verify_modern(client: Client, name: str) -> None:
     client.session.adopt(result)
 
 
-def _http_status_error(name: str, status: int) -> McpError | None:
+def _http_status_error(name: str, status: int, has_auth: bool) -> McpError | None:
+    if status == 401 and has_auth:
+        return AuthError(f"MCP server {name!r} rejected the configured credentials (HTTP 401)")
     if status == 401:
         return AuthRequired(f"MCP server {name!r} requires authentication (HTTP 401); "
                             'configure "auth" for it')
