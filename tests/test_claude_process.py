@@ -140,6 +140,7 @@ async def test_stderr_tail_is_bounded(tmp_path):
     code = "import sys; sys.stderr.write('a' * 100000 + 'END'); sys.stderr.flush()"
     child = await ClaudeProcess.start([sys.executable, "-c", code], dict(os.environ), tmp_path, tmp_path / "stderr.log")
     assert await child.wait() == 0
+    await child.terminate()  # nothing left to signal; closes the pipes
     tail = child.stderr_tail()
     assert len(tail) == process.STDERR_TAIL_BYTES and tail.endswith(b"END")
 
@@ -169,6 +170,7 @@ def server(tmp_path):
     yield ask
     proc.stdin.close()
     proc.wait(timeout=10)
+    proc.stdout.close()
 
 
 def test_proposal_server_lists_and_never_runs(server):

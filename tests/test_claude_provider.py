@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import anyio
 import pytest
@@ -374,8 +375,38 @@ async def test_permission_request_from_claude_fails(fake, runtime_dir):
 
 def _alive(pid: int) -> bool:
     try:
-        state = open(f"/proc/{pid}/stat", "rb").read().rsplit(b")", 1)[1].split()[0]
+        state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
     except OSError:
         return False
     return state not in (b"Z", b"X")
 
+
+
+async def test_cancel_from_another_thread(fake, runtime_dir):
+    fake.script(*OPENING, {"op": "message", "stop_reason": None, "blocks": [{"text": "first"}]}, {"op": "wait_signal"})
+    signal = CancelSignal()
+    events = []
+    async for event in fake.provider().stream(MODEL, context(), signal):
+        events.append(event)
+        if event == TextDelta("first"):
+            await anyio.to_thread.run_sync(signal.cancel)
+    assert only_error(events).code == "aborted"
+    assert_no_process(runtime_dir)
+
+
+async def test_consumer_that_stops_early_leaves_nothing(fake, runtime_dir):
+    fake.script(*OPENING, {"op": "message", "stop_reason": None, "blocks": [{"text": "first"}]}, {"op": "wait_signal"})
+    stream = fake.provider().stream(MODEL, context(), CancelSignal())
+    assert await stream.__anext__() == TextDelta("first")
+    await stream.aclose()
+    assert_no_process(runtime_dir)
+
+
+async def test_silent_claude_times_out(fake, runtime_dir, monkeypatch):
+    from hostlink.claude_code import provider as provider_module
+
+    monkeypatch.setattr(provider_module, "STARTUP_TIMEOUT_SECONDS", 0.5)
+    fake.script({"op": "wait_signal"})
+    error = only_error(await collect(fake.provider(), context()))
+    assert (error.code, error.retryable) == ("timeout", True)
+    assert_no_process(runtime_dir)

@@ -7,6 +7,7 @@ its HOME is a throwaway directory.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -31,11 +32,13 @@ from hostlink.claude_code.provider import ClaudeCodeProvider
 from hostlink.host import (
     Done,
     ErrorEvent,
+    ImageContent,
     TextContent,
     TextDelta,
     ThinkingDelta,
     ToolCallEvent,
     ToolResultMessage,
+    UserMessage,
 )
 
 sys.path.insert(0, str(FAKES))
@@ -209,6 +212,7 @@ def run_cli(api, home, tmp_path, stdin_lines, *, kill_on=None, extra=()):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        proc.stdout.close()
 
 
 USER = {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}}
@@ -270,3 +274,19 @@ def test_cli_facts_dont_ask_denies_and_sigterm_exits_143(api, home, tmp_path):
 
 def is_message_delta(record: dict) -> bool:
     return record["type"] == "stream_event" and record["event"]["type"] == "message_delta"
+
+
+@pytest.mark.anyio
+async def test_image_attachment_reaches_the_api_as_an_image(api, home, runtime_dir):
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+    )
+    api.push(fa.text("A tiny image."))
+    message = UserMessage([TextContent("look"), ImageContent(base64.b64encode(png).decode(), "image/png")])
+    events = await collect(make_provider(api, home), context(messages=[message]))
+    assert isinstance(events[-1], Done)
+    (request,) = api.messages_requests()
+    images = [block for m in request["messages"] if isinstance(m["content"], list) for block in m["content"]
+              if block.get("type") == "image"]  # fmt: skip
+    assert [base64.b64decode(block["source"]["data"]) for block in images] == [png]
+    assert_clean(runtime_dir)

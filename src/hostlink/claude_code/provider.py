@@ -22,6 +22,7 @@ import os
 import signal
 import threading
 from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
 from pathlib import Path
 
 import anyio
@@ -110,9 +111,10 @@ class ClaudeCodeProvider:
         except (CatalogError, TranscriptError) as exc:
             yield ErrorEvent(str(exc), code="invalid_request")
             return
-        request = _Request(self, model, catalog, transcript, signal)
-        async for event in request.run():
-            yield event
+        # aclosing: a consumer that stops early still closes the request (and its cleanup).
+        async with aclosing(_Request(self, model, catalog, transcript, signal).run()) as events:
+            async for event in events:
+                yield event
 
 
 class _Request:
