@@ -48,8 +48,10 @@ def no_browser(tmp_path, monkeypatch):
         script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{stubs}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("BROWSER", str(stubs / "xdg-open"))
+    had_webbrowser = "webbrowser" in sys.modules
     yield
     assert not marker.exists(), f"a browser launcher was run: {marker.read_text()}"
+    assert had_webbrowser or "webbrowser" not in sys.modules, "the webbrowser module was imported"
 
 
 @pytest.fixture(autouse=True)

@@ -170,12 +170,22 @@ def _wait_for_owner(present: bool) -> None:
         time.sleep(0.05)
 
 
-async def test_keyring_daemon_restart():
-    store = SecureStore()
-    await store.save("test-restart", _record(server="restart"))
+def _stop_daemon() -> None:
     pid = _bus_call("GetConnectionUnixProcessID", "org.freedesktop.secrets")
     os.kill(pid, signal.SIGTERM)  # the daemon scripts/with-keyring started, found by its bus name
     _wait_for_owner(False)
+
+
+def _start_daemon() -> None:
+    subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], check=True,
+                   input=os.environ["HOSTLINK_TEST_KEYRING_PASSWORD"].encode(), stdout=subprocess.DEVNULL)
+    _wait_for_owner(True)
+
+
+async def test_keyring_daemon_restart():
+    store = SecureStore()
+    await store.save("test-restart", _record(server="restart"))
+    _stop_daemon()
     for fresh in (store, SecureStore()):
         with pytest.raises(StoreError) as raised:
             await fresh.read_raw("test-restart")
@@ -184,9 +194,7 @@ async def test_keyring_daemon_restart():
             await fresh.save("test-restart", _record(server="other"))
     server = http_server("http://127.0.0.1:1/mcp", auth="oauth")
     assert await AuthManager().credential_state("r", server) == "keyring unavailable"
-    subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], check=True,
-                   input=os.environ["HOSTLINK_TEST_KEYRING_PASSWORD"].encode(), stdout=subprocess.DEVNULL)
-    _wait_for_owner(True)
+    _start_daemon()
     assert parse_record(await store.read_raw("test-restart")).server == "restart"
     await store.delete("test-restart")
     assert await SecureStore().read_raw("test-restart") is None
@@ -223,3 +231,27 @@ async def test_two_items_for_one_key_are_ambiguous_not_absent():
     assert await manager.credential_state("d", server) == "signed out"
     await store.delete("test-dup")
     assert await store.read_raw("test-dup") is None
+
+
+async def test_a_locked_keyring_is_reported_as_locked(fake_oauth):
+    import secretstorage
+
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    bus = secretstorage.dbus_init()
+    try:
+        secretstorage.get_default_collection(bus).lock()
+    finally:
+        bus.close()
+    try:
+        with pytest.raises(StoreError) as raised:
+            await SecureStore().read_raw("test-locked")
+        assert raised.value.state == "locked"
+        manager = AuthManager()
+        assert await manager.credential_state("l", server) == "keyring locked"
+        with pytest.raises(StoreError, match="locked"):
+            await manager.http_auth("l", server)
+        assert fake_oauth.counters()["metadata"] == 0
+    finally:
+        _stop_daemon()  # a restart with the password is how this headless keyring unlocks again
+        _start_daemon()
+    assert await SecureStore().read_raw("test-locked") is None
