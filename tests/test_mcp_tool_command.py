@@ -122,3 +122,18 @@ def test_demo(tmp_path, env):
     assert result.returncode == 0, result.stderr
     assert "server 'demo' tool 'echo'" in result.stdout and "app_refresh" not in result.stdout
     assert result.stdout.rstrip().endswith("hello from hostlink")
+
+
+def test_registering_the_extension_imports_no_sdk(env, tmp_path):
+    probe = (
+        "import sys\n"
+        "from hostlink.host import Registry\n"
+        "from hostlink.mcp.extension import McpExtension\n"
+        "registry = Registry()\n"
+        "McpExtension().register(registry)\n"
+        "assert sorted(registry.tools) == ['mcp'] and sorted(registry.commands) == ['mcp']\n"
+        "print(','.join(m for m in ('mcp', 'mcp_types', 'keyring', 'httpx2', 'jsonschema') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                            cwd=tmp_path, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "\n", "")
