@@ -393,3 +393,49 @@ def test_close_cancels_tasks_an_extension_left_running(make_host):
     assert host.tools()[0].implementation() == "ok"
     host.close()
     assert finished.is_set()
+
+
+def _interrupt_main_thread() -> None:
+    """What Ctrl-C does: SIGINT delivered to the thread llm runs in."""
+    signal_module = __import__("signal")
+    signal_module.pthread_kill(threading.main_thread().ident, signal_module.SIGINT)
+
+
+async def _until_cancelled(signal: CancelSignal) -> str:
+    cancelled, loop = asyncio.Event(), asyncio.get_running_loop()
+    signal.on_cancel(lambda: loop.call_soon_threadsafe(cancelled.set))
+    await cancelled.wait()
+    return signal.reason
+
+
+def test_interrupt_during_a_response_cancels_the_request(make_host):
+    observed = {}
+
+    async def run(context, signal):
+        yield TextDelta("working")
+        _interrupt_main_thread()
+        observed["reason"] = await _until_cancelled(signal)
+        yield ErrorEvent("aborted", code="aborted")
+
+    host = make_host(Scripted(run))
+    with pytest.raises(KeyboardInterrupt):
+        model_of(host).prompt("hi").text()
+    assert observed["reason"] == "the response was abandoned"
+
+
+def test_interrupt_during_a_tool_call_cancels_the_call(make_host):
+    observed = {}
+
+    class Slow:
+        def register(self, registry):
+            async def slow(args, signal):
+                _interrupt_main_thread()
+                observed["reason"] = await _until_cancelled(signal)
+                return ToolResult([TextContent("cancelled")], is_error=True)
+
+            registry.register_tool(ToolSpec("slow", "", {"type": "object"}, slow))
+
+    host = make_host(Slow())
+    with pytest.raises(KeyboardInterrupt):
+        host.tools()[0].implementation()
+    assert observed["reason"] == "interrupted"
