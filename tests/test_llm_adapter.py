@@ -439,3 +439,44 @@ def test_interrupt_during_a_tool_call_cancels_the_call(make_host):
     with pytest.raises(KeyboardInterrupt):
         host.tools()[0].implementation()
     assert observed["reason"] == "interrupted"
+
+
+class Fragile:
+    """An extension whose session start or shutdown fails."""
+
+    def __init__(self, start_error: str | None = None, shutdown_error: str | None = None) -> None:
+        self.start_error, self.shutdown_error = start_error, shutdown_error
+        self.starts = 0
+
+    def register(self, registry):
+        async def start(session):
+            self.starts += 1
+            if self.start_error:
+                raise RuntimeError(self.start_error)
+
+        async def shutdown():
+            if self.shutdown_error:
+                raise RuntimeError(self.shutdown_error)
+
+        async def execute(args, signal):
+            return ToolResult([TextContent("ran")])
+
+        registry.on_session_start(start)
+        registry.on_session_shutdown(shutdown)
+        registry.register_tool(ToolSpec("probe", "", {"type": "object"}, execute))
+
+
+def test_failed_session_start_fails_every_use_and_is_not_retried(make_host):
+    fragile = Fragile(start_error="configuration unreadable")
+    host = make_host(fragile)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="configuration unreadable"):
+            host.tools()[0].implementation()
+    assert fragile.starts == 1
+
+
+def test_failed_shutdown_is_reported_not_raised(make_host, capsys):
+    host = make_host(Fragile(shutdown_error="server would not stop"))
+    assert host.tools()[0].implementation() == "ran"
+    host.close()
+    assert "hostlink error: session shutdown failed: server would not stop" in capsys.readouterr().err

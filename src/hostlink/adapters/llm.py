@@ -172,13 +172,11 @@ class _Loop:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     def close(self) -> None:
-        """Cancel what extensions left running (as ``asyncio.run`` does), then stop."""
-        try:
-            self.submit(_finish_loop()).result(timeout=CLEANUP_SECONDS)
-        finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
-            self._loop.close()
+        """Cancel what extensions left running (as ``asyncio.run`` does, bounded), then stop."""
+        concurrent.futures.wait([self.submit(_finish_loop())], timeout=CLEANUP_SECONDS)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
 
 
 async def _finish_loop() -> None:
@@ -245,7 +243,7 @@ class LlmHost:
             if started:
                 loop.submit(self.registry.shutdown_session()).result(timeout=CLEANUP_SECONDS)
         except Exception as exc:  # noqa: BLE001 - the process is ending: report, don't raise
-            _StderrNotifier().notify(f"session shutdown failed: {exc}", "error")
+            _StderrNotifier().notify(f"session shutdown failed: {str(exc) or type(exc).__name__}", "error")
         finally:
             loop.close()
 
