@@ -234,3 +234,10 @@ async def test_host_command(host):
     assert fixture_children() == []  # reconnect resets; it does not connect
     assert "unknown MCP server" in await command.run(["connect", "ghost"], CancelSignal())
     assert (await command.run(["bogus"], CancelSignal())).startswith("usage: /mcp")
+
+
+async def test_results_carry_a_one_line_summary_for_host_displays(host):
+    result = await host.run(action="call", server="fx", tool="echo", args={"text": "hello"})
+    assert result.details == {"summary": "mcp call fx/echo: ok, 1 text (5 chars)"}
+    failed = await host.run(action="call", server="ghost", tool="x")
+    assert failed.details["summary"] == "mcp call ghost/x: error, 1 text (" + str(len(text(failed))) + " chars)"

@@ -6,7 +6,7 @@ sanitized and shortened, so a line stays one line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hostlink.output import strip_controls
@@ -65,13 +65,14 @@ def tool_line(tool: Any) -> str:
     return f"{one_line(tool.name, 64)}  {one_line(tool.description)}".rstrip()
 
 
-def result_summary(result: ToolResult) -> str:
-    """``ok: 1 text (12 chars), 1 image`` — what a call produced, in one line."""
+def summary(args: Mapping[str, Any], result: ToolResult) -> str:
+    """``mcp call fx/echo: ok, 1 text (5 chars)`` — one line for a host's display of a call."""
+    target = "/".join(one_line(str(args[key]), 64) for key in ("server", "tool") if args.get(key))
     texts = [item for item in result.content if getattr(item, "type", "") == "text"]
     images = len(result.content) - len(texts)
-    parts = []
+    parts = ["error" if result.is_error else "ok"]
     if texts:
         parts.append(f"{len(texts)} text ({sum(len(t.text) for t in texts)} chars)")
     if images:
         parts.append(f"{images} image{'s' if images != 1 else ''}")
-    return f"{'error' if result.is_error else 'ok'}: {', '.join(parts) or 'no content'}"
+    return f"mcp {one_line(str(args.get('action', '')), 16)} {target}".rstrip() + ": " + ", ".join(parts)

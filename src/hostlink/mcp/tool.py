@@ -10,11 +10,13 @@ import asyncio
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from hostlink.host import CancelSignal, ImageContent, TextContent, ToolResult, ToolSpec
+from hostlink.mcp import render
 from hostlink.mcp.errors import AuthRequired, CallFailed, McpError
 from hostlink.output import bound_content, compact_json, strip_controls
 
@@ -93,19 +95,16 @@ async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Ma
     """Run one action; every failure becomes a tool error with a safe message."""
     try:
         _check_input(args)
-        action = args["action"]
-        handler = _HANDLERS[action]
-        return await handler(runtime, output, args)
+        result = await _HANDLERS[args["action"]](runtime, output, args)
     except AuthRequired as exc:
-        text = str(exc) + (f"\nAuthorization link (give it to the user): {strip_controls(exc.link)}"
-                           if exc.link else "")
-        return _error(text)
+        result = _error(str(exc) + (f"\nAuthorization link (give it to the user): {exc.link}" if exc.link else ""))
     except McpError as exc:
-        return _error(str(exc))
+        result = _error(str(exc))
+    return replace(result, details={"summary": render.summary(args, result)})
 
 
 def _error(text: str) -> ToolResult:
-    return ToolResult(content=[TextContent(text)], is_error=True)
+    return ToolResult(content=[TextContent(strip_controls(text))], is_error=True)
 
 
 def _check_input(args: Mapping[str, Any]) -> None:
