@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -106,3 +107,28 @@ def test_leftover_scan_sees_a_live_process(tmp_path):
         child.kill()
         child.wait()
     assert leftover_processes(str(tmp_path)) == []
+
+
+@pytest.mark.parametrize("trust", ["", "1"])
+def test_session_reads_user_and_project_config_with_trust_from_the_environment(tmp_path, monkeypatch, capsys, trust):
+    config = tmp_path / "config" / "hostlink"
+    config.mkdir(parents=True)
+    (config / "mcp.json").write_text(json.dumps({"mcpServers": {"userserver": {"command": "true"}}}))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"projserver": {"command": "true"}}}))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("HOSTLINK_TRUST_PROJECT", trust)
+    monkeypatch.chdir(project)
+    host = LlmHost([McpExtension()])
+    try:
+        status = mcp_tool(host).implementation(action="status")
+    finally:
+        host.close()
+    assert "userserver" in status
+    if trust:
+        assert "projserver" in status
+    else:
+        assert "projserver" not in status
+        assert "hostlink warning: MCP servers from the untrusted project were ignored: projserver" in capsys.readouterr().err
