@@ -410,3 +410,27 @@ async def test_silent_claude_times_out(fake, runtime_dir, monkeypatch):
     error = only_error(await collect(fake.provider(), context()))
     assert (error.code, error.retryable) == ("timeout", True)
     assert_no_process(runtime_dir)
+
+
+async def test_claude_compacting_the_conversation_fails(fake, runtime_dir):
+    fake.script(*OPENING, {"op": "emit", "record": {"type": "system", "subtype": "compact_boundary"}},
+                {"op": "message", "blocks": [{"text": "summary"}]}, {"op": "result"})  # fmt: skip
+    error = only_error(await collect(fake.provider(), context()))
+    assert error.code == "protocol_error" and "compacted" in error.message
+
+
+async def test_cancel_while_claude_does_not_read_a_large_prompt(fake, runtime_dir):
+    fake.script({"op": "control"}, {"op": "wait_signal"})  # never reads the user message
+    signal = CancelSignal()
+
+    async def cancel_when_blocked():
+        while len(fake.logged("stdin")) < 1:
+            await anyio.sleep(0.02)
+        await anyio.sleep(0.3)
+        signal.cancel()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(cancel_when_blocked)
+        events = await collect(fake.provider(), context("x" * 4_000_000), signal)
+    assert only_error(events).code == "aborted"
+    assert_no_process(runtime_dir)

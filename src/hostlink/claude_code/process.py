@@ -39,15 +39,19 @@ FIXED_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
     "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1",
+    "DISABLE_AUTO_COMPACT": "1",  # the host owns compaction
 }
 
 # Claude Code 2.1.332 enables these built-in plugins by default; they add context (for one,
 # AGENTS.md discovery), so every request switches them off and init must list no plugin.
+# That check also proves the settings were applied: in -p mode the CLI silently ignores
+# settings that fail validation.
 BUILTIN_PLUGINS = ("cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring")
 SETTINGS = {
     "disableAllHooks": True,
     "autoMemoryEnabled": False,
     "includeGitInstructions": False,
+    "autoCompactEnabled": False,
     "enabledPlugins": {f"{name}@builtin": False for name in BUILTIN_PLUGINS},
 }
 

@@ -155,19 +155,22 @@ class _Request:
         if self.signal.cancelled:
             raise _fail("the request was cancelled", code="aborted")
 
-    async def _record(self, deadline: float | None = None) -> dict | None:
-        """The next stdout record (None at end of output), interruptible by cancellation."""
-        assert self.process is not None
+    async def _interruptible(self, operation, deadline: float | None = None):
+        """Await ``operation()`` so that cancellation (or the deadline) interrupts it."""
         self._check_cancelled()
         with anyio.CancelScope(deadline=deadline if deadline is not None else float("inf")) as scope:
             self._read_scope = scope
             try:
-                line = await self.process.receive_line()
+                return await operation()
             finally:
                 self._read_scope = None
-        if scope.cancelled_caught:
-            self._check_cancelled()
-            raise _fail("claude did not start answering in time", code="timeout", retryable=True)
+        self._check_cancelled()
+        raise _fail("claude did not start answering in time", code="timeout", retryable=True)
+
+    async def _record(self, deadline: float | None = None) -> dict | None:
+        """The next stdout record (None at end of output)."""
+        assert self.process is not None
+        line = await self._interruptible(self.process.receive_line, deadline)
         if line is None:
             return None
         try:
@@ -231,7 +234,7 @@ class _Request:
             tools=self.catalog.tool_names(), mcp_servers=(PROPOSAL_SERVER_NAME,), testing=self.provider.options.testing
         )
         deadline = anyio.current_time() + STARTUP_TIMEOUT_SECONDS
-        await self._send(protocol.control_initialize(_CONTROL_ID))
+        await self._send(protocol.control_initialize(_CONTROL_ID), deadline)
         record = await self._pre_init_record(deadline)
         if record["type"] != "control_response":
             raise _fail("claude sent output before it was initialized", code="protocol_error")
@@ -241,7 +244,7 @@ class _Request:
         if self.attachment_paths:
             blocks.append({"type": "text", "text": attachment_block(self.attachment_paths)})
         self._check_cancelled()
-        await self._send(protocol.user_message(blocks))
+        await self._send(protocol.user_message(blocks), deadline)
         await self.process.close_stdin()
         record = await self._pre_init_record(deadline)
         if record["type"] != "system" or record.get("subtype") != "init":
@@ -263,10 +266,10 @@ class _Request:
         except protocol.ProtocolError as exc:
             raise _fail(str(exc), code="protocol_error") from None
 
-    async def _send(self, line: bytes) -> None:
+    async def _send(self, line: bytes, deadline: float) -> None:
         assert self.process is not None
         try:
-            await self.process.send_line(line)
+            await self._interruptible(lambda: self.process.send_line(line), deadline)
         except ProcessError:
             raise await self._unexpected_exit("while reading the request") from None
 
@@ -306,13 +309,16 @@ class _Request:
                         raise _fail("claude finished without an answer", code="protocol_error")
                     return
 
-    def _check_disclosure(self, text: str) -> None:
-        """Fail if Claude's output names the private request directory."""
+    def _discloses(self, text: str) -> bool:
         assert self.directory is not None
-        path = str(self.directory)
+        return any(path in text for path in (str(self.directory), os.path.realpath(self.directory)))
+
+    def _check_disclosure(self, text: str) -> None:
+        """Fail if Claude's output names the private request directory (even across deltas)."""
+        assert self.directory is not None
         window = self._tail + text
-        self._tail = window[-len(path) :]
-        if path in window or os.path.realpath(path) in window:
+        self._tail = window[-max(len(str(self.directory)), len(os.path.realpath(self.directory))) :]
+        if self._discloses(window):
             raise _fail("claude's output disclosed a private transport path", code="private_path_disclosed")
 
     def _tool_call(self, proposal: protocol.Proposal) -> ToolCall:
@@ -320,8 +326,7 @@ class _Request:
         name = self.catalog.name_for(alias) if alias else None
         if name is None:
             raise _fail("claude proposed a tool that is not in the request's catalog", code="unknown_tool")
-        arguments = json.dumps(proposal.arguments, ensure_ascii=False)
-        if str(self.directory) in arguments:
+        if self._discloses(json.dumps(proposal.arguments, ensure_ascii=False)):
             raise _fail("claude's output disclosed a private transport path", code="private_path_disclosed")
         return ToolCall(id=proposal.id, name=name, arguments=proposal.arguments)
 
