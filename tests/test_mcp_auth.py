@@ -419,3 +419,39 @@ async def test_unavailable_keyring_fails_closed(fake_oauth, monkeypatch, tmp_pat
     home_files = [p for p in tmp_path.rglob("*") if p.is_file() and "browser-stubs" not in str(p)]
     assert all(".lock" in p.name for p in home_files), home_files
     await manager.aclose()
+
+
+async def test_a_refusal_callback_ends_the_flow_with_a_known_code_only(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    for sent, shown in (("access_denied", "access_denied"), ("\x1b]0;evil\x07 text", "unknown_error")):
+        manager = AuthManager()
+        with pytest.raises(AuthRequired) as raised:
+            await manager.http_auth("d", server)
+        answer = await follow_link(raised.value.link, tamper=lambda url, sent=sent: replace_query(
+            url, error=sent).replace("code=", "ignored="))
+        assert answer.status_code == 200 and shown in answer.text and "evil" not in answer.text
+        with pytest.raises(AuthError) as failed:
+            await manager.wait_login("d", server, 30)
+        assert f"did not grant access ({shown})" in str(failed.value)
+        assert fake_oauth.counters()["token_code"] == 0
+        await manager.aclose()
+
+
+async def test_a_configured_ipv6_loopback_redirect_uri(fake_oauth):
+    import socket
+
+    with socket.socket(socket.AF_INET6) as probe:
+        probe.bind(("::1", 0))
+        port = probe.getsockname()[1]
+    server = http_server(fake_oauth.mcp, auth="oauth", oauth={"redirectUri": f"http://[::1]:{port}/cb"})
+    manager = AuthManager()
+    with pytest.raises(AuthRequired) as raised:
+        await manager.http_auth("v6", server)
+    assert f"redirect_uri=http%3A%2F%2F%5B%3A%3A1%5D%3A{port}%2Fcb" in raised.value.link
+    assert (await follow_link(raised.value.link)).status_code == 200
+    await manager.wait_login("v6", server, 30)
+    assert await manager.credential_state("v6", server) == "signed in"
+    with pytest.raises(AuthError, match="redirectUri"):
+        await manager.start_login("lh", http_server(fake_oauth.mcp, auth="oauth",
+                                                    oauth={"redirectUri": f"http://localhost:{port}/cb"}))
+    await manager.aclose()

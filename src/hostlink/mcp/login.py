@@ -108,6 +108,8 @@ class CallbackReceiver:
         self._flows: list[Flow] = []
         self._task: asyncio.Task | None = None
         self._listener = None
+        self._active = 0  # connections being answered; the listener stops only after them
+        self._closing = False
 
     @property
     def origin(self) -> str:
@@ -131,14 +133,16 @@ class CallbackReceiver:
             self.close()
 
     def close(self) -> None:
+        """Stop accepting; answers being written still finish (each is time-bounded)."""
         self._hub.forget(self)
+        self._closing = True
+        if self._active == 0:
+            self._stop()
+
+    def _stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
             self._task = None
-
-    @property
-    def closed(self) -> bool:
-        return self._task is None
 
     async def _serve(self) -> None:
         try:
@@ -147,6 +151,15 @@ class CallbackReceiver:
             await self._listener.aclose()
 
     async def _handle(self, stream: anyio.abc.SocketStream) -> None:
+        self._active += 1
+        try:
+            await self._respond(stream)
+        finally:
+            self._active -= 1
+            if self._closing and self._active == 0:
+                self._stop()
+
+    async def _respond(self, stream: anyio.abc.SocketStream) -> None:
         async with stream:
             connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_REQUEST_BYTES)
             try:
