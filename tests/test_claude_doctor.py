@@ -40,7 +40,8 @@ def fake_cli(directory: Path, version: str = "2.1.332 (Claude Code)", auth: dict
     """A tiny stand-in ``claude`` that answers ``--version`` and ``auth status``."""
     directory.mkdir(parents=True, exist_ok=True)
     script = directory / "claude"
-    body = "sleep 600\n" if hang else (
+    # Hanging, it keeps its own path on its command line, so the test can look for it.
+    body = f'exec "{sys.executable}" -c "import time; time.sleep(600)" "$0"\n' if hang else (
         f'case "$1" in\n  --version) echo {json.dumps(version)};;\n'
         f"  auth) echo '{json.dumps(auth if auth is not None else SIGNED_IN)}';;\nesac\n"
     )

@@ -199,8 +199,8 @@ async def test_cancel_during_the_search_stops_the_process(fake, output, runtime_
         signal.cancel()
     (result,) = results
     assert result.is_error and "cancelled" in text_of(result)
-    assert live_processes_mentioning(str(fake.executable.parent)) == []
-    assert live_processes_mentioning("fake_claude.py") == []
+    # The fake's command line names the private directory (its --system-prompt-file).
+    assert live_processes_mentioning(str(runtime_dir)) == []
 
 
 @pytest.mark.parametrize(
@@ -276,7 +276,7 @@ async def test_real_cli_runs_web_search_and_returns_the_bounded_answer(tmp_path,
     assert QUERY in sent and "query.txt" in sent
     assert [t.get("name") for t in nested["tools"]] == ["web_search"]
     assert "Python 3.14.0 was released" in json.dumps(final["messages"])
-    assert live_processes_mentioning(str(CLAUDE)) == []
+    assert live_processes_mentioning(str(runtime_dir)) == []
 
 
 @real_cli

@@ -93,6 +93,8 @@ def build_catalog(tools: Sequence[ToolDefinition], history: Sequence[Message]) -
         raise CatalogError(f"{len(tools)} tools are active; Claude Code accepts at most {MAX_TOOLS}")
     by_name: dict[str, ToolDefinition] = {}
     for tool in tools:
+        if not isinstance(tool.name, str):
+            raise CatalogError("a tool name is not text")
         if tool.name in by_name:
             raise CatalogError(f"the tool {_describe(tool.name)} is defined twice")
         by_name[tool.name] = tool

@@ -220,7 +220,10 @@ class _State:
         name = f"{ATTACHMENT_PREFIX}{hashlib.sha256(data).hexdigest()[:32]}.{extension}"
         if name not in self.attachments:
             if len(self.attachments) >= MAX_IMAGES:
-                raise TranscriptError(f"the conversation holds more than {MAX_IMAGES} distinct images")
+                raise TranscriptError(
+                    f"the conversation holds more than {MAX_IMAGES} distinct images; "
+                    "compact it or start a new one"
+                )
             self.attachments[name] = Attachment(name, data, image.mime_type)
         return {"type": "image", "attachment": name}
 

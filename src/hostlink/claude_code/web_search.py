@@ -198,8 +198,8 @@ class WebSearch:
                     return _answer(record)
         except protocol.ProtocolError as exc:
             raise SearchError(f"the web search failed: {exc}") from None
-        except ProcessError:
-            raise SearchError("the web search failed: claude stopped unexpectedly") from None
+        except ProcessError as exc:
+            raise SearchError(f"the web search failed: {exc}") from None
 
 
 async def _next_record(process: ClaudeProcess) -> dict[str, Any]:
