@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -108,4 +111,58 @@ def test_api_failure_is_an_llm_error_not_reply_text(dirs, api):
     assert result.returncode == 1
     assert result.stdout.strip() == ""
     assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
+    assert_nothing_left(dirs)
+
+
+class _StalledApi:
+    """An API that accepts a request and never answers it, until the test ends."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.requested = threading.Event()
+        self.release = threading.Event()
+        stalled = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                stalled.requested.set()
+                stalled.release.wait()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> _StalledApi:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def test_ctrl_c_during_a_request_stops_claude_and_cleans_up(dirs):
+    path = f"{BIN}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    with _StalledApi() as api:
+        child = subprocess.Popen([*HOST, api.base_url, "-m", "claude-code/sonnet", "-T", "mcp", "hello"],
+                                 cwd=dirs.project, env=dirs.env(path), stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert api.requested.wait(120), "claude never reached the API"
+            assert any("claude" in line for line in leftover_processes(str(dirs.root)))
+            child.send_signal(signal.SIGINT)
+            stdout, stderr = child.communicate(timeout=120)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    assert child.returncode != 0
+    assert stdout == "" and "Traceback" not in stderr
     assert_nothing_left(dirs)
