@@ -434,3 +434,12 @@ async def test_cancel_while_claude_does_not_read_a_large_prompt(fake, runtime_di
         events = await collect(fake.provider(), context("x" * 4_000_000), signal)
     assert only_error(events).code == "aborted"
     assert_no_process(runtime_dir)
+
+
+async def test_unusable_private_root_is_an_error_event(fake, tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(blocker))
+    fake.script(*OPENING, {"op": "message", "blocks": [{"text": "x"}]}, {"op": "result"})
+    assert only_error(await collect(fake.provider(), context())).code == "private_state"
+    assert fake.log() == []

@@ -155,7 +155,7 @@ class _Request:
         if self.signal.cancelled:
             raise _fail("the request was cancelled", code="aborted")
 
-    async def _interruptible(self, operation, deadline: float | None = None):
+    async def _interruptible(self, operation, deadline: float | None = None, late: str = "answer"):
         """Await ``operation()`` so that cancellation (or the deadline) interrupts it."""
         self._check_cancelled()
         with anyio.CancelScope(deadline=deadline if deadline is not None else float("inf")) as scope:
@@ -165,12 +165,12 @@ class _Request:
             finally:
                 self._read_scope = None
         self._check_cancelled()
-        raise _fail("claude did not start answering in time", code="timeout", retryable=True)
+        raise _fail(f"claude did not {late} in time", code="timeout", retryable=True)
 
-    async def _record(self, deadline: float | None = None) -> dict | None:
+    async def _record(self, deadline: float | None = None, late: str = "start answering") -> dict | None:
         """The next stdout record (None at end of output)."""
         assert self.process is not None
-        line = await self._interruptible(self.process.receive_line, deadline)
+        line = await self._interruptible(self.process.receive_line, deadline, late)
         if line is None:
             return None
         try:
@@ -187,11 +187,14 @@ class _Request:
             try:
                 await self._launch()
                 await self._handshake()
-                async for event in self._content():
-                    yield event
+                async with aclosing(self._content()) as content:
+                    async for event in content:
+                        yield event
                 final = await self._finish()
             except _Failed as failure:
                 final = [failure.error]
+            except Exception as exc:  # noqa: BLE001 - a bug must still end the stream as an error
+                final = [ErrorEvent(f"the Claude Code provider failed ({type(exc).__name__})", code="internal_error")]
             cleanup_error = await self._cleanup()
             if cleanup_error is not None and not isinstance(final[0], ErrorEvent):
                 final = [cleanup_error]  # success is published only after a clean cleanup
@@ -202,15 +205,19 @@ class _Request:
             await self._cleanup()  # no-op unless the consumer stopped early
 
     async def _launch(self) -> None:
-        self.directory = create_private_dir("claude-request")
-        directory = self.directory
-        write_private_file(directory, "system-prompt.txt", self.transcript.system_prompt)
-        catalog_path = write_private_file(directory, "catalog.json", self.catalog.to_json())
-        marker_path = directory / "violation.json"
-        config_path = write_private_file(directory, "mcp.json", mcp_config(catalog_path, marker_path, PROPOSAL_SERVER_NAME))
-        self.attachment_paths = [
-            write_private_file(directory, attachment.name, attachment.data) for attachment in self.transcript.attachments
-        ]
+        try:
+            self.directory = create_private_dir("claude-request")
+            directory = self.directory
+            write_private_file(directory, "system-prompt.txt", self.transcript.system_prompt)
+            catalog_path = write_private_file(directory, "catalog.json", self.catalog.to_json())
+            marker_path = directory / "violation.json"
+            config = mcp_config(catalog_path, marker_path, PROPOSAL_SERVER_NAME)
+            config_path = write_private_file(directory, "mcp.json", config)
+            self.attachment_paths = [
+                write_private_file(directory, item.name, item.data) for item in self.transcript.attachments
+            ]
+        except (PrivateStateError, OSError) as exc:
+            raise _fail(f"could not prepare the request's private files ({type(exc).__name__})", code="private_state")
         argv = build_argv(
             self.provider.executable,
             model=self.model.id,
@@ -269,7 +276,7 @@ class _Request:
     async def _send(self, line: bytes, deadline: float) -> None:
         assert self.process is not None
         try:
-            await self._interruptible(lambda: self.process.send_line(line), deadline)
+            await self._interruptible(lambda: self.process.send_line(line), deadline, "read the request")
         except ProcessError:
             raise await self._unexpected_exit("while reading the request") from None
 
@@ -366,7 +373,7 @@ class _Request:
     async def _expect_result_and_exit(self) -> None:
         assert self.process is not None
         while True:
-            record = await self._record(anyio.current_time() + EXIT_TIMEOUT_SECONDS)
+            record = await self._record(anyio.current_time() + EXIT_TIMEOUT_SECONDS, "finish its answer")
             if record is None:
                 break
             try:
