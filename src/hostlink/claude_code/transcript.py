@@ -54,7 +54,7 @@ INSTRUCTION = (
     "proposes the call to the host, which runs it and answers in a later request. A tool "
     "named 'removed:...' is no longer available and cannot be called. The JSON escape "
     "\\u0040 in a record stands for an at sign. An image appears as an attachment name; the "
-    "image files are attached after the records."
+    "image file of that name is attached to this message."
 )
 
 
