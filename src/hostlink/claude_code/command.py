@@ -17,7 +17,12 @@ def claude_code_group() -> None:
 @claude_code_group.command()
 @click.option("--report", is_flag=True, help="Also write a content-free JSON report to a private file.")
 def doctor(report: bool) -> None:
-    """Check the claude CLI, its version and sign-in, and the proposal bridge."""
+    """Check that the Claude Code provider can run here.
+
+    The claude CLI on PATH and its version, its sign-in, the platform, a timed proposal
+    server round trip and the last request's metrics. Exit status 1 when a required check
+    fails.
+    """
     import anyio
 
     from hostlink.claude_code.doctor import diagnose, write_report
