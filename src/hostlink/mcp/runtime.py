@@ -472,12 +472,11 @@ class McpRuntime:
                 raise CallFailed(f"MCP server {name!r} listed more than {TOOLS_PAGE_CAP} pages of tools")
             flight.result = tuple(tools)
             self._publish(conn, tools=flight.result)
-        except BaseException as exc:  # noqa: BLE001 - handed to every waiter, including cancellation
-            flight.error = exc if isinstance(exc, Exception) else ConnectFailed(
-                f"MCP server {name!r} connection closed while listing tools")
-            if not isinstance(exc, Exception):
-                raise
+        except Exception as exc:  # noqa: BLE001 - handed to every waiter
+            flight.error = exc
         finally:
+            if flight.result is None and flight.error is None:  # cancelled: the connection closed
+                flight.error = ConnectFailed(f"MCP server {name!r} closed while its tools were listed")
             conn.tools_flight = None
             flight.done.set()
 
