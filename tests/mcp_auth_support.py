@@ -20,7 +20,7 @@ FAKES = Path(__file__).parent / "fakes"
 BROWSERS = ("open", "xdg-open", "sensible-browser", "x-www-browser", "www-browser", "gnome-open", "kde-open")
 
 __all__ = ["anyio_backend", "keyring_required", "no_browser", "fake_oauth", "FakeOAuth", "follow_link",
-           "http_server", "isolated_state"]
+           "http_server", "isolated_state", "sign_in"]
 
 
 @pytest.fixture
@@ -103,3 +103,14 @@ async def follow_link(link: str, *, tamper=None) -> httpx2.Response:
         if tamper is not None:
             callback = tamper(callback)
         return await client.get(callback)
+
+
+async def sign_in(manager, name: str, server) -> None:
+    """The whole sign-in as a user does it: the call's link, the browser, the callback."""
+    from hostlink.mcp.errors import AuthRequired
+
+    with pytest.raises(AuthRequired) as raised:
+        await manager.http_auth(name, server)
+    answer = await follow_link(raised.value.link)
+    assert answer.status_code == 200
+    await manager.wait_login(name, server, 30)

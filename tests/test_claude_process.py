@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
 from claude_transport_support import anyio_backend, live_processes_mentioning  # noqa: F401 - fixture
 

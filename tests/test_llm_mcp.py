@@ -10,7 +10,7 @@ import llm
 import pytest
 from llm_support import leftover_files, leftover_processes
 
-from hostlink.adapters.llm import LlmHost, ToolError
+from hostlink.adapters.llm_host import LlmHost, ToolError
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import StdioServer
 

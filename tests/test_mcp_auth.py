@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from mcp_auth_support import *  # noqa: F403 - fixtures
-from mcp_auth_support import FAKES, follow_link, http_server
+from mcp_auth_support import FAKES, follow_link, http_server, sign_in
 
 from hostlink.mcp.auth import AuthManager
 from hostlink.mcp.errors import AuthError, AuthRequired
@@ -34,14 +34,6 @@ def replace_query(url: str, **changes) -> str:
     query = {k: v[0] for k, v in parse_qs(parts.query).items()}
     query.update(changes)
     return urlunsplit(parts._replace(query=urlencode(query)))
-
-
-async def sign_in(manager: AuthManager, name: str, server) -> None:
-    with pytest.raises(AuthRequired) as raised:
-        await manager.http_auth(name, server)
-    answer = await follow_link(raised.value.link)
-    assert answer.status_code == 200
-    await manager.wait_login(name, server, 30)
 
 
 # --- bearer and machine OAuth ------------------------------------------------------------------

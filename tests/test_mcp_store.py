@@ -20,10 +20,9 @@ import anyio
 import pytest
 
 from mcp_auth_support import *  # noqa: F403 - fixtures
-from mcp_auth_support import FAKES, follow_link, http_server
+from mcp_auth_support import FAKES, http_server, sign_in
 
 from hostlink.mcp.auth import AuthManager
-from hostlink.mcp.errors import AuthRequired
 from hostlink.mcp.store import (
     SecureRecord, SecureStore, StoreError, credential_lock, lock_dir, parse_record, record_key,
 )
@@ -106,18 +105,17 @@ async def test_four_processes_refresh_concurrently_with_one_refresh_post(fake_oa
     fake_oauth.control(access_expires_in=5, refresh_delay=0.5)
     server = http_server(fake_oauth.mcp, auth="oauth")
     manager = AuthManager()
-    with pytest.raises(AuthRequired) as raised:
-        await manager.http_auth("p", server)
-    assert (await follow_link(raised.value.link)).status_code == 200
-    await manager.wait_login("p", server, 30)
+    await sign_in(manager, "p", server)
     await manager.aclose()
     assert await AuthManager().credential_state("p", server) == "refreshable"
-    go = tmp_path / "go"
+    go, ready = tmp_path / "go", tmp_path / "ready"
+    ready.mkdir()
     workers = [subprocess.Popen([sys.executable, str(FAKES / "fake_oauth_refresh_worker.py"), "p", fake_oauth.mcp,
-                                 str(go)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 str(ready), str(go)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for _ in range(4)]
     try:
-        await anyio.sleep(3)  # let all four import and wait at the start line (not an assertion)
+        while len(list(ready.iterdir())) < 4 and all(w.poll() is None for w in workers):
+            await anyio.sleep(0.05)  # all four at the start line, then one start signal
         go.write_text("")
         results = [worker.communicate(timeout=120) for worker in workers]
     finally:
@@ -136,10 +134,7 @@ async def test_refresh_is_shared_in_process(fake_oauth):
     fake_oauth.control(access_expires_in=5, refresh_delay=0.3)
     server = http_server(fake_oauth.mcp, auth="oauth")
     manager = AuthManager()
-    with pytest.raises(AuthRequired) as raised:
-        await manager.http_auth("q", server)
-    assert (await follow_link(raised.value.link)).status_code == 200
-    await manager.wait_login("q", server, 30)
+    await sign_in(manager, "q", server)
     key = record_key("q", server)
     tokens = []
 

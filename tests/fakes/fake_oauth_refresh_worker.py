@@ -1,6 +1,7 @@
 """One independent process of the concurrent-refresh test.
 
-``python fake_oauth_refresh_worker.py NAME URL GO_FILE``: waits until GO_FILE exists, then
+``python fake_oauth_refresh_worker.py NAME URL READY_DIR GO_FILE``: once ready (imports done,
+a file named by its pid in READY_DIR), waits until GO_FILE exists, then
 connects to the OAuth-protected MCP server URL with hostlink's auth and runtime (refreshing
 the expired stored token, or adopting one another process already rotated), calls ``whoami``
 and prints one JSON line: the answer and a hash of the access token it used.
@@ -14,7 +15,8 @@ import sys
 import time
 
 
-async def main(name: str, url: str, go_file: str) -> None:
+async def main(name: str, url: str, ready_dir: str, go_file: str) -> None:
+    import mcp.client.streamable_http  # noqa: F401 - paid before the start line, not after it
     from hostlink.mcp.auth import AuthManager
     from hostlink.mcp.runtime import McpRuntime
     from hostlink.mcp.schema import parse_server
@@ -23,6 +25,7 @@ async def main(name: str, url: str, go_file: str) -> None:
     server = parse_server({"url": url, "auth": "oauth"})
     manager = AuthManager()
     runtime = McpRuntime({name: server}, auth=manager)
+    open(os.path.join(ready_dir, str(os.getpid())), "w").close()
     while not os.path.exists(go_file):
         time.sleep(0.01)
     try:
@@ -36,4 +39,4 @@ async def main(name: str, url: str, go_file: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:4]))
+    asyncio.run(main(*sys.argv[1:5]))
