@@ -32,7 +32,6 @@ from hostlink.host import (
     TextDelta,
     ThinkingContent,
     ThinkingDelta,
-    ToolCall,
     Usage,
 )
 from hostlink.output import strip_controls
