@@ -443,3 +443,31 @@ async def test_unusable_private_root_is_an_error_event(fake, tmp_path, monkeypat
     fake.script(*OPENING, {"op": "message", "blocks": [{"text": "x"}]}, {"op": "result"})
     assert only_error(await collect(fake.provider(), context())).code == "private_state"
     assert fake.log() == []
+
+
+async def test_max_tokens_stops_claude_and_reports_length(fake, runtime_dir):
+    fake.script(*OPENING, {"op": "message", "stop_reason": "max_tokens", "blocks": [{"text": "cut"}]},
+                {"op": "wait_signal"})  # fmt: skip
+    events = await collect(fake.provider(), context())
+    assert events[0] == TextDelta("cut")
+    assert isinstance(events[-1], Done) and events[-1].message.stop_reason == "length"
+    assert_no_process(runtime_dir)
+
+
+async def test_max_tokens_with_a_proposal_fails(fake, runtime_dir):
+    fake.script(*OPENING, {"op": "message", "stop_reason": "max_tokens", "blocks": [{"tool": "mcp__hostlink__echo", "input": {}}]},
+                {"op": "wait_signal"})  # fmt: skip
+    events = await collect(fake.provider(), context())
+    assert only_error(events).code == "length"
+    assert not any(isinstance(e, ToolCallEvent) for e in events)
+
+
+@pytest.mark.parametrize("reason", ["refusal", "pause_turn"])
+async def test_unsupported_stop_reason_fails(fake, runtime_dir, reason):
+    fake.script(*OPENING, {"op": "message", "stop_reason": reason, "blocks": [{"text": "no"}]}, {"op": "result"})
+    assert only_error(await collect(fake.provider(), context())).code == "provider_error"
+
+
+async def test_tool_use_stop_without_a_proposal_fails(fake, runtime_dir):
+    fake.script(*OPENING, {"op": "message", "stop_reason": "tool_use", "blocks": [{"text": "hm"}]}, {"op": "wait_signal"})
+    assert only_error(await collect(fake.provider(), context())).code == "protocol_error"

@@ -26,6 +26,7 @@ from claude_transport_support import (
     runtime_dir,  # noqa: F401 - fixture
 )
 
+from hostlink.claude_code import protocol
 from hostlink.claude_code.catalog import build_catalog
 from hostlink.claude_code.process import ClaudeTransportOptions, build_argv, child_environment, mcp_config
 from hostlink.claude_code.provider import ClaudeCodeProvider
@@ -159,6 +160,10 @@ async def test_api_errors_fail_closed(api, home, runtime_dir):
     api.push(fa.usage_limit())
     (error,) = await collect(provider, context())
     assert isinstance(error, ErrorEvent) and (error.code, error.retryable) == ("quota_exceeded", False)
+    api.push(fa.server_error())
+    (error,) = await collect(provider, context())
+    assert isinstance(error, ErrorEvent) and (error.code, error.retryable) == ("provider_unavailable", True)
+    assert "127.0.0.1" not in error.message  # the CLI's own error text is not passed on
     api.push(fa.Reply((fa.Text("partial answer"), fa.Text("rest")), error_after_blocks=1), fa.text("resumed"))
     events = await collect(provider, context())
     assert isinstance(events[-1], ErrorEvent) and "interrupted" in events[-1].message
@@ -183,10 +188,10 @@ async def test_without_the_test_option_an_api_key_is_refused(api, home, runtime_
 # --- facts about this CLI version the transport depends on -----------------------------
 
 
-def run_cli(api, home, tmp_path, stdin_lines, *, kill_on=None, extra=()):
+def run_cli(api, home, tmp_path, stdin_lines, *, kill_on=None, extra=(), catalog_json=None):
     """Run the real CLI with the provider's argv; returns (records, exit status, marker path)."""
     catalog = build_catalog([ECHO], [])
-    (tmp_path / "catalog.json").write_bytes(catalog.to_json())
+    (tmp_path / "catalog.json").write_bytes(catalog_json if catalog_json is not None else catalog.to_json())
     (tmp_path / "system.txt").write_text("You are a test host.")
     marker = tmp_path / "violation.json"
     (tmp_path / "mcp.json").write_text(mcp_config(tmp_path / "catalog.json", marker, "hostlink"))
@@ -290,3 +295,13 @@ async def test_image_attachment_reaches_the_api_as_an_image(api, home, runtime_d
               if block.get("type") == "image"]  # fmt: skip
     assert [base64.b64decode(block["source"]["data"]) for block in images] == [png]
     assert_clean(runtime_dir)
+
+
+def test_cli_facts_a_failed_proposal_server_shows_in_init(api, home, tmp_path):
+    """init lists catalog tools only once the server answered tools/list; a broken one fails init."""
+    api.push(fa.text("no tools here"))
+    records, _, _ = run_cli(api, home, tmp_path, [USER], catalog_json=b"{broken")
+    init = next(r for r in records if r["type"] == "system" and r.get("subtype") == "init")
+    assert init["tools"] == [] and init["mcp_servers"][0]["status"] == "failed"
+    with pytest.raises(protocol.ProtocolError, match="MCP servers"):
+        protocol.validate_init(init, protocol.Expectation(tools=(), mcp_servers=("hostlink",), testing=True))
