@@ -95,4 +95,7 @@ if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.stderr.write("usage: proposal_server.py CATALOG MARKER\n")
         sys.exit(2)
-    serve(sys.argv[1], sys.argv[2])
+    try:
+        serve(sys.argv[1], sys.argv[2])
+    except KeyboardInterrupt:  # Claude stops its MCP servers with SIGINT
+        sys.exit(130)
