@@ -109,3 +109,21 @@ def test_tool_listing_and_status_leave_nothing_behind(dirs):
     for args in (("tools",), ("mcp", "status"), ("models",)):
         assert run_llm(dirs, *args).returncode == 0
     assert leftover_files(dirs.runtime) == []
+
+
+def test_listing_never_runs_claude_or_starts_a_session(dirs, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ran = tmp_path / "claude-ran"
+    fake = bin_dir / "claude"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {ran}\n")
+    fake.chmod(0o755)
+    path = f"{bin_dir}:{NO_CLAUDE_PATH}"
+    listed = run_llm(dirs, "models", path=path)
+    assert listed.returncode == 0, listed.stderr
+    (line,) = [line for line in listed.stdout.splitlines() if "claude-code/sonnet" in line]
+    assert "unavailable" not in line  # found on PATH, and only looked up
+    for args in (("tools",), ("--help",), ("mcp", "status"), ("plugins",)):
+        assert run_llm(dirs, *args, path=path).returncode == 0
+    assert not ran.exists()
+    assert leftover_files(dirs.runtime) == []
