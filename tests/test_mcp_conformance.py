@@ -70,7 +70,8 @@ def test_auth_scenario(harness, scenario, tmp_path):
     client = f"{sys.executable} {FAKES / 'conformance_client.py'}"
     run = (f"ip link set lo up && exec '{harness}' '{HARNESS}' client --command '{client}' "
            f"--scenario '{scenario}' --expected-failures '{BASELINE}'")
-    result = subprocess.run(["unshare", "-n", "sh", "-c", run], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=180)
+    # --map-root-user: a new network namespace without needing root (a user namespace)
+    result = subprocess.run(["unshare", "--map-root-user", "--net", "sh", "-c", run], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=180)
     summary = [line for line in result.stdout.splitlines() if "Passed:" in line or "OVERALL" in line]
     assert result.returncode == 0, "\n".join([*summary, result.stdout[-3000:], result.stderr[-2000:]])
