@@ -62,7 +62,8 @@ def output(runtime_dir):
 
 
 def fake_search(fake: FakeClaude, output: OutputSession) -> WebSearch:
-    environ = {"HOME": str(fake.home), "PATH": os.environ["PATH"], "CLAUDE_CONFIG_DIR": str(fake.config_dir)}
+    environ = {"HOME": str(fake.home), "PATH": os.environ["PATH"], "CLAUDE_CONFIG_DIR": str(fake.config_dir),
+               "ANTHROPIC_API_KEY": "sk-parent-key", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
     return WebSearch(str(fake.executable), output=lambda: output, cwd=lambda: fake.home, environ=environ)
 
 
@@ -102,6 +103,7 @@ async def test_search_answer_with_the_query_only_in_a_private_file(fake, output,
     assert "--mcp-config" not in argv and "--strict-mcp-config" in argv
     (env,) = fake.logged("env")
     assert not any(QUERY in value for value in env.values())
+    assert "ANTHROPIC_API_KEY" not in env and "ANTHROPIC_BASE_URL" not in env
     control, user = (json.loads(line) for line in fake.logged("stdin"))
     assert control["request"]["subtype"] == "initialize"
     (block,) = user["message"]["content"]
