@@ -81,10 +81,12 @@ def test_claude_proposes_llm_runs_mcp_and_the_result_reaches_claude(dirs, api):
                  stop_reason="tool_use"),
         fa.text(f"The demo server echoed {SECRET_WORD}."),
     )
-    result = llm(dirs, api, "-m", "claude-code/sonnet", "-T", "mcp", "--td", "Echo the magic word via MCP.")
+    result = llm(dirs, api, "-m", "claude-code/sonnet", "-T", "mcp", "--td", "-u", "Echo the magic word via MCP.")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"Let me ask the demo server. The demo server echoed {SECRET_WORD}."
-    assert "Tool call: mcp(" in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.count("Tool call: mcp(") == 1 and "Traceback" not in result.stderr
+    # The fake API's usage (11 in, 7 out) for each of the two requests; no cost is claimed.
+    assert result.stderr.count("Token usage: 11 input, 7 output") == 2
 
     first, second = api.messages_requests()
     assert SECRET_WORD not in json.dumps(records(first))

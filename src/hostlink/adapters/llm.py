@@ -46,12 +46,6 @@ class _LazyGroup(click.Group):
         # click invokes ``ctx.command``, so the real group takes over from here.
         return self._real().make_context(info_name, args, parent=parent, **extra)
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return self._real().list_commands(ctx)
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        return self._real().get_command(ctx, name)
-
 
 # --- the plugin hooks ------------------------------------------------------------------
 
