@@ -251,7 +251,8 @@ class LlmHost:
         except BaseException:
             if not future.done():
                 signal.cancel("interrupted")
-                concurrent.futures.wait([future], timeout=CLEANUP_SECONDS)
+                if not concurrent.futures.wait([future], timeout=CLEANUP_SECONDS).done:
+                    future.cancel()
             raise
 
     def iterate(self, make: Callable[[], AsyncIterator[T]], signal: CancelSignal) -> Iterator[T]:
