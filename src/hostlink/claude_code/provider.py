@@ -281,11 +281,10 @@ class _Request:
             raise await self._unexpected_exit("while reading the request") from None
 
     async def _unexpected_exit(self, when: str) -> _Failed:
-        assert self.process is not None
-        with anyio.move_on_after(EXIT_TIMEOUT_SECONDS):
-            returncode = await self.process.wait()
-            return _fail(f"claude exited unexpectedly {when} (status {returncode})", code="unexpected_exit")
-        return _fail(f"claude stopped its output unexpectedly {when}", code="unexpected_exit")
+        returncode = await self._exit_status()
+        if returncode is None:
+            return _fail(f"claude stopped its output unexpectedly {when}", code="unexpected_exit")
+        return _fail(f"claude exited unexpectedly {when} (status {returncode})", code="unexpected_exit")
 
     async def _content(self) -> AsyncIterator[StreamEvent]:
         """Map records to deltas until the message's stop reason (tool_use stops at once)."""
@@ -293,11 +292,7 @@ class _Request:
             record = await self._record()
             if record is None:
                 raise await self._unexpected_exit("while answering")
-            try:
-                actions = self.mapper.feed(record)
-            except protocol.ProtocolError as exc:
-                raise _fail(str(exc), code="protocol_error") from None
-            for action in actions:
+            for action in self._protocol(self.mapper.feed, record):
                 if isinstance(action, (TextDelta, ThinkingDelta)):
                     self._check_disclosure(action.delta)
                     yield action
@@ -363,8 +358,10 @@ class _Request:
             else:
                 content.append(part)
         stop_reason = _STOP_REASONS[reason]
-        if calls and stop_reason != "toolUse":
+        if calls and stop_reason == "length":
             raise _fail("claude's answer was cut off while proposing a tool call", code="length")
+        if calls and stop_reason != "toolUse":
+            raise _fail("claude proposed a tool call without stopping for it", code="protocol_error")
         if stop_reason == "toolUse" and not calls:
             raise _fail("claude stopped for a tool call but proposed none", code="protocol_error")
         message = AssistantMessage(content=tuple(content), stop_reason=stop_reason, usage=self.mapper.usage, model=self.model.id)
@@ -376,19 +373,24 @@ class _Request:
             record = await self._record(anyio.current_time() + EXIT_TIMEOUT_SECONDS, "finish its answer")
             if record is None:
                 break
-            try:
-                actions = self.mapper.feed(record)
-            except protocol.ProtocolError as exc:
-                raise _fail(str(exc), code="protocol_error") from None
-            for action in actions:
+            for action in self._protocol(self.mapper.feed, record):
                 if isinstance(action, protocol.Finished) and action.error is not None:
                     raise _Failed(action.error)
+        returncode = await self._exit_status()
+        if returncode is None:
+            raise _fail("claude did not exit after answering", code="unexpected_exit")
+        if returncode != 0:
+            raise _fail(f"claude exited with status {returncode}", code="unexpected_exit")
+
+    async def _exit_status(self) -> int | None:
+        """The child's own exit status once its whole group is gone (None: it did not exit)."""
+        assert self.process is not None
         with anyio.move_on_after(EXIT_TIMEOUT_SECONDS):
-            returncode = await self.process.wait()
-            if returncode != 0:
-                raise _fail(f"claude exited with status {returncode}", code="unexpected_exit")
-            return
-        raise _fail("claude did not exit after answering", code="unexpected_exit")
+            try:
+                return await self.process.wait()
+            except ProcessError as exc:
+                raise _fail(str(exc), code="cleanup_failed") from None
+        return None
 
     async def _stop_process(self) -> int:
         assert self.process is not None
