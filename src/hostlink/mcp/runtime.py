@@ -90,20 +90,24 @@ class _StderrTail:
         if not self.writer.closed:
             self.writer.close()
 
-    async def pump(self) -> None:
-        try:
-            while True:
-                await anyio.wait_readable(self._read_fd)
-                try:
-                    chunk = os.read(self._read_fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    self.eof.set()
-                    return
-                self.data = (self.data + chunk)[-STDERR_TAIL_BYTES:]
-        finally:
+    def close(self) -> None:
+        """Release both ends; called by the owner once the pump has stopped."""
+        self.close_writer()
+        if self._read_fd >= 0:
             os.close(self._read_fd)
+            self._read_fd = -1
+
+    async def pump(self) -> None:
+        while True:
+            await anyio.wait_readable(self._read_fd)
+            try:
+                chunk = os.read(self._read_fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                self.eof.set()
+                return
+            self.data = (self.data + chunk)[-STDERR_TAIL_BYTES:]
 
     def classify(self) -> str | None:
         """A fixed phrase for what the tail shows; the raw text is never repeated."""
@@ -280,7 +284,7 @@ class McpRuntime:
         finally:
             conn.client = None
             if conn.stderr is not None:
-                conn.stderr.close_writer()
+                conn.stderr.close()
             if not conn.ready.is_set():
                 self._publish(conn, state="failed", error=error)
                 conn.ready.set()
