@@ -14,6 +14,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 PACKAGE = "hostlink"
 MARKER = ".hostlink-owner.json"
@@ -112,20 +113,26 @@ def remove_private_dir(path: Path) -> None:
     shutil.rmtree(path)
 
 
-def read_marker(path: Path) -> dict | None:
-    """The ownership marker of ``path`` if it is a valid hostlink marker, else None."""
+def read_private_json(path: Path, max_bytes: int) -> Any:
+    """The JSON value in ``path`` (never through a symlink), or None when the file is
+    missing, unreadable, larger than ``max_bytes`` or not JSON."""
     try:
-        fd = os.open(path / MARKER, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:
-        raw = handle.read(_MARKER_MAX_BYTES + 1)
-    if len(raw) > _MARKER_MAX_BYTES:
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:
         return None
     try:
-        marker = json.loads(raw)
+        return json.loads(raw)
     except ValueError:
         return None
+
+
+def read_marker(path: Path) -> dict | None:
+    """The ownership marker of ``path`` if it is a valid hostlink marker, else None."""
+    marker = read_private_json(path / MARKER, _MARKER_MAX_BYTES)
     if not isinstance(marker, dict) or marker.get("package") != PACKAGE:
         return None
     pid, created = marker.get("pid"), marker.get("created")

@@ -8,13 +8,12 @@ credentials or paths, whatever a caller passes in.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Mapping
 from typing import Any
 
-from hostlink.private import replace_private_file, runtime_root
+from hostlink.private import read_private_json, replace_private_file, runtime_root
 
 FILE_NAME = "claude-code-last-request.json"
 _MAX_BYTES = 16 * 1024
@@ -70,18 +69,7 @@ def record(facts: Mapping[str, Any]) -> None:
 
 def last() -> dict[str, Any] | None:
     """The stored metrics, re-sanitized on read; None when absent or unreadable."""
-    try:
-        fd = os.open(runtime_root() / FILE_NAME, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        raw = handle.read(_MAX_BYTES + 1)
-    if len(raw) > _MAX_BYTES:
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
+    value = read_private_json(runtime_root() / FILE_NAME, _MAX_BYTES)
     if not isinstance(value, dict):
         return None
     recorded = value.get("recorded_at")
