@@ -250,3 +250,17 @@ async def test_a_locked_keyring_is_reported_as_locked(fake_oauth):
         _stop_daemon()  # a restart with the password is how this headless keyring unlocks again
         _start_daemon()
     assert await SecureStore().read_raw("test-locked") is None
+
+
+def test_issuer_binding_is_exact_except_for_a_root_slash():
+    from hostlink.mcp.store import check_binding, same_issuer
+
+    assert same_issuer("https://as.example", "https://as.example/")
+    assert not same_issuer("https://as.example/t1", "https://as.example/t1/")
+    assert not same_issuer("https://as.example", "https://as.example:8443")
+    server = http_server("http://127.0.0.1:1/mcp", auth="oauth", oauth={"issuer": "http://127.0.0.1:2/"})
+    record = _record(endpoint=server.url, client={"client_id": "c", "issuer": "http://127.0.0.1:2/"})
+    check_binding(record, "s", server)
+    with pytest.raises(StoreError, match="another server or issuer"):
+        check_binding(record.model_copy(update={"client": {"client_id": "c", "issuer": "http://127.0.0.1:3"}}),
+                      "s", server)

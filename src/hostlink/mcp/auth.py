@@ -34,7 +34,9 @@ import httpx2
 
 from hostlink.mcp.errors import AuthError, AuthRequired, McpError
 from hostlink.mcp.login import CallbackHub, Flow
-from hostlink.mcp.store import SecureRecord, SecureStore, StoredTokens, StoreError, credential_lock, record_key
+from hostlink.mcp.store import (
+    SecureRecord, SecureStore, StoredTokens, StoreError, credential_lock, record_key, same_issuer,
+)
 from hostlink.output import strip_controls
 
 if TYPE_CHECKING:
@@ -498,14 +500,12 @@ class AuthManager:
     async def _accept_link(self, login: _Login, key: str, name: str, server: HttpServer, provider: Any,
                            storage: _MemoryStorage, flow: Flow, url: str) -> None:
         """Bind the sign-in to its issuer, store the registration (read back), then publish the link."""
-        from mcp.client.auth.utils import issuers_match
-
         context = provider.context
         metadata = context.oauth_metadata
         origin = context.get_authorization_base_url(server.url)
         issuer = str(metadata.issuer) if metadata is not None else origin
         configured = self._settings(server).issuer
-        if configured is not None and not issuers_match(issuer, configured):
+        if configured is not None and not same_issuer(issuer, configured):
             raise AuthError("the authorization server's issuer is not the configured oauth.issuer; sign-in refused")
         states = parse_qs(urlsplit(url).query).get("state", [])
         if len(states) != 1 or storage.client_info is None:

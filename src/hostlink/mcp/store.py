@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
@@ -207,6 +208,16 @@ _CORRUPT = (
 )
 
 
+def same_issuer(a: str, b: str) -> bool:
+    """RFC 8414 issuer identity: exact, except that a root issuer may end in "/" or not."""
+    return _root_form(a) == _root_form(b)
+
+
+def _root_form(issuer: str) -> str:
+    parts = urlsplit(issuer)
+    return issuer[:-1] if parts.path == "/" and not parts.query else issuer
+
+
 def check_binding(record: SecureRecord, name: str, server: Any) -> None:
     """A record is only used for the exact server, endpoint and issuer it was made for."""
     configured_issuer = server.oauth.issuer if server.oauth else None
@@ -214,8 +225,8 @@ def check_binding(record: SecureRecord, name: str, server: Any) -> None:
     if (
         record.server != name
         or record.endpoint != server.url
-        or (configured_issuer is not None and record.issuer != configured_issuer)
-        or (client_issuer is not None and client_issuer != record.issuer)
+        or (configured_issuer is not None and not same_issuer(record.issuer, configured_issuer))
+        or (client_issuer is not None and not same_issuer(str(client_issuer), record.issuer))
     ):
         raise StoreError(
             "mismatch", "the stored credential record belongs to another server or issuer; it was not used"
