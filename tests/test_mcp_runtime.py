@@ -499,3 +499,20 @@ async def test_bearer_credentials_reach_the_server_through_the_auth_hook():
             assert text_of(await right.call_tool("web", "echo", {"text": "authorized"})) == "authorized"
         finally:
             await right.aclose()
+
+
+async def test_connections_that_succeed_fail_or_time_out_leave_no_file_descriptor():
+    async def cycle() -> None:
+        runtime = McpRuntime({"ok": stdio(), "bad": stdio("--fail-start"),
+                              "slow": stdio("--start-delay", "30", requestTimeoutMs=300)})
+        await runtime.call_tool("ok", "echo", {"text": "x"})
+        for name in ("bad", "slow"):
+            with pytest.raises((ConnectFailed, RequestTimedOut)):
+                await runtime.connect(name)
+        await runtime.aclose()
+
+    await cycle()  # warm up whatever the event loop and SDK open once
+    before = sorted(os.listdir("/proc/self/fd"))
+    await cycle()
+    assert sorted(os.listdir("/proc/self/fd")) == before
+    assert fixture_children() == []
