@@ -13,6 +13,7 @@ from mcp_runtime_support import alive, fixture_children, http_fixture, stdio
 from hostlink.mcp.errors import (
     AuthError,
     AuthRequired,
+    CallFailed,
     ConnectFailed,
     RequestTimedOut,
     ServerDisabled,
@@ -516,3 +517,34 @@ async def test_connections_that_succeed_fail_or_time_out_leave_no_file_descripto
     await cycle()
     assert sorted(os.listdir("/proc/self/fd")) == before
     assert fixture_children() == []
+
+
+ENDLESS_PAGES = """
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "endless", "version": "0"}}
+    elif msg["method"] == "tools/list":
+        page = int((msg.get("params") or {}).get("cursor") or 0)
+        result = {"tools": [{"name": f"t{page}", "inputSchema": {"type": "object"}}], "nextCursor": str(page + 1)}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+async def test_tool_listing_pagination_is_capped(tmp_path):
+    script = tmp_path / "endless.py"
+    script.write_text(ENDLESS_PAGES)
+    runtime = McpRuntime({"endless": parse_server({"command": sys.executable, "args": [str(script)]})})
+    try:
+        with pytest.raises(CallFailed, match="listed more than 50 pages of tools"):
+            await runtime.list_tools("endless")
+        assert runtime.snapshot("endless").state == "connected"  # the connection itself is fine
+    finally:
+        await runtime.aclose()
