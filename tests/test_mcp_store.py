@@ -62,9 +62,10 @@ async def test_symlinked_or_shared_lock_file_is_refused(tmp_path):
     target = tmp_path / "elsewhere"
     target.write_text("")
     os.symlink(target, lock_dir() / "k2.lock")
-    with pytest.raises(StoreError, match="lock file"):
+    with pytest.raises(StoreError, match="lock file") as raised:
         async with credential_lock("k2"):
             pass
+    assert raised.value.state == "lock"
     loose = lock_dir() / "k3.lock"
     loose.write_text("")
     loose.chmod(0o644)

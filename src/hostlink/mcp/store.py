@@ -41,7 +41,8 @@ LOCK_TIMEOUT_SECONDS = 30.0
 _LOCK_POLL_SECONDS = 0.05
 _MAX_DUPLICATES = 16
 
-StoreState = Literal["unavailable", "locked", "ambiguous", "corrupt", "mismatch", "unverified", "busy"]
+# "lock": the lock directory or file is unsafe; "busy": another process holds the lock.
+StoreState = Literal["unavailable", "locked", "ambiguous", "corrupt", "mismatch", "unverified", "lock", "busy"]
 
 
 class StoreError(AuthError):
@@ -244,7 +245,7 @@ def lock_dir() -> Path:
         _ensure_private_dir(root)
         _ensure_private_dir(root / "locks")
     except (OSError, PrivateStateError) as error:
-        raise StoreError("busy", f"the credential lock directory is unusable ({type(error).__name__})") from None
+        raise StoreError("lock", f"the credential lock directory is unusable ({type(error).__name__})") from None
     return root / "locks"
 
 
@@ -253,11 +254,11 @@ def _open_lock_file(path: Path) -> int:
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as error:
-        raise StoreError("busy", f"the credential lock file is unusable ({errno.errorcode.get(error.errno, 'error')})") from None
+        raise StoreError("lock", f"the credential lock file is unusable ({errno.errorcode.get(error.errno, 'error')})") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
         os.close(fd)
-        raise StoreError("busy", "the credential lock file is not a private regular file of this user")
+        raise StoreError("lock", "the credential lock file is not a private regular file of this user")
     return fd
 
 
