@@ -447,3 +447,31 @@ async def test_a_configured_ipv6_loopback_redirect_uri(fake_oauth):
         await manager.start_login("lh", http_server(fake_oauth.mcp, auth="oauth",
                                                     oauth={"redirectUri": f"http://localhost:{port}/cb"}))
     await manager.aclose()
+
+
+async def test_a_challenge_mid_session_starts_one_sign_in_with_a_link(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    await sign_in(manager, "m", server)
+    runtime = McpRuntime({"m": server}, auth=manager)
+    try:
+        assert (await whoami(runtime, "m")).startswith("client client-")
+        assert await manager.pending_link("m", server) is None
+        fake_oauth.control(revoke_access=True)
+        with pytest.raises(Exception):
+            await whoami(runtime, "m")  # the request fails; it is not repeated
+        link = await manager.pending_link("m", server)
+        assert link and link.startswith(fake_oauth.issuer + "/authorize?")
+        assert await manager.credential_state("m", server) == "pending link"
+        await runtime.reconnect("m")
+        with pytest.raises(AuthRequired) as raised:
+            await whoami(runtime, "m")
+        assert raised.value.link == link  # one sign-in, whoever asks
+        assert (await follow_link(link)).status_code == 200
+        await manager.wait_login("m", server, 30)
+        await runtime.reconnect("m")
+        assert (await whoami(runtime, "m")).startswith("client client-")
+        assert fake_oauth.counters()["authorize"] == 2
+    finally:
+        await runtime.aclose()
+        await manager.aclose()

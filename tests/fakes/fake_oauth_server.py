@@ -11,7 +11,8 @@ client_credentials with client_secret_basic for client ``machine``/``machine-sec
 ``access_expires_in`` / ``refresh_expires_in`` (seconds for tokens from a code / from a
 refresh), ``metadata_issuer`` (the issuer the metadata claims), ``token_error`` (the next
 code exchange answers 400 with this error and a hostile description), ``token_bloat`` (code
-exchanges answer a 2 MiB body), ``refresh_delay`` (seconds a refresh waits before answering).
+exchanges answer a 2 MiB body), ``refresh_delay`` (seconds a refresh waits before
+answering), ``revoke_access`` (true: every access token issued so far stops working).
 
 MCP server (MCP_URL, path ``/mcp``): the SDK ``MCPServer`` with protected-resource metadata
 naming AS_URL, accepting only live access tokens; tool ``whoami`` answers the token's client.
@@ -152,7 +153,10 @@ def build_as(state: State):
         return JSONResponse(state.counters)
 
     async def control(request: Request):
-        state.control.update(await request.json())
+        changes = await request.json()
+        if changes.pop("revoke_access", False):
+            state.access.clear()
+        state.control.update(changes)
         return JSONResponse(state.control)
 
     return Starlette(routes=[
