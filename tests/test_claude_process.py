@@ -80,7 +80,8 @@ def test_environment_is_allowlisted():
     env = child_environment(parent, ClaudeTransportOptions())
     assert set(env) == set(process.ENV_ALLOWLIST) | set(process.FIXED_ENV)
     assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
-    assert env["HOME"] == "v-HOME"
+    assert env["HOME"] == "v-HOME" and env["TMPDIR"] == "v-TMPDIR"
+    assert child_environment(parent, ClaudeTransportOptions(), temp_dir=Path("/p/tmp"))["TMPDIR"] == "/p/tmp"
 
 
 def test_test_option_routes_to_loopback_only():

@@ -85,6 +85,16 @@ def assert_clean(runtime_dir) -> None:
     assert list(runtime_dir.iterdir()) == []
 
 
+@pytest.fixture(autouse=True)
+def no_cli_temp_leftovers():
+    """The CLI's per-session temp directories stay inside the removed request directory."""
+    root = Path(os.environ.get("TMPDIR", "/tmp")) / f"claude-{os.getuid()}"
+    before = set(root.rglob("*")) if root.exists() else set()
+    yield
+    after = set(root.rglob("*")) if root.exists() else set()
+    assert not [p for p in after - before if "runtime" in p.name or "home" in p.name]
+
+
 @pytest.mark.anyio
 async def test_plain_text_streams_through(api, home, runtime_dir):
     api.push(fa.Reply((fa.Thinking("let me see"), fa.Text("Hello from the fake API")), chunk=5))
@@ -197,8 +207,10 @@ def run_cli(api, home, tmp_path, stdin_lines, *, kill_on=None, extra=(), catalog
     (tmp_path / "mcp.json").write_text(mcp_config(tmp_path / "catalog.json", marker, "hostlink"))
     argv = build_argv(str(CLAUDE), model="sonnet", system_prompt_file=tmp_path / "system.txt",
                       mcp_config_file=tmp_path / "mcp.json") + list(extra)  # fmt: skip
+    (tmp_path / "tmp").mkdir()
     env = child_environment({"HOME": str(home), "PATH": os.environ["PATH"]},
-                            ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake"))  # fmt: skip
+                            ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake"),
+                            temp_dir=tmp_path / "tmp")  # fmt: skip
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env=env, cwd=home, start_new_session=True)  # fmt: skip
     records = []

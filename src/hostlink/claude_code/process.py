@@ -156,10 +156,18 @@ def build_argv(
     return argv
 
 
-def child_environment(parent: Mapping[str, str], options: ClaudeTransportOptions) -> dict[str, str]:
-    """Allowlisted parent variables plus the fixed switches; never keys or routing."""
+def child_environment(
+    parent: Mapping[str, str], options: ClaudeTransportOptions, temp_dir: Path | None = None
+) -> dict[str, str]:
+    """Allowlisted parent variables plus the fixed switches; never keys or routing.
+
+    ``temp_dir`` (a private directory of the request) replaces TMPDIR: the CLI leaves
+    per-session directories under ``$TMPDIR/claude-<uid>/`` that it never removes.
+    """
     env = {name: parent[name] for name in ENV_ALLOWLIST if name in parent}
     env.update(FIXED_ENV)
+    if temp_dir is not None:
+        env["TMPDIR"] = str(temp_dir)
     if options.testing:
         assert options.test_api_base_url is not None and options.test_api_key is not None
         env["ANTHROPIC_BASE_URL"] = options.test_api_base_url
@@ -218,13 +226,17 @@ class ClaudeProcess:
     async def receive_line(self) -> bytes | None:
         """The next stdout line without its newline; None at end of output."""
         try:
-            return await self._stdout.receive_until(b"\n", MAX_LINE_BYTES)
+            line = await self._stdout.receive_until(b"\n", MAX_LINE_BYTES)
         except anyio.IncompleteRead:
             return None
         except anyio.DelimiterNotFound:
-            raise ProcessError(f"claude wrote a record longer than {MAX_LINE_BYTES} bytes") from None
+            line = None
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             return None
+        # receive_until may return a line found in one chunk that is already too long.
+        if line is None or len(line) > MAX_LINE_BYTES:
+            raise ProcessError(f"claude wrote a record longer than {MAX_LINE_BYTES} bytes")
+        return line
 
     def stderr_tail(self) -> bytes:
         """The last ``STDERR_TAIL_BYTES`` of the child's stderr (for local diagnostics only)."""

@@ -216,6 +216,7 @@ class _Request:
             self.attachment_paths = [
                 write_private_file(directory, item.name, item.data) for item in self.transcript.attachments
             ]
+            (directory / "tmp").mkdir(mode=0o700)
         except (PrivateStateError, OSError) as exc:
             raise _fail(f"could not prepare the request's private files ({type(exc).__name__})", code="private_state")
         argv = build_argv(
@@ -226,7 +227,7 @@ class _Request:
             effort=self.provider.effort,
         )
         environ = self.provider._environ if self.provider._environ is not None else os.environ
-        env = child_environment(environ, self.provider.options)
+        env = child_environment(environ, self.provider.options, temp_dir=directory / "tmp")
         cwd = self.provider.cwd if self.provider.cwd is not None else Path.cwd()
         self._check_cancelled()
         try:
