@@ -1,0 +1,134 @@
+"""Stream-json mapping and validation without a process: chunking, strictness, exactness."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hostlink.claude_code import protocol
+from hostlink.host import TextDelta
+
+EXPECT = protocol.Expectation(tools=("mcp__hostlink__a", "mcp__hostlink__b"), mcp_servers=("hostlink",))
+INIT = {
+    "type": "system", "subtype": "init", "tools": ["mcp__hostlink__b", "mcp__hostlink__a"],
+    "mcp_servers": [{"name": "hostlink", "status": "connected", "source": "dynamic"}], "model": "claude-x",
+    "permissionMode": "dontAsk", "slash_commands": [], "skills": [], "plugins": [], "apiKeySource": "none",
+}  # fmt: skip
+
+
+def event(value):
+    return {"type": "stream_event", "event": value, "parent_tool_use_id": None}
+
+
+def feed_all(records):
+    mapper = protocol.StreamMapper()
+    actions = [action for record in records for action in mapper.feed(record)]
+    return mapper, actions
+
+
+def message(blocks, stop="end_turn"):
+    records = [event({"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": 3}}})]
+    for index, (kind, pieces) in enumerate(blocks):
+        start = {"type": "tool_use", "id": "t1", "name": "mcp__hostlink__a"} if kind == "tool" else {"type": kind}
+        records.append(event({"type": "content_block_start", "index": index, "content_block": start}))
+        for piece in pieces:
+            delta = {"text": ("text_delta", "text"), "thinking": ("thinking_delta", "thinking"),
+                     "tool": ("input_json_delta", "partial_json")}[kind]  # fmt: skip
+            records.append(event({"type": "content_block_delta", "index": index, "delta": {"type": delta[0], delta[1]: piece}}))
+        records.append(event({"type": "content_block_stop", "index": index}))
+    records.append(event({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 4}}))
+    return records
+
+
+def test_init_matches_regardless_of_order():
+    assert protocol.validate_init(INIT, EXPECT) == "claude-x"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"tools": ["mcp__hostlink__a", "mcp__hostlink__b", "mcp__hostlink__b"]},
+        {"tools": ["mcp__hostlink__a"]},
+        {"tools": "mcp__hostlink__a"},
+        {"mcp_servers": []},
+        {"mcp_servers": [{"name": "hostlink", "status": "pending"}]},
+        {"mcp_servers": [{"name": "hostlink", "status": "connected"}, {"name": "hostlink", "status": "connected"}]},
+        {"plugins": None},
+        {"model": ""},
+    ],
+)
+def test_init_is_exact(change):
+    with pytest.raises(protocol.ProtocolError):
+        protocol.validate_init({**INIT, **change}, EXPECT)
+
+
+def test_test_expectation_accepts_only_the_test_key():
+    testing = protocol.Expectation(EXPECT.tools, EXPECT.mcp_servers, testing=True)
+    assert protocol.validate_init({**INIT, "apiKeySource": "ANTHROPIC_API_KEY"}, testing)
+    with pytest.raises(protocol.ProtocolError):
+        protocol.validate_init(INIT, testing)
+    with pytest.raises(protocol.ProtocolError):
+        protocol.validate_init({**INIT, "apiKeySource": "ANTHROPIC_API_KEY"}, EXPECT)
+
+
+@given(st.text(max_size=200), st.lists(st.integers(min_value=0, max_value=200), max_size=8))
+def test_text_deltas_reassemble_whatever_the_chunking(text, cuts):
+    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    mapper, actions = feed_all(message([("text", pieces)]))
+    assert "".join(a.delta for a in actions if isinstance(a, TextDelta)) == text
+    assert mapper.content[0].text == text and mapper.stop_reason == "end_turn"
+
+
+@given(
+    st.dictionaries(st.text(max_size=10), st.one_of(st.integers(), st.text(max_size=10), st.booleans(), st.none()), max_size=6),
+    st.integers(min_value=1, max_value=7),
+)
+def test_tool_arguments_reassemble_whatever_the_chunking(arguments, size):
+    raw = json.dumps(arguments)
+    pieces = [raw[i : i + size] for i in range(0, len(raw), size)]
+    _, actions = feed_all(message([("tool", pieces)], stop="tool_use"))
+    (proposal,) = [a for a in actions if isinstance(a, protocol.Proposal)]
+    assert proposal.arguments == arguments and proposal.name == "mcp__hostlink__a"
+
+
+def test_usage_is_tokens_with_cost_zero():
+    mapper, _ = feed_all(message([("text", ["hi"])]))
+    assert (mapper.usage.input_tokens, mapper.usage.output_tokens, mapper.usage.cost) == (3, 4, 0.0)
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [event({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}})],  # before message_start
+        message([("text", ["a"])])[:2] + [event({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}})],
+        message([("text", ["a"])])[:2] + [event({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{"}})],
+        message([("text", ["a"])])[:2] + [event({"type": "content_block_start", "index": 1, "content_block": {"type": "server_tool_use"}})],
+        message([("text", ["a"])])[:2] + [event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}})],
+        [{**message([])[0], "parent_tool_use_id": "toolu_x"}],
+    ],
+    ids=["before-start", "block-twice", "wrong-delta", "server-tool", "unfinished-block", "sub-agent"],
+)  # fmt: skip
+def test_malformed_streams_are_protocol_errors(records):
+    with pytest.raises(protocol.ProtocolError):
+        feed_all(records)
+
+
+@pytest.mark.parametrize(
+    "record, code",
+    [
+        ({"terminal_reason": "prompt_too_long"}, "context_length_exceeded"),
+        ({"result": "Prompt is too long · the request is ~210000 tokens"}, "context_length_exceeded"),
+        ({"result": "You've hit your usage limit · resets 5pm"}, "quota_exceeded"),
+        ({"api_error_status": 401, "result": "Invalid API key"}, "auth_failed"),
+        ({"api_error_status": 529, "api_error_type": "overloaded_error"}, "provider_unavailable"),
+        ({"result": "something odd"}, "provider_error"),
+    ],
+)
+def test_error_classification(record, code):
+    error = protocol.classify_error({"type": "result", "is_error": True, **record})
+    assert error.code == code
+    assert "tokens" not in error.message and "resets 5pm" not in error.message
