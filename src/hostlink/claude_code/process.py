@@ -184,7 +184,6 @@ class ClaudeProcess:
         assert process.stdout is not None
         self._stdout = BufferedByteReceiveStream(process.stdout)
         self._stderr_path = stderr_path
-        self.terminated = False  # True once we signalled the group
         self.escalated = False  # True if SIGKILL was needed
 
     @classmethod
@@ -207,10 +206,6 @@ class ClaudeProcess:
     @property
     def pid(self) -> int:
         return self._process.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self._process.returncode
 
     async def send_line(self, data: bytes) -> None:
         assert self._process.stdin is not None
@@ -283,7 +278,6 @@ class ClaudeProcess:
         """
         with anyio.CancelScope(shield=True):
             if self._process.returncode is None or self.group_alive():
-                self.terminated = True
                 self._signal_group(signal.SIGTERM)
                 with anyio.move_on_after(TERMINATE_GRACE_SECONDS):
                     await self._process.wait()
