@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,24 @@ cli(sys.argv[5:])
 """
 
 
+def _run_interruptibly(argv: list[str], env: dict[str, str], cwd: str) -> tuple[int, str, str]:
+    """Run the wrapper; past the time limit interrupt it (SIGINT: the plugin stops its MCP
+    server and ``claude`` children on the way out) and kill it only if that fails."""
+    process = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.communicate(timeout=30)
+        finally:
+            process.kill()
+            process.wait()
+        raise RuntimeError("the llm round trip did not finish within 120 s") from None
+    return process.returncode, stdout, stderr
+
+
 def available() -> bool:
     return CLAUDE.exists() and EVERYTHING.exists()
 
@@ -72,10 +91,9 @@ def run(quick: bool) -> list[Row]:
 
         def round_trip() -> None:
             fake.push(fake_anthropic.tool_use(qualified_name("mcp"), CALL), fake_anthropic.text("The echo said hello."))
-            result = subprocess.run(llm_argv, env=llm_env, cwd=home, stdin=subprocess.DEVNULL, capture_output=True,
-                                    text=True, timeout=120)
-            if result.returncode != 0 or "The echo said hello." not in result.stdout:
-                raise RuntimeError(f"llm round trip failed ({result.returncode}): {result.stderr[-2000:]}")
+            returncode, stdout, stderr = _run_interruptibly(llm_argv, llm_env, home)
+            if returncode != 0 or "The echo said hello." not in stdout:
+                raise RuntimeError(f"llm round trip failed ({returncode}): {stderr[-2000:]}")
             if "Echo: hello" not in json.dumps(fake.messages_requests()[-1]):
                 raise RuntimeError("the second request did not carry the echo tool's result")
 
