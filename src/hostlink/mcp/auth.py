@@ -420,6 +420,7 @@ class AuthManager:
                 raise AuthError("the sign-in timed out" if login.link else "preparing the authorization link timed out")
         except asyncio.CancelledError:
             login.cancelled = True
+            login.error = "the sign-in was cancelled (sign-out or shutdown)"
             raise
         except Exception as error:
             login.error = _describe(error)
