@@ -56,7 +56,6 @@ SETTINGS = {
 }
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
-STDERR_TAIL_BYTES = 8 * 1024
 TERMINATE_GRACE_SECONDS = 0.5
 EXIT_AFTER_SIGTERM = 143  # the CLI exits 128 + SIGTERM when it handles the signal itself
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
@@ -232,15 +231,6 @@ class ClaudeProcess:
         if line is None or len(line) > MAX_LINE_BYTES:
             raise ProcessError(f"claude wrote a record longer than {MAX_LINE_BYTES} bytes")
         return line
-
-    def stderr_tail(self) -> bytes:
-        """The last ``STDERR_TAIL_BYTES`` of the child's stderr (for local diagnostics only)."""
-        try:
-            with open(self._stderr_path, "rb") as handle:
-                handle.seek(max(0, os.fstat(handle.fileno()).st_size - STDERR_TAIL_BYTES))
-                return handle.read(STDERR_TAIL_BYTES)
-        except OSError:
-            return b""
 
     def _signal_group(self, signum: int) -> bool:
         """Signal our own group; False when it no longer exists."""

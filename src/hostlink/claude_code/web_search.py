@@ -126,6 +126,7 @@ class WebSearch:
         directory = create_private_dir("claude-search")
         process: ClaudeProcess | None = None
         try:
+            (directory / "tmp").mkdir(mode=0o700)  # the CLI leaves temp dirs behind: keep them ours
             prompt_path = write_private_file(directory, "system-prompt.txt", SYSTEM_PROMPT)
             query_path = write_private_file(directory, "query.txt", query)
             argv = build_argv(
@@ -138,7 +139,7 @@ class WebSearch:
                 max_turns=MAX_TURNS,
             )
             environ = self._environ if self._environ is not None else os.environ
-            env = child_environment(environ, self._options())
+            env = child_environment(environ, self._options(), temp_dir=directory / "tmp")
             cwd = self.cwd() or Path.cwd()
             try:
                 process = await ClaudeProcess.start(argv, env, cwd, directory / "stderr.log")
