@@ -124,6 +124,7 @@ async def test_link_callback_tokens_call_expiry_one_refresh(fake_oauth):
         assert await manager.credential_state("s", server) == "pending link"
         answer = await follow_link(link)
         assert answer.status_code == 200
+        assert answer.text == "Signed in to MCP server 's'. You can close this tab.\n"  # after the exchange
         assert answer.headers["content-type"].startswith("text/plain")
         assert answer.headers["cache-control"] == "no-store"
         assert answer.headers["referrer-policy"] == "no-referrer"
@@ -282,7 +283,9 @@ async def test_failed_exchange_is_classified_bounded_and_never_replayed(fake_oau
     manager = AuthManager()
     with pytest.raises(AuthRequired) as raised:
         await manager.http_auth("e", server)
-    assert (await follow_link(raised.value.link)).status_code == 200
+    answer = await follow_link(raised.value.link)
+    assert answer.status_code == 200 and "failed: the code exchange failed (HTTP 400, invalid_grant)" in answer.text
+    assert "HOSTILE" not in answer.text
     with pytest.raises(AuthError) as failed:
         await manager.wait_login("e", server, 30)
     message = str(failed.value)

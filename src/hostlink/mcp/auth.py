@@ -428,6 +428,8 @@ class AuthManager:
                 self._failed[key] = login.error
         finally:
             if flow is not None:
+                flow.finish(f"Sign-in to MCP server {name!r} failed: {login.error}." if login.error
+                            else f"Signed in to MCP server {name!r}.")
                 flow.end()
             login.ready.set()
             if self._logins.get(key) is login:

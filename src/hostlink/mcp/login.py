@@ -26,6 +26,7 @@ DEFAULT_PATH = "/callback"
 MAX_REQUEST_BYTES = 8192
 MAX_TARGET_CHARS = 4096
 READ_TIMEOUT_SECONDS = 10.0
+OUTCOME_WAIT_SECONDS = 20.0  # how long the browser's answer waits for the sign-in's result
 _HEADERS = [
     (b"content-type", b"text/plain; charset=utf-8"),
     (b"cache-control", b"no-store"),
@@ -80,6 +81,8 @@ class Flow:
     state: str | None = None
     result: Callback | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
+    outcome: str | None = None
+    finished: anyio.Event = field(default_factory=anyio.Event)
 
     @property
     def redirect_uri(self) -> str:
@@ -92,6 +95,11 @@ class Flow:
         await self.done.wait()
         assert self.result is not None
         return self.result
+
+    def finish(self, outcome: str) -> None:
+        """The sign-in's result, for the browser that delivered the callback (local text only)."""
+        self.outcome = outcome
+        self.finished.set()
 
     def end(self) -> None:
         """Forget this flow (consumed, failed or cancelled); the last one closes the listener."""
@@ -165,7 +173,11 @@ class CallbackReceiver:
             try:
                 with anyio.fail_after(READ_TIMEOUT_SECONDS):
                     request = await _read_request(stream, connection)
-                status, text = self._answer(request)
+                status, text, flow = self._answer(request)
+                if flow is not None:
+                    with anyio.move_on_after(OUTCOME_WAIT_SECONDS):
+                        await flow.finished.wait()
+                    text = f"{flow.outcome or text} You can close this tab.\n"
             except (h11.RemoteProtocolError, TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError, OSError):
                 status, text = 400, "Bad request.\n"
             body = text.encode("utf-8")
@@ -178,36 +190,35 @@ class CallbackReceiver:
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 pass
 
-    def _answer(self, request: h11.Request) -> tuple[int, str]:
+    def _answer(self, request: h11.Request) -> tuple[int, str, Flow | None]:
+        """(status, text, the flow this callback consumed — None when it was refused)."""
         target = request.target.decode("ascii", "replace")
         headers = {}
         for name, value in request.headers:
             headers.setdefault(name.decode("ascii", "replace").lower(), []).append(value.decode("latin-1"))
         if request.method != b"GET" or len(target) > MAX_TARGET_CHARS:
-            return 400, "Bad request.\n"
+            return 400, "Bad request.\n", None
         host = self.origin.removeprefix("http://")
         if headers.get("host") != [host] or headers.get("origin", [self.origin]) != [self.origin]:
-            return 400, "Bad request.\n"
+            return 400, "Bad request.\n", None
         parts = urlsplit(target)
         query = parse_qs(parts.query, keep_blank_values=True)
         states = query.get("state", [])
         if len(states) != 1:
-            return 400, "Bad request.\n"
+            return 400, "Bad request.\n", None
         flow = self._match(states[0], parts.path)
         if flow is None:
-            return 400, "Bad request.\n"
+            return 400, "Bad request.\n", None
         codes, errors, issuers = query.get("code", []), query.get("error", []), query.get("iss", [])
         if len(issuers) > 1 or len(codes) + len(errors) != 1 or (codes and not codes[0]):
-            return 400, "Bad request.\n"
+            return 400, "Bad request.\n", None
         error = None
         if errors:
             error = errors[0] if errors[0] in KNOWN_AUTHORIZATION_ERRORS else "unknown_error"
         flow.result = Callback(codes[0] if codes else None, states[0], issuers[0] if issuers else None, error)
         flow.done.set()
         flow.end()
-        if error is not None:
-            return 200, f"Sign-in was not completed ({error}). You can close this tab.\n"
-        return 200, "Sign-in received. You can close this tab and return to hostlink.\n"
+        return 200, "Sign-in received; hostlink is completing it.", flow
 
     def _match(self, state: str, path: str) -> Flow | None:
         found = None
