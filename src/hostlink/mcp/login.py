@@ -5,7 +5,8 @@ authorization server redirects the user's browser back to a listener on 127.0.0.
 That listener accepts exactly one GET per sign-in flow, at the exact Host and path, with one
 ``state`` equal (in constant time) to the flow's. Anything else gets a 400 and leaves every
 flow untouched. One listener serves all flows that share its address, and it closes when
-the last of them ends. Answers are short plain text that browsers must not cache or refer.
+the last of them ends. Answers are short plain text that browsers must not cache or refer;
+the answer to an accepted callback waits (bounded) for the sign-in's own result message.
 """
 
 from __future__ import annotations
