@@ -478,3 +478,26 @@ async def test_a_challenge_mid_session_starts_one_sign_in_with_a_link(fake_oauth
     finally:
         await runtime.aclose()
         await manager.aclose()
+
+
+async def test_the_host_hears_when_a_linked_sign_in_ends(fake_oauth):
+    class Notices:
+        def __init__(self):
+            self.seen = []
+
+        def notify(self, message, level="info"):
+            self.seen.append((level, message))
+
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    notices = Notices()
+    manager = AuthManager(notifier=notices)
+    await sign_in(manager, "n", server)
+    assert notices.seen == [("info", "Signed in to MCP server 'n'.")]
+    fake_oauth.control(token_error="access_denied")
+    link = await manager.start_login("n", server)
+    assert (await follow_link(link)).status_code == 200
+    with pytest.raises(AuthError):
+        await manager.wait_login("n", server, 30)
+    assert notices.seen[1] == ("warning", "Sign-in to MCP server 'n' failed: the code exchange failed "
+                                          "(HTTP 400, access_denied).")
+    await manager.aclose()

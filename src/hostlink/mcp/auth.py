@@ -40,6 +40,7 @@ from hostlink.mcp.store import (
 from hostlink.output import strip_controls
 
 if TYPE_CHECKING:
+    from hostlink.host import Notifier
     from hostlink.mcp.schema import HttpServer, OAuthSettings
 
 LOGIN_TIMEOUT_SECONDS = 600.0
@@ -271,10 +272,14 @@ class _Login:
 
 
 class AuthManager:
-    """Credentials of every HTTP server of one host session (see the module docstring)."""
+    """Credentials of every HTTP server of one host session (see the module docstring).
 
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+    ``notifier`` (the host session's) hears when a background sign-in that issued a link ends.
+    """
+
+    def __init__(self, environ: Mapping[str, str] | None = None, *, notifier: Notifier | None = None) -> None:
         self._environ = os.environ if environ is None else environ
+        self._notifier = notifier
         _quiet_sdk_auth_log()
         self._store = SecureStore()
         self._hub = CallbackHub()
@@ -427,10 +432,13 @@ class AuthManager:
             if not login.cancelled and self._generation.get(key, 0) == login.generation:
                 self._failed[key] = login.error
         finally:
+            outcome = (f"Sign-in to MCP server {name!r} failed: {login.error}." if login.error
+                       else f"Signed in to MCP server {name!r}.")
             if flow is not None:
-                flow.finish(f"Sign-in to MCP server {name!r} failed: {login.error}." if login.error
-                            else f"Signed in to MCP server {name!r}.")
+                flow.finish(outcome)
                 flow.end()
+            if self._notifier is not None and login.link is not None and not login.cancelled:
+                self._notifier.notify(outcome, "warning" if login.error else "info")
             login.ready.set()
             if self._logins.get(key) is login:
                 del self._logins[key]
