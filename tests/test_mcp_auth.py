@@ -501,3 +501,26 @@ async def test_the_host_hears_when_a_linked_sign_in_ends(fake_oauth):
     assert notices.seen[1] == ("warning", "Sign-in to MCP server 'n' failed: the code exchange failed "
                                           "(HTTP 400, access_denied).")
     await manager.aclose()
+
+
+async def test_a_refused_refresh_leads_to_a_new_link(fake_oauth):
+    fake_oauth.control(access_expires_in=5)
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    await sign_in(manager, "g", server)
+    assert await manager.credential_state("g", server) == "refreshable"
+    fake_oauth.control(revoke_access=True)
+    store = SecureStore()
+    key = record_key("g", server)
+    from hostlink.mcp.store import parse_record
+
+    record = parse_record(await store.read_raw(key))
+    broken = record.tokens.model_copy(update={"refresh_token": "not-a-live-refresh-token"})
+    await store.save(key, record.model_copy(update={"tokens": broken}))
+    fresh = AuthManager()
+    with pytest.raises(AuthRequired) as raised:
+        await fresh.http_auth("g", server)
+    assert raised.value.link and fake_oauth.counters()["token_refresh"] == 1
+    assert parse_record(await store.read_raw(key)).tokens is None  # the dead refresh token is gone
+    for m in (manager, fresh):
+        await m.aclose()

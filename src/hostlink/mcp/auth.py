@@ -90,15 +90,19 @@ def bounded_detail(text: str) -> str:
     return clean if len(clean) <= MAX_DETAIL_CHARS else clean[:MAX_DETAIL_CHARS] + "…"
 
 
-def classify_failure(what: str, status: int, body: bytes) -> str:
-    """A failed OAuth endpoint answer as a local message: a known error code and the status."""
-    code = None
+def oauth_error_code(body: bytes) -> str | None:
+    """The ``error`` of an OAuth error answer when it is a known code, else None."""
     try:
         data = json.loads(body)
-        if isinstance(data, dict) and data.get("error") in KNOWN_TOKEN_ERRORS:
-            code = data["error"]
     except ValueError:
-        pass
+        return None
+    code = data.get("error") if isinstance(data, dict) else None
+    return code if code in KNOWN_TOKEN_ERRORS else None
+
+
+def classify_failure(what: str, status: int, body: bytes) -> str:
+    """A failed OAuth endpoint answer as a local message: a known error code and the status."""
+    code = oauth_error_code(body)
     shown = str(status) if 100 <= status <= 599 else "unexpected"
     return f"{what} failed (HTTP {shown}{', ' + code if code else ''})"
 
@@ -531,7 +535,7 @@ class AuthManager:
         async with credential_lock(key):
             self._check_generation(login, key)
             existing = await self._store.load(key, name, server)  # a corrupt record is refused, not overwritten
-            if existing is not None and existing.issuer == issuer:
+            if existing is not None and same_issuer(existing.issuer, issuer):
                 record.tokens = existing.tokens  # still usable while a step-up sign-in is pending
             await self._store.save(key, record)
         flow.expect(states[0])
@@ -605,7 +609,7 @@ class AuthManager:
                 body = await _read_bounded(response.aiter_bytes())
         if response.status_code != 200:
             message = classify_failure("refreshing the sign-in", response.status_code, body)
-            if b"invalid_grant" in body and response.status_code == 400:
+            if oauth_error_code(body) == "invalid_grant":  # the refresh token is dead: sign in again
                 await self._store.save(key, record.model_copy(update={"tokens": None}))
                 raise AuthRequired(message)
             raise AuthError(message)
