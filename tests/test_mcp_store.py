@@ -265,3 +265,24 @@ def test_issuer_binding_is_exact_except_for_a_root_slash():
     with pytest.raises(StoreError, match="another server or issuer"):
         check_binding(record.model_copy(update={"client": {"client_id": "c", "issuer": "http://127.0.0.1:3"}}),
                       "s", server)
+
+
+async def test_credential_states_from_the_record():
+    from hostlink.mcp.store import StoredTokens
+
+    server = http_server("http://127.0.0.1:1/mcp", auth="oauth")
+    key = record_key("s", server)
+    store, manager = SecureStore(), AuthManager()
+    assert await manager.credential_state("s", server) == "signed out"
+    states = [
+        (StoredTokens(access_token="a", expires_at=time.time() + 3600), None, "signed in"),
+        (StoredTokens(access_token="a", expires_at=None), None, "signed in"),
+        (StoredTokens(access_token="a", refresh_token="r", expires_at=time.time() - 1), None, "refreshable"),
+        (StoredTokens(access_token="a", expires_at=time.time() - 1), None, "expired"),
+        (None, "flow", "pending link"),
+        (None, None, "signed out"),
+    ]
+    for tokens, pending, expected in states:
+        await store.save(key, _record(endpoint=server.url, tokens=tokens, pending=pending))
+        assert await manager.credential_state("s", server) == expected
+    await store.delete(key)
