@@ -86,6 +86,7 @@ def fake_oauth():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        proc.stdout.close()
 
 
 def http_server(url: str, **fields):

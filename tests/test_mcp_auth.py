@@ -64,6 +64,7 @@ async def test_bearer_token_comes_from_the_named_variable():
     finally:
         proc.terminate()
         proc.wait()
+        proc.stdout.close()
 
 
 async def _error_of(awaitable):

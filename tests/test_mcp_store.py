@@ -98,6 +98,7 @@ async def test_a_live_lock_is_never_stolen_even_when_old():
     finally:
         holder.kill()
         holder.wait()
+        holder.stdout.close()
     async with credential_lock("k4", timeout=5):
         assert json.loads(path.read_text())["pid"] == os.getpid()
 
