@@ -47,6 +47,7 @@ LOGIN_TIMEOUT_SECONDS = 600.0
 EXPIRY_SKEW_SECONDS = 30.0
 MAX_RESPONSE_BYTES = 1024 * 1024
 MAX_DETAIL_CHARS = 300
+MAX_LINK_CHARS = 8192
 KNOWN_TOKEN_ERRORS = frozenset(
     {
         "invalid_request",
@@ -523,8 +524,8 @@ class AuthManager:
         if configured is not None and not same_issuer(issuer, configured):
             raise AuthError("the authorization server's issuer is not the configured oauth.issuer; sign-in refused")
         states = parse_qs(urlsplit(url).query).get("state", [])
-        if len(states) != 1 or storage.client_info is None:
-            raise AuthError("the authorization link is malformed")
+        if len(states) != 1 or storage.client_info is None or len(url) > MAX_LINK_CHARS:
+            raise AuthError("the authorization link is malformed or too long")
         token_endpoint = str(metadata.token_endpoint) if metadata is not None else urljoin(origin, "/token")
         resource = context.get_resource_url() if context.should_include_resource_param(context.protocol_version) else None
         record = SecureRecord(
