@@ -43,18 +43,14 @@ def servers() -> list[tuple[str, str, list[str], dict[str, Any]]]:
 
 async def interleaved_async(baseline: Callable[[], Awaitable[object]], candidate: Callable[[], Awaitable[object]],
                             repeats: int) -> tuple[list[float], list[float]]:
-    """:func:`bench.common.interleaved` for coroutines: alternate which goes first."""
-    base_times: list[float] = []
-    cand_times: list[float] = []
+    """:func:`bench.common.interleaved` for coroutines on one loop: alternate which goes first."""
+    times: dict[object, list[float]] = {baseline: [], candidate: []}
     for index in range(repeats):
-        pair = [(baseline, base_times), (candidate, cand_times)]
-        if index % 2:
-            pair.reverse()
-        for function, sink in pair:
+        for function in (baseline, candidate) if index % 2 == 0 else (candidate, baseline):
             start = time.perf_counter()
             await function()
-            sink.append(time.perf_counter() - start)
-    return base_times, cand_times
+            times[function].append(time.perf_counter() - start)
+    return times[baseline], times[candidate]
 
 
 async def burst(call: Callable[[], Awaitable[object]], count: int) -> float:
