@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -21,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from bench.common import Row, median, percentile
+from bench.common import Row, median, percentile, private_runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
@@ -87,12 +86,6 @@ async def open_hostlink(stack: AsyncExitStack, label: str, command: str, args: l
     return registry.tools["mcp"]
 
 
-def _checked(result: Any) -> Any:
-    if result.is_error:
-        raise RuntimeError(f"benchmark call failed: {result.content}")
-    return result
-
-
 async def _measure(quick: bool) -> list[Row]:
     from hostlink.host import CancelSignal
 
@@ -112,7 +105,8 @@ async def _measure(quick: bool) -> list[Row]:
                     raise RuntimeError("benchmark call failed (SDK)")
 
             async def hostlink_call() -> None:
-                _checked(await tool.execute(request, CancelSignal()))
+                if (await tool.execute(request, CancelSignal())).is_error:
+                    raise RuntimeError("benchmark call failed (hostlink)")
 
             await interleaved_async(sdk_call, hostlink_call, warmup)  # connect, list, warm caches
             base, ours = await interleaved_async(sdk_call, hostlink_call, repeats)
@@ -130,13 +124,5 @@ async def _measure(quick: bool) -> list[Row]:
 
 
 def run(quick: bool) -> list[Row]:
-    with tempfile.TemporaryDirectory() as runtime:
-        previous = os.environ.get("HOSTLINK_RUNTIME_DIR")
-        os.environ["HOSTLINK_RUNTIME_DIR"] = runtime
-        try:
-            return anyio.run(_measure, quick)
-        finally:
-            if previous is None:
-                os.environ.pop("HOSTLINK_RUNTIME_DIR", None)
-            else:
-                os.environ["HOSTLINK_RUNTIME_DIR"] = previous
+    with private_runtime():
+        return anyio.run(_measure, quick)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import anyio
 
-from bench.common import Row, interleaved, median, run_command
+from bench.common import Row, interleaved, median, private_runtime, run_command
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAUDE = ROOT / "node_modules" / ".bin" / "claude"
@@ -156,14 +156,6 @@ def _request_rows(quick: bool) -> list[Row]:
 
 
 def run(quick: bool) -> list[Row]:
-    with tempfile.TemporaryDirectory() as runtime:
-        previous = os.environ.get("HOSTLINK_RUNTIME_DIR")
-        os.environ["HOSTLINK_RUNTIME_DIR"] = runtime
-        try:
-            rows = _request_rows(quick) if CLAUDE.exists() else []
-            return rows + _proposal_server_rows(quick) + _transcript_rows(quick)
-        finally:
-            if previous is None:
-                del os.environ["HOSTLINK_RUNTIME_DIR"]
-            else:
-                os.environ["HOSTLINK_RUNTIME_DIR"] = previous
+    with private_runtime():
+        rows = _request_rows(quick) if CLAUDE.exists() else []
+        return rows + _proposal_server_rows(quick) + _transcript_rows(quick)

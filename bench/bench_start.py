@@ -14,7 +14,7 @@ from contextlib import AsyncExitStack
 
 import anyio
 
-from bench.common import Row, interleaved, median, run_command
+from bench.common import Row, interleaved, median, private_runtime, run_command
 
 
 def run(quick: bool) -> list[Row]:
@@ -35,15 +35,8 @@ def run(quick: bool) -> list[Row]:
                 lambda: run_command([llm, "--help"], without), lambda: run_command([llm, "--help"], env), repeats
             )
             rows.append(Row("llm --help with hostlink vs without plugins", median(base) * 1000, median(ours) * 1000, "ms", "<= 1.05x"))
-        previous = os.environ.get("HOSTLINK_RUNTIME_DIR")
-        os.environ["HOSTLINK_RUNTIME_DIR"] = home
-        try:
-            rows.extend(anyio.run(_first_calls, 1 if quick else 7))
-        finally:
-            if previous is None:
-                del os.environ["HOSTLINK_RUNTIME_DIR"]
-            else:
-                os.environ["HOSTLINK_RUNTIME_DIR"] = previous
+    with private_runtime():
+        rows.extend(anyio.run(_first_calls, 1 if quick else 7))
     return rows
 
 

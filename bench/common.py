@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 
@@ -46,6 +49,21 @@ def median(values: Sequence[float]) -> float:
 def percentile(values: Sequence[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+@contextmanager
+def private_runtime() -> Iterator[str]:
+    """A throwaway ``HOSTLINK_RUNTIME_DIR`` for the block; the previous value comes back after."""
+    previous = os.environ.get("HOSTLINK_RUNTIME_DIR")
+    with tempfile.TemporaryDirectory() as runtime:
+        os.environ["HOSTLINK_RUNTIME_DIR"] = runtime
+        try:
+            yield runtime
+        finally:
+            if previous is None:
+                del os.environ["HOSTLINK_RUNTIME_DIR"]
+            else:
+                os.environ["HOSTLINK_RUNTIME_DIR"] = previous
 
 
 def run_command(argv: Sequence[str], env: dict[str, str] | None = None) -> None:
