@@ -525,3 +525,20 @@ async def test_a_refused_refresh_leads_to_a_new_link(fake_oauth):
     assert parse_record(await store.read_raw(key)).tokens is None  # the dead refresh token is gone
     for m in (manager, fresh):
         await m.aclose()
+
+
+async def test_the_mcp_tool_hands_the_model_a_link_and_the_host_hears_the_result(fake_oauth, tmp_path):
+    from mcp_runtime_support import Host, text
+
+    from hostlink.mcp.extension import McpExtension
+
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    async with Host(McpExtension(servers={"web": server}), tmp_path) as host:
+        result = await host.run(action="call", server="web", tool="whoami", args={})
+        assert result.is_error
+        link = next(word for word in text(result).split() if word.startswith(fake_oauth.issuer + "/authorize?"))
+        assert (await follow_link(link)).status_code == 200
+        await host.extension._auth.wait_login("web", server, 30)
+        assert any("Signed in to MCP server 'web'" in str(note) for note in host.notes.seen)
+        result = await host.run(action="call", server="web", tool="whoami", args={})
+        assert not result.is_error and text(result).startswith("client client-")

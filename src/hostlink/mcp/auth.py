@@ -24,7 +24,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -279,12 +279,16 @@ class _Login:
 class AuthManager:
     """Credentials of every HTTP server of one host session (see the module docstring).
 
-    ``notifier`` (the host session's) hears when a background sign-in that issued a link ends.
+    ``notifier`` (the host session's) hears when a background sign-in that issued a link ends;
+    ``on_signed_in(name)`` runs after a sign-in's tokens are stored (the host resets a setup
+    that had failed for want of them).
     """
 
-    def __init__(self, environ: Mapping[str, str] | None = None, *, notifier: Notifier | None = None) -> None:
+    def __init__(self, environ: Mapping[str, str] | None = None, *, notifier: Notifier | None = None,
+                 on_signed_in: Callable[[str], Awaitable[None]] | None = None) -> None:
         self._environ = os.environ if environ is None else environ
         self._notifier = notifier
+        self._on_signed_in = on_signed_in
         _quiet_sdk_auth_log()
         self._store = SecureStore()
         self._hub = CallbackHub()
@@ -497,6 +501,8 @@ class AuthManager:
         if storage.tokens is None or not guard.exchanged:
             raise AuthError(f"sign-in did not complete (HTTP {response.status_code})")
         await self._accept_tokens(login, key, name, server, storage)
+        if self._on_signed_in is not None:
+            await self._on_signed_in(name)
 
     def _known_client(self, name: str, record: SecureRecord | None, settings: OAuthSettings,
                       redirect_uri: str) -> Any:

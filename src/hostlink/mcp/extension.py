@@ -7,10 +7,10 @@ session's overflow files.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hostlink.host import CancelSignal, CommandSpec, Registry, Session
+from hostlink.host import CancelSignal, CommandSpec, Notifier, Registry, Session
 from hostlink.mcp import render
 from hostlink.mcp.errors import McpError
 from hostlink.mcp.tool import mcp_tool, model_visible
@@ -22,16 +22,22 @@ if TYPE_CHECKING:
     from hostlink.output import OutputSession
 
 COMMAND_USAGE = "usage: /mcp status | tools SERVER | connect SERVER | disconnect SERVER | reconnect SERVER"
-AuthFactory = Callable[["Mapping[str, ServerConfig]"], "AuthManager | None"]
+SignedIn = Callable[[str], Awaitable[None]]
+AuthFactory = Callable[["Mapping[str, ServerConfig]", "Notifier | None", "SignedIn | None"], "AuthManager | None"]
 
 
-def default_auth(servers: Mapping[str, ServerConfig]) -> AuthManager | None:
-    """An AuthManager only when some enabled HTTP server uses auth (it loads keyring and the SDK)."""
+def default_auth(servers: Mapping[str, ServerConfig], notifier: Notifier | None = None,
+                 on_signed_in: SignedIn | None = None) -> AuthManager | None:
+    """An AuthManager only when some enabled HTTP server uses auth (it loads keyring and the SDK).
+
+    ``notifier`` hears when a sign-in whose link was handed out ends; ``on_signed_in(name)``
+    runs once its tokens are stored.
+    """
     if not any(getattr(config, "auth", None) and not config.disabled for config in servers.values()):
         return None
     from hostlink.mcp.auth import AuthManager
 
-    return AuthManager()
+    return AuthManager(notifier=notifier, on_signed_in=on_signed_in)
 
 
 class McpExtension:
@@ -82,9 +88,15 @@ class McpExtension:
                     session.notifier.notify(
                         "MCP servers from the untrusted project were ignored: "
                         + ", ".join(loaded.ignored_project_servers), "warning")
-        self._auth = self._auth_factory(servers)
+        self._auth = self._auth_factory(servers, session.notifier, self._signed_in)
         self.runtime = McpRuntime(servers, auth=self._auth)
         self.output = OutputSession()
+
+    async def _signed_in(self, name: str) -> None:
+        """A sign-in finished: a setup that failed for want of it is reset, so the next use connects."""
+        runtime = self.runtime
+        if runtime is not None and name in runtime.servers and runtime.snapshot(name).state == "failed":
+            await runtime.reconnect(name)
 
     async def _shutdown(self) -> None:
         runtime, auth, output = self.runtime, self._auth, self.output
