@@ -11,7 +11,7 @@ import importlib
 import click
 
 # name -> (module, attribute, one-line help shown by `hostlink --help`)
-_LAZY_COMMANDS = {
+LAZY_COMMANDS = {
     "mcp": ("hostlink.mcp.command", "mcp_group", "Inspect and use the configured MCP servers."),
     "claude-code": (
         "hostlink.claude_code.command",
@@ -23,16 +23,16 @@ _LAZY_COMMANDS = {
 
 class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *_LAZY_COMMANDS])
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in _LAZY_COMMANDS:
-            module, attribute, _ = _LAZY_COMMANDS[name]
+        if name in LAZY_COMMANDS:
+            module, attribute, _ = LAZY_COMMANDS[name]
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, help_text) for name, (_, _, help_text) in _LAZY_COMMANDS.items()]
+        rows = [(name, help_text) for name, (_, _, help_text) in LAZY_COMMANDS.items()]
         rows += [(name, command.get_short_help_str()) for name, command in self.commands.items()]
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))

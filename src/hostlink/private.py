@@ -40,11 +40,12 @@ def runtime_root() -> Path:
         root = Path(os.environ["XDG_RUNTIME_DIR"]) / PACKAGE
     else:
         root = Path(tempfile.gettempdir()) / f"{PACKAGE}-{os.getuid()}"
-    _ensure_private_dir(root)
+    ensure_private_dir(root)
     return root
 
 
-def _ensure_private_dir(path: Path) -> None:
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` as a 0700 directory if needed; refuse a link or another user's dir."""
     try:
         path.mkdir(mode=0o700, parents=False, exist_ok=False)
     except FileExistsError:

@@ -93,7 +93,7 @@ def register_tools(register: Callable[..., None]) -> None:
 
 @llm.hookimpl
 def register_commands(cli: click.Group) -> None:
-    from hostlink.cli import _LAZY_COMMANDS
+    from hostlink.cli import LAZY_COMMANDS
 
-    for name, (module, attribute, help_text) in _LAZY_COMMANDS.items():
+    for name, (module, attribute, help_text) in LAZY_COMMANDS.items():
         cli.add_command(_LazyGroup(name, module, attribute, help_text))

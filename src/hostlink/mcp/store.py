@@ -32,7 +32,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from hostlink.mcp.errors import AuthError
-from hostlink.private import PrivateStateError, _ensure_private_dir
+from hostlink.private import PrivateStateError, ensure_private_dir
 
 SERVICE = "hostlink.mcp"
 RECORD_VERSION = 1
@@ -242,8 +242,8 @@ def lock_dir() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     root = Path(base) / "hostlink"
     try:
-        _ensure_private_dir(root)
-        _ensure_private_dir(root / "locks")
+        ensure_private_dir(root)
+        ensure_private_dir(root / "locks")
     except (OSError, PrivateStateError) as error:
         raise StoreError("lock", f"the credential lock directory is unusable ({type(error).__name__})") from None
     return root / "locks"
