@@ -453,7 +453,7 @@ async def test_a_configured_ipv6_loopback_redirect_uri(fake_oauth):
     await manager.aclose()
 
 
-async def test_a_challenge_mid_session_starts_one_sign_in_with_a_link(fake_oauth):
+async def test_a_challenge_mid_session_fails_the_request_with_the_sign_in_link(fake_oauth):
     server = http_server(fake_oauth.mcp, auth="oauth")
     manager = AuthManager()
     await sign_in(manager, "m", server)
@@ -462,20 +462,65 @@ async def test_a_challenge_mid_session_starts_one_sign_in_with_a_link(fake_oauth
         assert (await whoami(runtime, "m")).startswith("client client-")
         assert await manager.pending_link("m", server) is None
         fake_oauth.control(revoke_access=True)
-        with pytest.raises(Exception):
-            await whoami(runtime, "m")  # the request fails; it is not repeated
-        link = await manager.pending_link("m", server)
-        assert link and link.startswith(fake_oauth.issuer + "/authorize?")
-        assert await manager.credential_state("m", server) == "pending link"
-        await runtime.reconnect("m")
         with pytest.raises(AuthRequired) as raised:
+            await whoami(runtime, "m")  # the request fails with the link; it is not repeated
+        link = raised.value.link
+        assert link and link.startswith(fake_oauth.issuer + "/authorize?")
+        assert str(raised.value).startswith("MCP server 'm' needs sign-in (HTTP 401): open this link")
+        assert await manager.pending_link("m", server) == link
+        assert await manager.credential_state("m", server) == "pending link"
+        with pytest.raises(AuthRequired) as again:
             await whoami(runtime, "m")
-        assert raised.value.link == link  # one sign-in, whoever asks
+        assert again.value.link == link  # one sign-in, whoever asks
+        assert runtime.snapshot("m").state == "connected"
         assert (await follow_link(link)).status_code == 200
         await manager.wait_login("m", server, 30)
-        await runtime.reconnect("m")
-        assert (await whoami(runtime, "m")).startswith("client client-")
+        assert (await whoami(runtime, "m")).startswith("client client-")  # same connection, new token
         assert fake_oauth.counters()["authorize"] == 2
+    finally:
+        await runtime.aclose()
+        await manager.aclose()
+
+
+async def test_a_challenge_during_setup_latches_the_sign_in_link(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    await sign_in(manager, "p", server)
+    fake_oauth.control(revoke_access=True)  # the stored tokens look fine but the server refuses them
+    runtime = McpRuntime({"p": server}, auth=manager)
+    try:
+        with pytest.raises(AuthRequired) as raised:
+            await runtime.connect("p")
+        link = raised.value.link
+        assert link and "needs sign-in (HTTP 401)" in str(raised.value)
+        assert "configure" not in str(raised.value) and "rejected" not in str(raised.value)
+        snapshot = runtime.snapshot("p")
+        assert snapshot.state == "failed" and snapshot.error is raised.value
+        assert (await follow_link(link)).status_code == 200
+        await manager.wait_login("p", server, 30)
+        await runtime.reconnect("p")
+        assert (await whoami(runtime, "p")).startswith("client client-")
+    finally:
+        await runtime.aclose()
+        await manager.aclose()
+
+
+async def test_a_challenge_whose_sign_in_fails_reports_authorization_failed(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    await sign_in(manager, "q", server)
+    runtime = McpRuntime({"q": server}, auth=manager)
+    try:
+        await whoami(runtime, "q")
+        fake_oauth.control(revoke_access=True, metadata_issuer="http://127.0.0.1:9/elsewhere")
+        for _ in range(2):
+            with pytest.raises(AuthError) as raised:
+                await whoami(runtime, "q")
+            assert not isinstance(raised.value, AuthRequired)
+            message = str(raised.value)
+            assert message.startswith("authorization_failed: sign-in to MCP server 'q' failed")
+            assert "hostlink mcp auth q" in message and 'action "auth"' in message
+        assert fake_oauth.counters()["metadata"] == 2  # one for the first sign-in, one for the failed start
     finally:
         await runtime.aclose()
         await manager.aclose()

@@ -360,7 +360,7 @@ class AuthManager:
         if key in self._failed:
             raise AuthError(
                 f"authorization_failed: sign-in to MCP server {name!r} failed ({self._failed[key]}); "
-                f"run `hostlink mcp auth {name}` to retry"
+                f"retry with `hostlink mcp auth {name}` or the mcp tool's action \"auth\""
             )
 
     # --- sign-in ----------------------------------------------------------------------------
@@ -402,14 +402,19 @@ class AuthManager:
         """The link of a sign-in in progress (e.g. one a mid-session challenge started), if any.
 
         For error messages of requests that failed on a challenge; never starts a sign-in.
+        A sign-in that failed raises its latched ``authorization_failed`` AuthError instead.
         """
-        login = self._logins.get(record_key(name, server))
-        if login is None:
-            return None
-        try:
-            return await login.wait_link(server.request_timeout_ms / 1000)
-        except AuthError:
-            return None
+        key = record_key(name, server)
+        login = self._logins.get(key)
+        if login is not None:
+            try:
+                link = await login.wait_link(server.request_timeout_ms / 1000)
+            except AuthError:
+                link = None
+            if link is not None:
+                return link
+        self._raise_if_failed(name, key)
+        return None
 
     async def wait_login(self, name: str, server: HttpServer, timeout: float) -> None:
         """Wait for the pending sign-in of ``server`` to finish; raises AuthError if it failed."""

@@ -180,6 +180,8 @@ class _Connection:
     tools_flight: _Flight | None = None
     stderr: _StderrTail | None = None
     http_statuses: list[int] = field(default_factory=list)  # error statuses seen during setup
+    challenges: int = 0  # answers that asked for credentials (401, 403 insufficient_scope), ever
+    challenge: str = ""  # how the last one read: "HTTP 401" or "HTTP 403, insufficient_scope"
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -204,13 +206,18 @@ class McpRuntime:
     def servers(self) -> Mapping[str, ServerConfig]:
         return self._servers
 
+    @property
+    def auth(self) -> AuthManager | None:
+        return self._auth
+
     def snapshot(self, name: str) -> Snapshot:
         """The current snapshot; never connects."""
-        config = self._config(name)
+        config = self.config(name)
         conn = self._conns.get(name)
         return conn.snapshot if conn is not None else _idle(name, config)
 
-    def _config(self, name: str) -> ServerConfig:
+    def config(self, name: str) -> ServerConfig:
+        """The configuration of an enabled server; ServerNotFound or ServerDisabled otherwise."""
         config = self._servers.get(name)
         if config is None:
             known = ", ".join(sorted(self._servers)) or "none configured"
@@ -222,7 +229,7 @@ class McpRuntime:
     def _connection(self, name: str) -> _Connection:
         if self._closed:
             raise ConnectFailed("the MCP runtime is shut down")
-        config = self._config(name)
+        config = self.config(name)
         conn = self._conns.get(name)
         if conn is None:
             conn = self._conns[name] = _Connection(_idle(name, config), config)
@@ -280,7 +287,7 @@ class McpRuntime:
                         + self._stderr_note(conn)
                     )
         except Exception as exc:  # noqa: BLE001 - every failure becomes a latched, safe error
-            error = self._setup_error(conn, _leaf(exc))
+            error = await self._setup_error(conn, _leaf(exc))
         finally:
             conn.client = None
             if conn.stderr is not None:
@@ -349,8 +356,12 @@ class McpRuntime:
                 )
             auth = await self._auth.http_auth(name, config)
         async def record(response: httpx2.Response) -> None:
-            if response.status_code >= 400 and not conn.ready.is_set():
-                conn.http_statuses.append(response.status_code)
+            status = response.status_code
+            if status >= 400 and not conn.ready.is_set():
+                conn.http_statuses.append(status)
+            if status == 401 or (status == 403 and "insufficient_scope" in response.headers.get("www-authenticate", "")):
+                conn.challenges += 1
+                conn.challenge = "HTTP 401" if status == 401 else "HTTP 403, insufficient_scope"
 
         http = httpx2.AsyncClient(headers=dict(config.headers), auth=auth,
                                   timeout=httpx2.Timeout(timeout, read=max(timeout, 300.0)),
@@ -358,7 +369,7 @@ class McpRuntime:
         await stack.enter_async_context(http)
         return streamable_http_client(config.url, http_client=http)
 
-    def _setup_error(self, conn: _Connection, exc: BaseException) -> McpError:
+    async def _setup_error(self, conn: _Connection, exc: BaseException) -> McpError:
         """Map a setup failure to a fixed, safe message (never the raw server text)."""
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
@@ -366,7 +377,11 @@ class McpRuntime:
         name = conn.snapshot.server
         config = conn.config
         if isinstance(config, HttpServer) and conn.http_statuses and not isinstance(exc, (AuthRequired, AuthError)):
-            http_error = _http_status_error(name, conn.http_statuses[-1], config.auth is not None)
+            if conn.challenges:
+                with anyio.CancelScope() as conn.scope:  # a close stops the wait for the link
+                    return await self._challenge_error(conn)
+                return ConnectFailed(f"setup of MCP server {name!r} was stopped by shutdown or reconnect")
+            http_error = _http_status_error(name, conn.http_statuses[-1])
             if http_error is not None:
                 return http_error
         if isinstance(exc, McpError):
@@ -391,6 +406,27 @@ class McpRuntime:
             return ConnectFailed(f"MCP server {name!r} could not be started ({type(exc).__name__})")
         return ConnectFailed(f"MCP server {name!r} setup failed ({type(exc).__name__})" + self._stderr_note(conn))
 
+    async def _challenge_error(self, conn: _Connection) -> McpError:
+        """The server asked for credentials: say whether none are configured, a sign-in is
+        needed (with the link of the sign-in the challenge started) or they were rejected."""
+        name, config, seen = conn.snapshot.server, conn.config, conn.challenge
+        assert isinstance(config, HttpServer)
+        if config.auth is None:
+            return AuthRequired(f'MCP server {name!r} requires authentication ({seen}), but no "auth" is '
+                                'configured for it; add "auth" to its configuration')
+        try:
+            link = await self._auth.pending_link(name, config) if self._auth is not None else None
+        except AuthError as failed:  # the sign-in the challenge started failed: that is the news
+            return failed
+        if link is not None:
+            need = "sign-in" if seen == "HTTP 401" else "a sign-in with more access"
+            return AuthRequired(f"MCP server {name!r} needs {need} ({seen}): open this link to authorize "
+                                f"hostlink: {link}", link)
+        if config.auth == "oauth" and (config.oauth is None or config.oauth.grant_type == "authorization_code"):
+            return AuthError(f"MCP server {name!r} rejected the stored sign-in ({seen}); sign in again with "
+                             f'`hostlink mcp auth {name}` or the mcp tool\'s action "auth"')
+        return AuthError(f"MCP server {name!r} rejected the configured credentials ({seen})")
+
     @staticmethod
     def _stderr_note(conn: _Connection) -> str:
         note = conn.stderr.classify() if conn.stderr is not None else None
@@ -410,9 +446,12 @@ class McpRuntime:
         client = conn.client
         if client is None:
             raise ConnectFailed(f"MCP server {name!r} is not connected")
+        challenges = conn.challenges
         try:
             return await send(client)
         except MCPError as exc:
+            if conn.challenges != challenges:  # the server asked for credentials meanwhile
+                raise await self._challenge_error(conn) from None
             if exc.code == CONNECTION_CLOSED:
                 raise await self._lost(conn, what) from None
             if exc.code == REQUEST_TIMEOUT:
@@ -515,7 +554,7 @@ class McpRuntime:
 
     async def disconnect(self, name: str) -> Snapshot:
         """Close the client; a latched failure stays latched."""
-        self._config(name)
+        self.config(name)
         conn = self._conns.get(name)
         if conn is not None:
             latched = conn.snapshot.state == "failed"
@@ -526,7 +565,7 @@ class McpRuntime:
 
     async def reconnect(self, name: str) -> Snapshot:
         """Close the client and reset to idle, clearing a latched failure. Never connects."""
-        self._config(name)
+        self.config(name)
         conn = self._conns.pop(name, None)
         if conn is not None:
             await self._close(conn)
@@ -588,12 +627,8 @@ async def _verify_modern(client: Client, name: str) -> None:
     client.session.adopt(result)
 
 
-def _http_status_error(name: str, status: int, has_auth: bool) -> McpError | None:
-    if status == 401 and has_auth:
-        return AuthError(f"MCP server {name!r} rejected the configured credentials (HTTP 401)")
-    if status == 401:
-        return AuthRequired(f"MCP server {name!r} requires authentication (HTTP 401); "
-                            'configure "auth" for it')
+def _http_status_error(name: str, status: int) -> McpError | None:
+    """A setup's failing HTTP status that did not ask for credentials, as a safe error."""
     if status == 403:
         return AuthError(f"MCP server {name!r} refused access (HTTP 403)")
     if status >= 500:
