@@ -356,7 +356,7 @@ async def test_http_call_works():
 
 
 @pytest.mark.parametrize(("status", "error", "phrase"), [
-    (401, AuthRequired, "requires authentication (HTTP 401)"),
+    (401, AuthRequired, 'requires authentication (HTTP 401), but no "auth" is configured for it'),
     (403, AuthError, "refused access (HTTP 403)"),
     (503, ConnectFailed, "unavailable (HTTP 503)"),
 ])

@@ -70,7 +70,7 @@ def arguments_for(tool) -> dict:
 
 async def main(url: str) -> None:
     from hostlink.mcp.auth import AuthManager
-    from hostlink.mcp.errors import AuthRequired, McpError
+    from hostlink.mcp.errors import AuthRequired
     from hostlink.mcp.runtime import McpRuntime
     from hostlink.mcp.schema import parse_server
 
@@ -90,17 +90,10 @@ async def main(url: str) -> None:
                     result = await runtime.call_tool("conformance", tool.name, arguments_for(tool))
                     print(f"{tool.name}: isError={result.is_error}", file=sys.stderr)
                 return
-            except AuthRequired as required:
+            except AuthRequired as required:  # also a challenge mid-session (401, 403 for more scope)
                 if not required.link:
                     raise
                 link = required.link
-            except McpError as error:
-                # A challenge in the middle of a session (401, or 403 for more scope) started a
-                # sign-in; its link is what a host shows the user with the failed request.
-                link = await manager.pending_link("conformance", server)
-                if link is None:
-                    raise
-                print(f"request failed ({error}); signing in", file=sys.stderr)
             print(f"sign-in link: {link}", file=sys.stderr)
             await open_link_like_a_browser(link)
             await manager.wait_login("conformance", server, 30)
