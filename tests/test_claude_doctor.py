@@ -13,16 +13,14 @@ import anyio
 import pytest
 from claude_transport_support import live_processes_mentioning, runtime_dir  # noqa: F401 - fixture
 from click.testing import CliRunner
+from peers import NODE_BIN, requires_claude
 
 from hostlink.claude_code import compatibility, doctor, metrics
 from hostlink.claude_code.command import claude_code_group
 
-CLAUDE_BIN = Path(__file__).resolve().parents[1] / "node_modules" / ".bin"
+CLAUDE_BIN = NODE_BIN
 PROMPT = "PROMPT-TEXT-that-must-never-appear-in-a-report"
-real_cli = pytest.mark.skipif(
-    not (CLAUDE_BIN / "claude").exists() and not os.environ.get("CI"),
-    reason="node_modules/.bin/claude is not installed (run npm ci)",
-)
+real_cli = requires_claude
 
 SIGNED_IN = {
     "loggedIn": True,

@@ -44,13 +44,9 @@ from hostlink.host import (
 
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
+from peers import CLAUDE, requires_claude  # noqa: E402
 
-CLAUDE = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "claude"
-pytestmark = [pytest.mark.slow]
-if not CLAUDE.exists():
-    if os.environ.get("CI"):
-        raise RuntimeError("the claude CLI peer is not installed (npm ci)")
-    pytestmark.append(pytest.mark.skip(reason="node_modules/.bin/claude is not installed (run npm ci)"))
+pytestmark = [pytest.mark.slow, requires_claude]
 
 
 @pytest.fixture

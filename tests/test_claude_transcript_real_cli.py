@@ -37,12 +37,9 @@ from hostlink.host import (
 
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
+from peers import CLAUDE, requires_claude  # noqa: E402
 
-CLAUDE = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "claude"
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CLAUDE.exists() and not os.environ.get("CI"), reason="node_modules/.bin/claude is not installed"),
-]
+pytestmark = [pytest.mark.slow, requires_claude]
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from claude_transport_support import (
     live_processes_mentioning,
     runtime_dir,  # noqa: F401 - fixture
 )
+from peers import CLAUDE, requires_claude
 
 from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.claude_code.web_search import MAX_QUERY_CHARS, TOOL_NAME, WebSearch
@@ -31,7 +32,6 @@ from hostlink.output import MAX_INLINE_BYTES, OutputSession
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
 
-CLAUDE = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "claude"
 QUERY = "which python version was released most recently"
 
 SEARCH_INIT = {
@@ -232,9 +232,7 @@ async def test_without_claude_the_tool_explains(output):
 
 # --- the real CLI -------------------------------------------------------------------------
 
-real_cli = pytest.mark.skipif(
-    not CLAUDE.exists() and not os.environ.get("CI"), reason="node_modules/.bin/claude is not installed (run npm ci)"
-)
+real_cli = requires_claude
 
 
 def real_search(api, home: Path, output: OutputSession) -> WebSearch:

