@@ -100,12 +100,15 @@ def test_leftover_scan_sees_a_live_process(tmp_path):
     # The scanner used by the end-to-end tests must be able to fail.
     import subprocess
 
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(tmp_path)])
+    child = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); time.sleep(60)", str(tmp_path)],
+                             stdout=subprocess.PIPE)
     try:
+        child.stdout.readline()  # it has exec'd: until then its command line is still pytest's
         assert leftover_processes(str(tmp_path))
     finally:
         child.kill()
         child.wait()
+        child.stdout.close()
     assert leftover_processes(str(tmp_path)) == []
 
 
