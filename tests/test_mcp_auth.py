@@ -587,3 +587,66 @@ async def test_the_mcp_tool_hands_the_model_a_link_and_the_host_hears_the_result
         assert any("Signed in to MCP server 'web'" in str(note) for note in host.notes.seen)
         result = await host.run(action="call", server="web", tool="whoami", args={})
         assert not result.is_error and text(result).startswith("client client-")
+
+
+def _links(result, issuer: str) -> list[str]:
+    from mcp_runtime_support import text
+
+    return [word for word in text(result).split() if word.startswith(issuer + "/authorize?")]
+
+
+async def test_the_mcp_tool_auth_action_retries_a_failed_sign_in_without_saving_configuration(fake_oauth, tmp_path):
+    import json
+
+    from mcp_runtime_support import Host, text
+
+    from hostlink.mcp.extension import McpExtension
+
+    config_dir = tmp_path / "config" / "mcp"
+    config_dir.mkdir(parents=True)
+    document = json.dumps({"mcpServers": {"web": {"url": fake_oauth.mcp, "auth": "oauth"}}})
+    (config_dir / "mcp.json").write_text(document)
+    fake_oauth.control(metadata_issuer="http://127.0.0.1:9/elsewhere")
+    extension = McpExtension(environ={"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path)})
+    async with Host(extension, tmp_path) as host:
+        for _ in range(2):
+            failed = await host.run(action="call", server="web", tool="whoami", args={})
+            assert failed.is_error and text(failed).startswith("authorization_failed: sign-in to MCP server 'web'")
+            assert 'the mcp tool\'s action "auth"' in text(failed) and not _links(failed, fake_oauth.issuer)
+        seen = fake_oauth.counters()["metadata"]
+        assert seen == 1  # latched: the second call started nothing
+        fake_oauth.control(metadata_issuer=None)
+        started = await host.run(action="auth", server="web")
+        assert not started.is_error
+        assert text(started).startswith("Sign-in to MCP server 'web' started.\nAuthorization link")
+        (link,) = _links(started, fake_oauth.issuer)
+        assert (await follow_link(link)).status_code == 200
+        server = extension.runtime.config("web")
+        await extension._auth.wait_login("web", server, 30)
+        result = await host.run(action="call", server="web", tool="whoami", args={})
+        assert not result.is_error and text(result).startswith("client client-")
+    assert [p.name for p in config_dir.parent.rglob("*")] == ["mcp", "mcp.json"]
+    assert (config_dir / "mcp.json").read_text() == document
+
+
+async def test_ten_concurrent_mcp_tool_auth_actions_give_one_link(fake_oauth, tmp_path):
+    from mcp_runtime_support import Host
+
+    from hostlink.mcp.extension import McpExtension
+
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    async with Host(McpExtension(servers={"web": server}), tmp_path) as host:
+        results = []
+
+        async def auth() -> None:
+            results.append(await host.run(action="auth", server="web"))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(10):
+                group.start_soon(auth)
+        links = {link for result in results for link in _links(result, fake_oauth.issuer)}
+        assert len(results) == 10 and not any(result.is_error for result in results) and len(links) == 1
+        counters = fake_oauth.counters()
+        assert counters["register"] == 1 and counters["metadata"] == 1 and counters["authorize"] == 0
+        assert await host.extension._auth.credential_state("web", server) == "pending link"
+        assert host.extension.runtime.snapshot("web").state == "idle"  # the action does not connect

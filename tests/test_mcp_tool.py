@@ -42,7 +42,7 @@ async def host(tmp_path, runtime_dir):
 def test_parameters_schema_is_strict_and_bounded():
     assert PARAMETERS["additionalProperties"] is False
     assert PARAMETERS["properties"]["action"]["enum"] == [
-        "status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete"]
+        "status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth"]
     limit = PARAMETERS["properties"]["limit"]
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 20)
     Draft202012Validator.check_schema(PARAMETERS)
@@ -203,6 +203,43 @@ async def test_unknown_and_disabled_servers_are_tool_errors(host):
     assert unknown.is_error and "unknown MCP server 'ghost'" in text(unknown)
     disabled = await host.run(action="tools", server="off")
     assert disabled.is_error and "disabled" in text(disabled)
+
+
+async def test_auth_on_a_server_without_sign_in_by_link_is_one_line_and_touches_nothing(tmp_path, runtime_dir):
+    from hostlink.mcp.schema import parse_server
+
+    servers = {
+        "fx": stdio(),
+        "open": parse_server({"url": "http://127.0.0.1:9/mcp"}),
+        "tok": parse_server({"url": "http://127.0.0.1:9/mcp", "auth": "bearer", "bearerTokenEnv": "TOK_VAR"}),
+        "bot": parse_server({"url": "http://127.0.0.1:9/mcp", "auth": "oauth", "oauth": {
+            "grantType": "client_credentials", "clientId": "bot", "clientSecretEnv": "BOT_SECRET",
+            "issuer": "http://127.0.0.1:9"}}),
+        "off": parse_server({"url": "http://127.0.0.1:9/mcp", "auth": "oauth", "disabled": True}),
+    }
+    expected = {
+        "fx": "MCP server 'fx' is a local stdio server; it has no sign-in",
+        "open": "MCP server 'open' has no \"auth\" configured; there is no sign-in for it",
+        "tok": "MCP server 'tok' does not sign in with a link; its bearer token comes from the environment "
+               "variable TOK_VAR",
+        "bot": "MCP server 'bot' does not sign in with a link; it uses machine OAuth with the client secret "
+               "from the environment variable BOT_SECRET",
+        "off": "MCP server 'off' is disabled in its configuration",
+        "ghost": "unknown MCP server 'ghost' (known: bot, fx, off, open, tok)",
+    }
+    async with Host(McpExtension(servers=servers), tmp_path) as host:
+        for name, message in expected.items():
+            result = await host.run(action="auth", server=name)
+            assert result.is_error and text(result) == message, name
+        missing = await host.run(action="auth")
+        assert missing.is_error and text(missing) == "action 'auth' needs 'server'"
+        assert all(host.extension.runtime.snapshot(name).state == "idle" for name in ("fx", "open", "tok", "bot"))
+        assert fixture_children() == [] and host.extension._auth._hub.listening == 0
+    without_auth = McpExtension(servers={"web": parse_server({"url": "http://127.0.0.1:9/mcp", "auth": "oauth"})},
+                                auth_factory=lambda *_: None)
+    async with Host(without_auth, tmp_path) as host:
+        result = await host.run(action="auth", server="web")
+        assert result.is_error and "authentication support is not configured" in text(result)
 
 
 async def test_cancel_signal_cancels_only_that_call(host):

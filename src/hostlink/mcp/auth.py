@@ -41,7 +41,7 @@ from hostlink.output import strip_controls
 
 if TYPE_CHECKING:
     from hostlink.host import Notifier
-    from hostlink.mcp.schema import HttpServer, OAuthSettings
+    from hostlink.mcp.schema import HttpServer, OAuthSettings, ServerConfig
 
 LOGIN_TIMEOUT_SECONDS = 600.0
 EXPIRY_SKEW_SECONDS = 30.0
@@ -106,6 +106,23 @@ def classify_failure(what: str, status: int, body: bytes) -> str:
     code = oauth_error_code(body)
     shown = str(status) if 100 <= status <= 599 else "unexpected"
     return f"{what} failed (HTTP {shown}{', ' + code if code else ''})"
+
+
+def sign_in_refusal(name: str, server: ServerConfig) -> str | None:
+    """Why ``server`` has no sign-in by link (one line), or None when it has one."""
+    from hostlink.mcp.schema import HttpServer
+
+    if not isinstance(server, HttpServer):
+        return f"MCP server {name!r} is a local stdio server; it has no sign-in"
+    if server.auth is None:
+        return f'MCP server {name!r} has no "auth" configured; there is no sign-in for it'
+    if server.auth == "bearer":
+        return (f"MCP server {name!r} does not sign in with a link; its bearer token comes from the "
+                f"environment variable {server.bearer_token_env}")
+    if server.oauth is not None and server.oauth.grant_type == "client_credentials":
+        return (f"MCP server {name!r} does not sign in with a link; it uses machine OAuth with the client "
+                f"secret from the environment variable {server.oauth.client_secret_env}")
+    return None
 
 
 def _describe(error: BaseException) -> str:
@@ -370,8 +387,9 @@ class AuthManager:
 
         ``retry`` (the explicit command) clears a remembered failure first.
         """
-        if server.auth != "oauth" or self._settings(server).grant_type != "authorization_code":
-            raise AuthError(f"MCP server {name!r} does not use OAuth sign-in")
+        refusal = sign_in_refusal(name, server)
+        if refusal is not None:
+            raise AuthError(refusal)
         key = record_key(name, server)
         if retry:
             self._failed.pop(key, None)
@@ -384,7 +402,11 @@ class AuthManager:
         """The link of the pending sign-in for ``key``, starting one if none is pending."""
         self._raise_if_failed(name, key)
         login = self._logins.get(key) or self._begin_login(key, name, server, None)
-        return await login.wait_link(server.request_timeout_ms / 1000)
+        try:
+            return await login.wait_link(server.request_timeout_ms / 1000)
+        except AuthError:
+            self._raise_if_failed(name, key)  # the failure is latched: say so, and how to retry
+            raise
 
     def _begin_login(self, key: str, name: str, server: HttpServer, challenge: tuple[int, str] | None) -> _Login:
         login = _Login(self._generation.get(key, 0), challenge)

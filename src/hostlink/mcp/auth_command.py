@@ -42,13 +42,14 @@ def _run(work: Any) -> Any:
 @click.pass_context
 def auth_command(ctx: click.Context, server: str, timeout: int) -> None:
     """Sign in to SERVER: print an authorization link, wait for its callback."""
+    from hostlink.mcp.auth import sign_in_refusal
     from hostlink.mcp.command import _Fail
     from hostlink.output import strip_controls
 
     _, config = _oauth_server(ctx, server)
-    if config.auth != "oauth" or (config.oauth and config.oauth.grant_type != "authorization_code"):
-        source = config.bearer_token_env if config.auth == "bearer" else "its client secret variable"
-        raise _Fail(f"MCP server {server!r} does not sign in with a link; its credentials come from {source}")
+    refusal = sign_in_refusal(server, config)
+    if refusal is not None:
+        raise _Fail(refusal)
 
     async def work() -> str:
         from hostlink.mcp.auth import AuthManager
