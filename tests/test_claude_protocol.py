@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from hostlink.claude_code import protocol
 from hostlink.host import TextDelta
+from hostlink.output import strip_controls
 
 EXPECT = protocol.Expectation(tools=("mcp__hostlink__a", "mcp__hostlink__b"), mcp_servers=("hostlink",))
 INIT = {
@@ -79,8 +80,17 @@ def test_text_deltas_reassemble_whatever_the_chunking(text, cuts):
     bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
     pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
     mapper, actions = feed_all(message([("text", pieces)]))
-    assert "".join(a.delta for a in actions if isinstance(a, TextDelta)) == text
-    assert mapper.content[0].text == text and mapper.stop_reason == "end_turn"
+    clean = strip_controls(text)
+    assert "".join(a.delta for a in actions if isinstance(a, TextDelta)) == clean
+    assert mapper.content[0].text == clean and mapper.stop_reason == "end_turn"
+
+
+def test_claude_text_cannot_carry_terminal_escapes_even_split_across_deltas():
+    pieces = ["red \x1b[3", "1mtext\x1b", "]0;window title\x07", " and \x9b2J", "done"]
+    mapper, actions = feed_all(message([("text", pieces), ("thinking", ["think \x1b]8;;http://x\x1b\\ing"])]))
+    assert [a.delta for a in actions if isinstance(a, TextDelta)] == ["red ", "text", " and ", "done"]
+    assert mapper.content[0].text == "red text and done"
+    assert mapper.content[1].thinking == "think ing"
 
 
 @given(

@@ -58,8 +58,12 @@ def _is_clean(data: bytes) -> bool:
     return len(data.translate(None, _C0_DEL)) == len(data) and _RISKY_MULTIBYTE.search(data) is None
 
 
-class _Sanitizer:
-    """Strips control sequences from a stream of chunks, across chunk boundaries."""
+class StreamSanitizer:
+    """Strips control sequences from a stream of chunks, across chunk boundaries.
+
+    ``feed`` returns the clean text it can be sure of; a sequence split between two chunks
+    is held back (or its string body dropped) until the next one. ``final=True`` ends it.
+    """
 
     def __init__(self) -> None:
         self._pending = ""  # an unfinished sequence carried to the next chunk
@@ -101,12 +105,12 @@ class _Sanitizer:
 
 def strip_controls(text: str) -> str:
     """Remove terminal escape sequences and control characters, keeping newlines and tabs."""
-    return _Sanitizer().feed(text, final=True)
+    return StreamSanitizer().feed(text, final=True)
 
 
 def _sanitized_chunks(text: str) -> Iterable[bytes]:
     """The sanitized text as UTF-8 chunks; a clean chunk costs one encode and one scan."""
-    sanitizer = _Sanitizer()
+    sanitizer = StreamSanitizer()
     last = len(text)
     for start in range(0, last, _CHUNK_CHARS):
         end = start + _CHUNK_CHARS

@@ -34,7 +34,7 @@ from hostlink.host import (
     ThinkingDelta,
     Usage,
 )
-from hostlink.output import strip_controls
+from hostlink.output import StreamSanitizer, strip_controls
 
 SUBSCRIPTION_TOKEN_SOURCE = "claude.ai"
 TEST_API_KEY_SOURCE = "ANTHROPIC_API_KEY"
@@ -180,6 +180,7 @@ Action = TextDelta | ThinkingDelta | Proposal | Stop | Notice | Finished
 class _Block:
     kind: str
     parts: list[str] = field(default_factory=list)
+    sanitizer: StreamSanitizer = field(default_factory=StreamSanitizer)  # Claude's text is data too
     tool_id: str = ""
     tool_name: str = ""
 
@@ -306,11 +307,9 @@ class StreamMapper:
         delta = event.get("delta")
         kind = delta.get("type") if isinstance(delta, dict) else None
         if kind == "text_delta" and block.kind == "text" and isinstance(delta.get("text"), str):
-            block.parts.append(delta["text"])
-            return [TextDelta(delta["text"])]
+            return self._text(block, TextDelta, block.sanitizer.feed(delta["text"]))
         if kind == "thinking_delta" and block.kind == "thinking" and isinstance(delta.get("thinking"), str):
-            block.parts.append(delta["thinking"])
-            return [ThinkingDelta(delta["thinking"])]
+            return self._text(block, ThinkingDelta, block.sanitizer.feed(delta["thinking"]))
         if kind == "input_json_delta" and block.kind == "tool_use" and isinstance(delta.get("partial_json"), str):
             block.parts.append(delta["partial_json"])
             return []
@@ -318,10 +317,17 @@ class StreamMapper:
             return []
         raise ProtocolError("a content delta does not fit its block")
 
+    @staticmethod
+    def _text(block: _Block, event: type[TextDelta] | type[ThinkingDelta], clean: str) -> list[Action]:
+        if not clean:
+            return []
+        block.parts.append(clean)
+        return [event(clean)]
+
     def _block_stop(self, event: dict[str, Any]) -> list[Action]:
         index, block = self._block(event)
         del self._blocks[index]
-        text = "".join(block.parts)
+        text = "".join(block.parts)  # an escape sequence left unfinished at the block's end is dropped
         if block.kind == "text":
             self.content.append(TextContent(text))
         elif block.kind == "thinking":
