@@ -482,6 +482,28 @@ async def test_a_challenge_mid_session_fails_the_request_with_the_sign_in_link(f
         await manager.aclose()
 
 
+async def test_a_step_up_challenge_mid_session_asks_for_more_access_with_a_link(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    await sign_in(manager, "u", server)
+    runtime = McpRuntime({"u": server}, auth=manager)
+    try:
+        await whoami(runtime, "u")
+        fake_oauth.control(require_scope="extra")
+        with pytest.raises(AuthRequired) as raised:
+            await whoami(runtime, "u")
+        assert str(raised.value).startswith(
+            "MCP server 'u' needs a sign-in with more access (HTTP 403, insufficient_scope): open this link")
+        link = raised.value.link
+        assert parse_qs(urlsplit(link).query)["scope"] == ["extra"]
+        assert (await follow_link(link)).status_code == 200
+        await manager.wait_login("u", server, 30)
+        assert (await whoami(runtime, "u")).startswith("client client-")
+    finally:
+        await runtime.aclose()
+        await manager.aclose()
+
+
 async def test_a_challenge_during_setup_latches_the_sign_in_link(fake_oauth):
     server = http_server(fake_oauth.mcp, auth="oauth")
     manager = AuthManager()

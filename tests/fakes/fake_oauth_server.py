@@ -12,7 +12,8 @@ client_credentials with client_secret_basic for client ``machine``/``machine-sec
 refresh), ``metadata_issuer`` (the issuer the metadata claims), ``token_error`` (the next
 code exchange answers 400 with this error and a hostile description), ``token_bloat`` (code
 exchanges answer a 2 MiB body), ``refresh_delay`` (seconds a refresh waits before
-answering), ``revoke_access`` (true: every access token issued so far stops working).
+answering), ``revoke_access`` (true: every access token issued so far stops working),
+``require_scope`` (a scope the MCP server then asks for with 403 insufficient_scope).
 
 MCP server (MCP_URL, path ``/mcp``): the SDK ``MCPServer`` with protected-resource metadata
 naming AS_URL, accepting only live access tokens; tool ``whoami`` answers the token's client.
@@ -49,7 +50,7 @@ class State:
         self.counters = {"metadata": 0, "register": 0, "authorize": 0, "token_code": 0, "token_refresh": 0,
                          "token_client_credentials": 0, "token_failed": 0, "mcp_authorized": 0}
         self.control = {"access_expires_in": 3600, "refresh_expires_in": 3600, "metadata_issuer": None,
-                        "token_error": None, "token_bloat": False, "refresh_delay": 0}
+                        "token_error": None, "token_bloat": False, "refresh_delay": 0, "require_scope": None}
 
     def issue(self, client_id: str, expires_in: int, scope: str | None, refresh: bool = True) -> dict:
         access = secrets.token_urlsafe(24)
@@ -194,7 +195,23 @@ def build_mcp(state: State, mcp_url: str):
         token = get_access_token()
         return f"client {token.client_id if token else 'none'}"
 
-    return server.streamable_http_app(stateless_http=True)
+    app = server.streamable_http_app(stateless_http=True)
+
+    async def step_up(scope, receive, send):
+        """403 insufficient_scope for a live token without the required scope."""
+        needed = state.control["require_scope"]
+        if scope["type"] == "http" and needed:
+            header = dict(scope["headers"]).get(b"authorization", b"").decode()
+            entry = state.access.get(header.removeprefix("Bearer "))
+            if entry is not None and needed not in (entry["scope"] or "").split():
+                challenge = f'Bearer error="insufficient_scope", scope="{needed}"'.encode()
+                await send({"type": "http.response.start", "status": 403,
+                            "headers": [(b"www-authenticate", challenge), (b"content-type", b"text/plain")]})
+                await send({"type": "http.response.body", "body": b"insufficient scope\n"})
+                return
+        await app(scope, receive, send)
+
+    return step_up
 
 
 async def serve() -> None:
