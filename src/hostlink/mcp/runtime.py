@@ -422,7 +422,9 @@ class McpRuntime:
             need = "sign-in" if seen == "HTTP 401" else "a sign-in with more access"
             return AuthRequired(f"MCP server {name!r} needs {need} ({seen}): open this link to authorize "
                                 f"hostlink: {link}", link)
-        if config.auth == "oauth" and (config.oauth is None or config.oauth.grant_type == "authorization_code"):
+        from hostlink.mcp.auth import sign_in_refusal
+
+        if sign_in_refusal(name, config) is None:  # a sign-in by link whose tokens were refused
             return AuthError(f"MCP server {name!r} rejected the stored sign-in ({seen}); sign in again with "
                              f'`hostlink mcp auth {name}` or the mcp tool\'s action "auth"')
         return AuthError(f"MCP server {name!r} rejected the configured credentials ({seen})")
