@@ -270,6 +270,12 @@ def _cut_at_line(data: bytes) -> bytes:
 _JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
+def one_line(text: str | None, limit: int) -> str:
+    """Untrusted text as one sanitized line of at most ``limit`` characters (``…`` if cut)."""
+    text = " ".join(strip_controls(text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def compact_json(value: Any) -> str:
     """Compact JSON for structured results, safe to print.
 

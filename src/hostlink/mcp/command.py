@@ -143,9 +143,9 @@ def _credential_states(loaded: Any) -> dict[str, str]:
             await auth.aclose()
         return states
 
-    from hostlink.mcp import render
+    from hostlink.output import one_line
 
-    return {name: render.one_line(state, 60) for name, state in anyio.run(ask).items()}
+    return {name: one_line(state, 60) for name, state in anyio.run(ask).items()}
 
 
 @mcp_group.command()

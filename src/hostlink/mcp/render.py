@@ -9,17 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hostlink.output import strip_controls
+from hostlink.output import one_line
 
 if TYPE_CHECKING:
     from hostlink.host import ToolResult
     from hostlink.mcp.runtime import Snapshot
     from hostlink.mcp.schema import ServerConfig
-
-
-def one_line(text: str | None, limit: int = 120) -> str:
-    text = " ".join(strip_controls(text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def transport_of(config: ServerConfig) -> str:
@@ -62,7 +57,7 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 
 
 def tool_line(tool: Any) -> str:
-    return f"{one_line(tool.name, 64)}  {one_line(tool.description)}".rstrip()
+    return f"{one_line(tool.name, 64)}  {one_line(tool.description, 120)}".rstrip()
 
 
 def summary(args: Mapping[str, Any], result: ToolResult) -> str:

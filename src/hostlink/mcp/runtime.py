@@ -34,7 +34,7 @@ from hostlink.mcp.errors import (
     ServerNotFound,
 )
 from hostlink.mcp.schema import HttpServer, ServerConfig, StdioServer
-from hostlink.output import strip_controls
+from hostlink.output import one_line
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -66,12 +66,6 @@ class Snapshot:
     tools: tuple[Tool, ...] | None = None  # the last complete listing, unfiltered
     error: McpError | None = None
     pid: int | None = None  # the stdio server process, when it could be identified
-
-
-def shorten(text: str, limit: int = SERVER_TEXT_LIMIT) -> str:
-    """Server-supplied text made safe for one line of an error message."""
-    text = " ".join(strip_controls(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class _StderrTail:
@@ -401,7 +395,7 @@ class McpRuntime:
                                      + self._stderr_note(conn))
             if exc.code == REQUEST_TIMEOUT:
                 return RequestTimedOut(f"MCP server {name!r} did not answer during setup")
-            return ConnectFailed(f"MCP server {name!r} refused setup: {shorten(exc.message)}")
+            return ConnectFailed(f"MCP server {name!r} refused setup: {one_line(exc.message, SERVER_TEXT_LIMIT)}")
         if isinstance(exc, OSError):
             return ConnectFailed(f"MCP server {name!r} could not be started ({type(exc).__name__})")
         return ConnectFailed(f"MCP server {name!r} setup failed ({type(exc).__name__})" + self._stderr_note(conn))
@@ -460,7 +454,7 @@ class McpRuntime:
                 raise RequestTimedOut(
                     f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
                 ) from None
-            raise CallFailed(f"MCP server {name!r} rejected {what}: {shorten(exc.message)}") from None
+            raise CallFailed(f"MCP server {name!r} rejected {what}: {one_line(exc.message, SERVER_TEXT_LIMIT)}") from None
         except ValidationError:
             raise CallFailed(f"MCP server {name!r} sent an invalid result for {what}") from None
         except RuntimeError as exc:

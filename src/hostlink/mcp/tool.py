@@ -18,7 +18,7 @@ import anyio
 from hostlink.host import CancelSignal, ImageContent, TextContent, ToolResult, ToolSpec
 from hostlink.mcp import render
 from hostlink.mcp.errors import AuthRequired, CallFailed, McpError
-from hostlink.output import bound_content, compact_json, strip_controls
+from hostlink.output import bound_content, compact_json, one_line, strip_controls
 
 if TYPE_CHECKING:
     from hostlink.mcp.runtime import McpRuntime
@@ -173,11 +173,6 @@ def model_visible(tool: Any) -> bool:
     return isinstance(visibility, list) and "model" in visibility
 
 
-def _one_line(text: str | None, limit: int = DESCRIPTION_CHARS) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 # --- actions -------------------------------------------------------------------------
 
 
@@ -235,7 +230,7 @@ async def _tools(runtime: McpRuntime, output: OutputSession | None, args: Mappin
     shown, footer = _page(found, args, "tools")
     lines = []
     for name, tool in shown:
-        lines.append(f"- server {name!r} tool {tool.name!r}: {_one_line(tool.description)}")
+        lines.append(f"- server {name!r} tool {tool.name!r}: {one_line(tool.description, DESCRIPTION_CHARS)}")
         lines.append(f"  input schema: {compact_json(tool.input_schema)}")
     lines.append(f"[{footer}]")
     lines.extend(f"[unavailable: {problems[name]}]" for name in names if name in problems)
@@ -260,7 +255,7 @@ async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
                 if not model_visible(tool):
                     break
                 return tool
-    raise CallFailed(f"MCP server {server!r} does not offer a tool named {_one_line(tool_name, 100)!r} "
+    raise CallFailed(f"MCP server {server!r} does not offer a tool named {one_line(tool_name, 100)!r} "
                      "to the model (see action 'tools')")
 
 
@@ -341,11 +336,11 @@ def _blocks(blocks: Sequence[Any]) -> list[TextContent | ImageContent]:
         elif kind == "audio":
             items.append(TextContent(f"[audio content omitted: {block.mime_type}, {len(block.data)} base64 chars]"))
         elif kind == "resource_link":
-            items.append(TextContent(f"[resource link: {block.uri} ({_one_line(block.name, 100)})]"))
+            items.append(TextContent(f"[resource link: {block.uri} ({one_line(block.name, 100)})]"))
         elif kind == "resource":
             items.extend(_resource_contents([block.resource]))
         else:
-            items.append(TextContent(f"[unsupported content of type {_one_line(str(kind), 40)}]"))
+            items.append(TextContent(f"[unsupported content of type {one_line(str(kind), 40)}]"))
     return items
 
 
@@ -381,7 +376,7 @@ async def _resources(runtime: McpRuntime, output: OutputSession | None, args: Ma
     (server,) = _need(args, "server")
     items = await _collect(lambda c: runtime.list_resources(server, c), "resources", "resources")
     shown, footer = _page(items, args, "resources")
-    lines = [f"- {r.uri} ({_one_line(r.name, 100)}, {r.mime_type or 'unknown type'}): {_one_line(r.description)}"
+    lines = [f"- {r.uri} ({one_line(r.name, 100)}, {r.mime_type or 'unknown type'}): {one_line(r.description, DESCRIPTION_CHARS)}"
              for r in shown]
     return _text(output, [*lines, f"[{footer}]"])
 
@@ -391,8 +386,8 @@ async def _templates(runtime: McpRuntime, output: OutputSession | None, args: Ma
     items = await _collect(lambda c: runtime.list_resource_templates(server, c), "resource_templates",
                            "resource templates")
     shown, footer = _page(items, args, "templates")
-    lines = [f"- {t.uri_template} ({_one_line(t.name, 100)}, {t.mime_type or 'unknown type'}): "
-             f"{_one_line(t.description)}" for t in shown]
+    lines = [f"- {t.uri_template} ({one_line(t.name, 100)}, {t.mime_type or 'unknown type'}): "
+             f"{one_line(t.description, DESCRIPTION_CHARS)}" for t in shown]
     return _text(output, [*lines, f"[{footer}]"])
 
 
@@ -410,7 +405,7 @@ async def _prompts(runtime: McpRuntime, output: OutputSession | None, args: Mapp
     lines = []
     for prompt in shown:
         arguments = ", ".join(f"{a.name}{'' if a.required else '?'}" for a in prompt.arguments or [])
-        lines.append(f"- {prompt.name}({arguments}): {_one_line(prompt.description)}")
+        lines.append(f"- {prompt.name}({arguments}): {one_line(prompt.description, DESCRIPTION_CHARS)}")
     return _text(output, [*lines, f"[{footer}]"])
 
 
@@ -420,7 +415,7 @@ async def _prompt(runtime: McpRuntime, output: OutputSession | None, args: Mappi
     result = await runtime.get_prompt(server, name, arguments)
     items: list[TextContent | ImageContent] = []
     if result.description:
-        items.append(TextContent(f"[prompt: {_one_line(result.description)}]"))
+        items.append(TextContent(f"[prompt: {one_line(result.description, DESCRIPTION_CHARS)}]"))
     for message in result.messages:
         blocks = _blocks([message.content])
         if blocks and isinstance(blocks[0], TextContent):
