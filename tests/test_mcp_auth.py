@@ -672,3 +672,38 @@ async def test_ten_concurrent_mcp_tool_auth_actions_give_one_link(fake_oauth, tm
         assert counters["register"] == 1 and counters["metadata"] == 1 and counters["authorize"] == 0
         assert await host.extension._auth.credential_state("web", server) == "pending link"
         assert host.extension.runtime.snapshot("web").state == "idle"  # the action does not connect
+
+
+async def test_the_host_mcp_command_signs_in_by_link_and_signs_out(fake_oauth, tmp_path):
+    from mcp_runtime_support import Host
+
+    from hostlink.host import CancelSignal
+    from hostlink.mcp.extension import McpExtension
+    from hostlink.mcp.schema import parse_server
+
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    local = parse_server({"command": sys.executable, "args": ["-c", "pass"]})
+    async with Host(McpExtension(servers={"web": server, "local": local}), tmp_path) as host:
+        command = host.registry.commands["mcp"]
+
+        async def mcp(*argv: str) -> str:
+            return await command.run(list(argv), CancelSignal())
+
+        answer = await mcp("auth", "web")
+        assert answer.startswith("Open this link in your browser to sign in to web:\n")
+        (link,) = [line for line in answer.splitlines() if line.startswith(fake_oauth.issuer + "/authorize?")]
+        assert (await follow_link(link)).status_code == 200
+        await host.extension._auth.wait_login("web", server, 30)
+        assert await host.extension._auth.credential_state("web", server) == "signed in"
+        result = await host.run(action="call", server="web", tool="whoami", args={})
+        assert not result.is_error
+
+        assert await mcp("logout", "web") == "web: signed out (the keyring confirmed the record is gone)"
+        assert await host.extension._auth.credential_state("web", server) == "signed out"
+        after = await host.run(action="call", server="web", tool="whoami", args={})
+        assert after.is_error and _links(after, fake_oauth.issuer)  # signed out: a fresh link, no token
+
+        assert await mcp("auth", "local") == "MCP server 'local' is a local stdio server; it has no sign-in"
+        assert await mcp("auth", "missing") == "unknown MCP server 'missing' (known: local, web)"
+        assert (await mcp("auth")).startswith("usage: /mcp status")
+    assert fake_oauth.counters()["authorize"] == 1

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from hostlink.mcp.schema import ServerConfig
     from hostlink.output import OutputSession
 
-COMMAND_USAGE = "usage: /mcp status | tools SERVER | connect SERVER | disconnect SERVER | reconnect SERVER"
+COMMAND_USAGE = ("usage: /mcp status | tools SERVER | connect SERVER | disconnect SERVER | reconnect SERVER"
+                 " | auth SERVER | logout SERVER")
 SignedIn = Callable[[str], Awaitable[None]]
 AuthFactory = Callable[["Mapping[str, ServerConfig]", "Notifier | None", "SignedIn | None"], "AuthManager | None"]
 
@@ -128,9 +129,11 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
             return "no MCP servers are configured"
         return "\n".join(render.snapshot_line(runtime.snapshot(name)) if not config.disabled
                          else f"{name}: disabled" for name, config in sorted(runtime.servers.items()))
-    if len(argv) != 2 or argv[0] not in ("tools", "connect", "disconnect", "reconnect"):
+    if len(argv) != 2 or argv[0] not in ("tools", "connect", "disconnect", "reconnect", "auth", "logout"):
         return COMMAND_USAGE
     verb, name = argv
+    if verb in ("auth", "logout"):
+        return await _sign_in_command(runtime, verb, name)
     if verb == "tools":
         tools = [tool for tool in await runtime.list_tools(name) if model_visible(tool)]
         return "\n".join(render.tool_line(tool) for tool in tools) or f"{name}: no tools"
@@ -141,3 +144,23 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
     if verb == "disconnect":
         return render.snapshot_line(await runtime.disconnect(name))
     return render.snapshot_line(await runtime.reconnect(name))
+
+
+async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:
+    """``/mcp auth`` answers the authorization link (never opens a browser); ``/mcp logout``
+    reports success only after the keyring confirmed the record is gone."""
+    from hostlink.mcp.auth import sign_in_refusal
+    from hostlink.output import strip_controls
+
+    config = runtime.config(name)
+    refusal = sign_in_refusal(name, config)
+    if refusal is not None:
+        return refusal
+    if runtime.auth is None:
+        return f"MCP server {name!r} needs sign-in, but authentication support is not configured in this host"
+    if verb == "auth":
+        link = await runtime.auth.start_login(name, config)
+        return f"Open this link in your browser to sign in to {name}:\n{strip_controls(link)}"
+    await runtime.auth.logout(name, config)
+    await runtime.reconnect(name)  # the connection must not keep using the removed sign-in
+    return f"{name}: signed out (the keyring confirmed the record is gone)"
