@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench.common import Row, interleaved, median
+from bench.common import Row, interleaved, median, private_runtime
 
 _MIB = 1024 * 1024
 
@@ -62,35 +62,27 @@ def _peak_rss_mib(kind: str, size: int, mode: str) -> float:
     return json.loads(result.stdout)["after_kib"] / 1024
 
 
-def run(quick: bool) -> list[Row]:
+def _time_rows(kind: str, size: int, repeats: int) -> list[Row]:
     from hostlink.output import OutputSession, bound_text
 
-    rows = []
+    text = make_text(kind, size)
+
+    def bounded() -> None:
+        session = OutputSession()
+        bound_text(text, session)
+        session.close()
+
+    base, ours = interleaved(lambda: plain_pass(text), bounded, repeats)
+    return [Row(f"bound {size // _MIB} MiB {kind} text", median(base) * 1000, median(ours) * 1000, "ms", "<= 1.5x")]
+
+
+def run(quick: bool) -> list[Row]:
     repeats = 1 if quick else 5
-    cases = [("plain", 50 * _MIB), ("escapes", 8 * _MIB)]
-    if quick:
-        cases = [("plain", 2 * _MIB), ("escapes", 1 * _MIB)]
-    with tempfile.TemporaryDirectory() as runtime:
-        os.environ["HOSTLINK_RUNTIME_DIR"] = runtime
+    cases = [("plain", 2 * _MIB), ("escapes", 1 * _MIB)] if quick else [("plain", 50 * _MIB), ("escapes", 8 * _MIB)]
+    rows = []
+    with private_runtime():
         for kind, size in cases:
-            text = make_text(kind, size)
-
-            def bounded() -> None:
-                session = OutputSession()
-                bound_text(text, session)
-                session.close()
-
-            base, ours = interleaved(lambda: plain_pass(text), bounded, repeats)
-            label = f"{size // _MIB} MiB {kind} text"
-            rows.append(Row(f"bound {label}", median(base) * 1000, median(ours) * 1000, "ms", "<= 1.5x"))
-            rows.append(
-                Row(
-                    f"peak RSS, {label}",
-                    _peak_rss_mib(kind, size, "plain"),
-                    _peak_rss_mib(kind, size, "bound"),
-                    "MiB",
-                    "<= 2x input",
-                )
-            )
-            del text
+            rows.extend(_time_rows(kind, size, repeats))
+            rows.append(Row(f"peak RSS, {size // _MIB} MiB {kind} text", _peak_rss_mib(kind, size, "plain"),
+                            _peak_rss_mib(kind, size, "bound"), "MiB", "<= 2x input"))
     return rows

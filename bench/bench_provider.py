@@ -134,7 +134,7 @@ def _request_rows(quick: bool) -> list[Row]:
         environ = {"HOME": home, "PATH": os.environ["PATH"]}
         provider = ClaudeCodeProvider(str(CLAUDE), cwd=Path(home), options=options, environ=environ)
         bare_argv = [str(CLAUDE), "-p", "--output-format", "stream-json", "--verbose", "--model", MODEL, "hello"]
-        bare_env = child_environment(environ, options)
+        bare_env = child_environment(environ, options, temp_dir=Path(home))  # the CLI litters TMPDIR
 
         def bare() -> None:
             subprocess.run(bare_argv, env=bare_env, cwd=home, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -99,6 +99,9 @@ def test_model_resolutions_cover_every_offered_model():
 @pytest.mark.slow
 def test_real_cli_doctor_and_content_free_report(tmp_path, runtime_dir):
     env = environ(tmp_path, CLAUDE_BIN)
+    parent_tmp = tmp_path / "tmp"
+    parent_tmp.mkdir()
+    env["TMPDIR"] = str(parent_tmp)  # the CLI leaves probe dirs in its TMPDIR: never the user's
     metrics.record({"outcome": "done", "duration_ms": 1234, "input_tokens": 11, "prompt": PROMPT,
                     "stop_reason": PROMPT, "error_code": "../../etc/passwd"})
     diagnosis = run(env)
@@ -110,6 +113,7 @@ def test_real_cli_doctor_and_content_free_report(tmp_path, runtime_dir):
     assert found["bridge"].ok and found["bridge"].facts["tools"] == 1
     assert not diagnosis.ok
     assert diagnosis.last_request["duration_ms"] == 1234
+    assert list(parent_tmp.iterdir()) == []
 
     path = doctor.write_report(diagnosis)
     info = os.stat(path)
