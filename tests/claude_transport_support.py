@@ -21,11 +21,6 @@ DOTTED = ToolDefinition("files.read", "Read a file", {"type": "object", "propert
 
 
 @pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture
 def runtime_dir(tmp_path, monkeypatch):
     """A fresh HOSTLINK_RUNTIME_DIR; the test fails if a private directory is left in it."""
     root = tmp_path / "runtime"

@@ -19,6 +19,12 @@ _WATCHED = ("tests/fakes/", "hostlink.demo", "node_modules", "proposal_server", 
 _PR_SET_CHILD_SUBREAPER = 36
 
 
+@pytest.fixture
+def anyio_backend():
+    """Async tests run on asyncio: the MCP runtime owns its connections in asyncio tasks."""
+    return "asyncio"
+
+
 def _processes() -> dict[int, tuple[int, str]]:
     """pid -> (parent pid, command line) of every process that can be read."""
     found = {}

@@ -19,13 +19,8 @@ import pytest
 FAKES = Path(__file__).parent / "fakes"
 BROWSERS = ("open", "xdg-open", "sensible-browser", "x-www-browser", "www-browser", "gnome-open", "kde-open")
 
-__all__ = ["anyio_backend", "keyring_required", "no_browser", "fake_oauth", "FakeOAuth", "follow_link",
+__all__ = ["keyring_required", "no_browser", "fake_oauth", "FakeOAuth", "follow_link",
            "http_server", "isolated_state", "sign_in"]
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from claude_transport_support import (
     MODEL,
     OPENING,
     FakeClaude,
-    anyio_backend,  # noqa: F401 - fixture
     context,
     runtime_dir,  # noqa: F401 - fixture
 )

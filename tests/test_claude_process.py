@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_transport_support import anyio_backend, live_processes_mentioning  # noqa: F401 - fixture
+from claude_transport_support import live_processes_mentioning
 
 from hostlink.claude_code import process
 from hostlink.claude_code.process import (

@@ -14,7 +14,6 @@ from claude_transport_support import (
     MODEL,
     OPENING,
     FakeClaude,
-    anyio_backend,  # noqa: F401 - fixture
     collect,
     context,
     live_processes_mentioning,

@@ -19,7 +19,6 @@ import pytest
 from claude_transport_support import (
     ECHO,
     FAKES,
-    anyio_backend,  # noqa: F401 - fixture
     collect,
     context,
     live_processes_mentioning,

@@ -18,7 +18,6 @@ import pytest
 from claude_transport_support import (
     FAKES,
     MODEL,
-    anyio_backend,  # noqa: F401 - fixture
     runtime_dir,  # noqa: F401 - fixture
 )
 

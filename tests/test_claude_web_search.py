@@ -18,7 +18,6 @@ import pytest
 from claude_transport_support import (
     FAKES,
     FakeClaude,
-    anyio_backend,  # noqa: F401 - fixture
     live_processes_mentioning,
     runtime_dir,  # noqa: F401 - fixture
 )

@@ -24,11 +24,6 @@ if not (ENTRY.is_file() and NODE) and not os.environ.get("CI"):
 
 
 @pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture
 async def host(tmp_path, monkeypatch):
     monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path / "runtime"))
     servers = {"everything": parse_server({"command": NODE, "args": [str(ENTRY), "stdio"]})}

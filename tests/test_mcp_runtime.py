@@ -26,11 +26,6 @@ from hostlink.mcp.schema import parse_server
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
 def text_of(result) -> str:
     return "".join(block.text for block in result.content if block.type == "text")
 

@@ -21,11 +21,6 @@ TERMINAL_CONTROLS = [chr(c) for c in range(0x20) if c not in (9, 10)] + ["\x7f"]
 
 
 @pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture
 def runtime_dir(tmp_path, monkeypatch):
     path = tmp_path / "runtime"
     monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(path))
