@@ -33,6 +33,8 @@ import anyio
 import httpx2
 
 from hostlink.mcp.errors import AuthError, AuthRequired, McpError
+from hostlink.mcp.http import SafeTransport
+from hostlink.mcp.schema import check_url
 from hostlink.mcp.login import CallbackHub, Flow
 from hostlink.mcp.store import (
     SecureRecord, SecureStore, StoredTokens, StoreError, credential_lock, record_key, same_issuer,
@@ -139,19 +141,6 @@ def _describe(error: BaseException) -> str:
     return f"unexpected failure ({type(error).__name__})"
 
 
-async def _read_bounded(stream: Any) -> bytes:
-    """A whole response body through one buffer of at most ``MAX_RESPONSE_BYTES``."""
-    buffer = bytearray()
-    try:
-        async for chunk in stream:
-            buffer += chunk
-            if len(buffer) > MAX_RESPONSE_BYTES:
-                raise AuthError("an authorization server answer exceeded 1 MiB; it was not read")
-    finally:
-        await stream.aclose()
-    return bytes(buffer)
-
-
 def _expired(tokens: StoredTokens) -> bool:
     return tokens.expires_at is not None and time.time() >= tokens.expires_at - EXPIRY_SKEW_SECONDS
 
@@ -239,7 +228,7 @@ class _ExchangeGuard(httpx2.AsyncBaseTransport):
     def __init__(self, probe_url: str, challenge: tuple[int, str] | None) -> None:
         self._probe = httpx2.URL(probe_url)
         self._challenge = challenge
-        self._inner = httpx2.AsyncHTTPTransport()
+        self._inner = SafeTransport(MAX_RESPONSE_BYTES)
         self._armed = False
         self.exchanged = False
 
@@ -260,7 +249,7 @@ class _ExchangeGuard(httpx2.AsyncBaseTransport):
         if exchange:
             self.exchanged = True  # consumed before it is sent: never replayed, even on failure
         response = await self._inner.handle_async_request(request)
-        body = await _read_bounded(response.stream)
+        body = await response.aread()
         probe = not exchange and request.url == self._probe
         if request.method == "POST" and not probe and response.status_code not in (200, 201):
             raise AuthError(classify_failure("the code exchange" if exchange else "client registration",
@@ -556,6 +545,10 @@ class AuthManager:
         configured = self._settings(server).issuer
         if configured is not None and not same_issuer(issuer, configured):
             raise AuthError("the authorization server's issuer is not the configured oauth.issuer; sign-in refused")
+        try:
+            check_url(url)
+        except ValueError as problem:
+            raise AuthError(f"the authorization server's sign-in link was refused: {problem}") from None
         states = parse_qs(urlsplit(url).query).get("state", [])
         if len(states) != 1 or storage.client_info is None or len(url) > MAX_LINK_CHARS:
             raise AuthError("the authorization link is malformed or too long")
@@ -638,9 +631,10 @@ class AuthManager:
         context = OAuthContext(server.url, OAuthClientMetadata(redirect_uris=None), _MemoryStorage(), None, None,
                                client_info=client)
         data, headers = context.prepare_token_auth(data, {"Content-Type": "application/x-www-form-urlencoded"})
-        async with httpx2.AsyncClient(timeout=server.request_timeout_ms / 1000) as http:
-            async with http.stream("POST", record.token_endpoint, data=data, headers=headers) as response:
-                body = await _read_bounded(response.aiter_bytes())
+        async with httpx2.AsyncClient(transport=SafeTransport(MAX_RESPONSE_BYTES),
+                                      timeout=server.request_timeout_ms / 1000) as http:
+            response = await http.post(record.token_endpoint, data=data, headers=headers)
+        body = response.content
         if response.status_code != 200:
             message = classify_failure("refreshing the sign-in", response.status_code, body)
             if oauth_error_code(body) == "invalid_grant":  # the refresh token is dead: sign in again

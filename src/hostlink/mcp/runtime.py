@@ -41,12 +41,14 @@ if TYPE_CHECKING:
     from mcp_types import Tool
 
     from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.http import SafeTransport
 
 TOOLS_PAGE_CAP = 50  # pages of tools/list per listing; a paginator that never ends cannot hang us
 STDERR_TAIL_BYTES = 8192
 STDERR_SETTLE_SECONDS = 0.5
 MODERN_VERSION = "2026-07-28"
 SERVER_TEXT_LIMIT = 300  # characters of a server's own error message shown in ours
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024  # one decoded HTTP response of an MCP server
 
 State = Literal["idle", "connecting", "connected", "failed", "closed"]
 T = TypeVar("T")
@@ -176,6 +178,7 @@ class _Connection:
     http_statuses: list[int] = field(default_factory=list)  # error statuses seen during setup
     challenges: int = 0  # answers that asked for credentials (401, 403 insufficient_scope), ever
     challenge: str = ""  # how the last one read: "HTTP 401" or "HTTP 403, insufficient_scope"
+    http: SafeTransport | None = None  # an HTTP server's transport, which says what it refused
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -340,6 +343,8 @@ class McpRuntime:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from hostlink.mcp.http import SafeTransport
+
         name = conn.snapshot.server
         auth = None
         if config.auth is not None:
@@ -357,7 +362,8 @@ class McpRuntime:
                 conn.challenges += 1
                 conn.challenge = "HTTP 401" if status == 401 else "HTTP 403, insufficient_scope"
 
-        http = httpx2.AsyncClient(headers=dict(config.headers), auth=auth,
+        conn.http = SafeTransport(MAX_MESSAGE_BYTES)
+        http = httpx2.AsyncClient(headers=dict(config.headers), auth=auth, transport=conn.http,
                                   timeout=httpx2.Timeout(timeout, read=max(timeout, 300.0)),
                                   event_hooks={"response": [record]})
         await stack.enter_async_context(http)
@@ -370,6 +376,8 @@ class McpRuntime:
 
         name = conn.snapshot.server
         config = conn.config
+        if conn.http is not None and conn.http.refusal is not None:
+            return ConnectFailed(f"MCP server {name!r} setup failed: {conn.http.refusal}")
         if isinstance(config, HttpServer) and conn.http_statuses and not isinstance(exc, (AuthRequired, AuthError)):
             if conn.challenges:
                 with anyio.CancelScope() as conn.scope:  # a close stops the wait for the link
@@ -443,11 +451,14 @@ class McpRuntime:
         if client is None:
             raise ConnectFailed(f"MCP server {name!r} is not connected")
         challenges = conn.challenges
+        refusals = conn.http.refusals if conn.http is not None else 0
         try:
             return await send(client)
         except MCPError as exc:
             if conn.challenges != challenges:  # the server asked for credentials meanwhile
                 raise await self._challenge_error(conn) from None
+            if conn.http is not None and conn.http.refusals != refusals:
+                raise CallFailed(f"MCP server {name!r}: {what} failed: {conn.http.refusal}") from None
             if exc.code == CONNECTION_CLOSED:
                 raise await self._lost(conn, what) from None
             if exc.code == REQUEST_TIMEOUT:

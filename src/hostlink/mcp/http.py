@@ -1,0 +1,156 @@
+"""The one HTTP transport under every MCP and OAuth request: where it may go, what it may bring back.
+
+Servers and authorization servers name URLs in their metadata (protected-resource metadata,
+authorization-server endpoints); each is held to the configuration's rule — https, http only
+on a loopback host — before anything is sent to it, and a challenge may point to
+protected-resource metadata only on the server's own origin. Response bodies are decoded here,
+in bounded steps, so a small compressed body cannot inflate past the bound; a body (other than
+an event stream, whose events the SDK bounds) that exceeds it is refused.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import AsyncIterator, Iterator
+
+import httpx2
+
+from hostlink.mcp.errors import McpError
+from hostlink.mcp.schema import check_url
+
+DECODE_STEP_BYTES = 64 * 1024
+_RESOURCE_METADATA = re.compile(r'resource_metadata\s*=\s*(?:"([^"]*)"|([^\s,]+))', re.IGNORECASE)
+
+
+class UnsafeRequest(McpError):
+    """A request to a URL that breaks the URL rule was refused before it was sent."""
+
+
+class ResponseTooLarge(McpError, httpx2.StreamError):
+    """A response body exceeded its bound once decoded. A StreamError, so the SDK fails just the
+    one message it was reading and keeps the connection."""
+
+
+def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port
+
+
+class _Inflate:
+    """gzip or deflate decoding that yields at most one step of output at a time."""
+
+    def __init__(self, encoding: str) -> None:
+        self._deflate = encoding == "deflate"  # zlib-wrapped by the RFC, raw in the wild
+        self._z = zlib.decompressobj(15 if self._deflate else 31)
+        self._started = False
+
+    def steps(self, data: bytes) -> Iterator[bytes]:
+        while data:
+            try:
+                piece = self._z.decompress(data, DECODE_STEP_BYTES)
+            except zlib.error:
+                if not (self._deflate and not self._started):
+                    raise httpx2.DecodingError("the response body is not valid compressed data") from None
+                self._z, self._deflate = zlib.decompressobj(-15), False
+                continue
+            self._started = True
+            if piece:
+                yield piece
+            elif len(self._z.unconsumed_tail) >= len(data):
+                return  # no progress: the rest waits for more input
+            data = self._z.unconsumed_tail
+
+    def flush(self) -> bytes:
+        return self._z.flush()
+
+
+class _BoundedBody(httpx2.AsyncByteStream):
+    """A response body decoded step by step; past ``limit`` decoded bytes, refused."""
+
+    def __init__(self, raw: httpx2.AsyncByteStream, encoding: str, limit: int | None,
+                 transport: SafeTransport) -> None:
+        self._raw, self._limit, self._transport = raw, limit, transport
+        self._inflate = _Inflate(encoding) if encoding != "identity" else None
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        total = 0
+        async for chunk in self._raw:
+            for piece in self._inflate.steps(chunk) if self._inflate is not None else (chunk,):
+                total += len(piece)
+                if self._limit is not None and total > self._limit:
+                    raise self._transport.refused(ResponseTooLarge(
+                        f"a response exceeded {self._limit // (1024 * 1024)} MiB once decoded; it was not read further"))
+                yield piece
+        if self._inflate is not None and (tail := self._inflate.flush()):
+            yield tail
+
+    async def aclose(self) -> None:
+        await self._raw.aclose()
+
+
+def _encoding(response: httpx2.Response) -> str:
+    values = [value.strip().lower() for value in response.headers.get_list("content-encoding", split_commas=True)]
+    values = [value for value in values if value and value != "identity"]
+    if not values:
+        return "identity"
+    if len(values) == 1 and values[0] in ("gzip", "x-gzip", "deflate"):
+        return values[0]
+    raise UnsafeRequest("a response used a content encoding other than gzip or deflate; it was not read")
+
+
+def _check_challenge(request: httpx2.Request, response: httpx2.Response) -> None:
+    """A challenge may name protected-resource metadata only on the server's own origin."""
+    if response.status_code not in (401, 403):
+        return
+    for header in response.headers.get_list("www-authenticate"):
+        for quoted, bare in _RESOURCE_METADATA.findall(header):
+            try:
+                target = httpx2.URL(quoted or bare)
+            except httpx2.InvalidURL:
+                raise UnsafeRequest("a challenge named invalid resource metadata; it was refused") from None
+            if _origin(target) != _origin(request.url):
+                raise UnsafeRequest("a challenge named resource metadata on another origin than the server's; "
+                                    "it was refused before anything was sent there")
+
+
+class SafeTransport(httpx2.AsyncBaseTransport):
+    """httpx2's transport with the URL rule on every request and decoded bodies bounded by ``limit``.
+
+    ``refusals`` counts what was refused, ``refusal`` is the last one: a caller that sees a
+    failure from inside the SDK can tell that this transport refused and say why.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+        self._limit = limit
+        self.refusals = 0
+        self.refusal: McpError | None = None
+
+    def refused(self, error: McpError) -> McpError:
+        self.refusals += 1
+        self.refusal = error
+        return error
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            check_url(str(request.url))
+        except ValueError as problem:
+            raise self.refused(UnsafeRequest(
+                f"a request to a URL named by server metadata was refused before it was sent: {problem}")) from None
+        request.headers["Accept-Encoding"] = "gzip, deflate"
+        response = await self._inner.handle_async_request(request)
+        try:
+            _check_challenge(request, response)
+            encoding = _encoding(response)
+        except UnsafeRequest as error:
+            await response.aclose()
+            raise self.refused(error) from None
+        streamed = response.headers.get("content-type", "").lower().startswith("text/event-stream")
+        headers = [(key, value) for key, value in response.headers.multi_items()
+                   if key.lower() not in ("content-encoding", "content-length")]
+        body = _BoundedBody(response.stream, encoding, None if streamed else self._limit, self)  # type: ignore[arg-type]
+        return httpx2.Response(response.status_code, headers=headers, stream=body,
+                               extensions=response.extensions, request=request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
