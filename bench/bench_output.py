@@ -1,5 +1,5 @@
 """Output bounding: a 50 MiB text result and an 8 MiB escape-laden one through
-``hostlink.output.bound_text``, against one plain pass over the same text (encode it in
+``hostlink.host.output.bound_text``, against one plain pass over the same text (encode it in
 chunks and write it to a file, the least any overflow file costs); and the peak RSS of each,
 in fresh processes, against the input size."""
 
@@ -21,7 +21,7 @@ kind, size, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 os.environ["HOSTLINK_RUNTIME_DIR"] = tempfile.mkdtemp()
 sys.path.insert(0, os.getcwd())
 from bench.bench_output import make_text, plain_pass
-from hostlink.output import OutputSession, bound_text
+from hostlink.host.output import OutputSession, bound_text
 def high_water_kib():  # VmHWM belongs to this exec'd image; ru_maxrss would include the parent's
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
@@ -63,7 +63,7 @@ def _peak_rss_mib(kind: str, size: int, mode: str) -> float:
 
 
 def _time_rows(kind: str, size: int, repeats: int) -> list[Row]:
-    from hostlink.output import OutputSession, bound_text
+    from hostlink.host.output import OutputSession, bound_text
 
     text = make_text(kind, size)
 

@@ -20,7 +20,7 @@ from claude_transport_support import (
 from hostlink.claude_code import metrics
 from hostlink.claude_code.extension import NOT_INSTALLED, ClaudeCodeExtension
 from hostlink.host import CancelSignal, Done, ErrorEvent, Registry, Session, TextDelta
-from hostlink.private import MARKER
+from hostlink.host.private import MARKER
 
 PROMPT = "a prompt that must not reach the metrics"
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from hostlink.claude_code import protocol
 from hostlink.host import TextDelta
-from hostlink.output import strip_controls
+from hostlink.host.output import strip_controls
 
 EXPECT = protocol.Expectation(tools=("mcp__hostlink__a", "mcp__hostlink__b"), mcp_servers=("hostlink",))
 INIT = {

@@ -26,7 +26,7 @@ from peers import CLAUDE, requires_claude
 from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.claude_code.web_search import MAX_QUERY_CHARS, TOOL_NAME, WebSearch
 from hostlink.host import CancelSignal
-from hostlink.output import MAX_INLINE_BYTES, OutputSession
+from hostlink.host.output import MAX_INLINE_BYTES, OutputSession
 
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402

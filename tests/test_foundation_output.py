@@ -1,4 +1,4 @@
-"""hostlink.output: escape stripping, inline limits, overflow files, images."""
+"""hostlink.host.output: escape stripping, inline limits, overflow files, images."""
 
 import json
 import os
@@ -9,9 +9,9 @@ import tracemalloc
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hostlink import output
+from hostlink.host import output
 from hostlink.host import ImageContent, TextContent
-from hostlink.output import (
+from hostlink.host.output import (
     MAX_INLINE_BYTES,
     MAX_INLINE_LINES,
     OutputSession,

@@ -1,4 +1,4 @@
-"""hostlink.private: permissions, markers, and stale recovery that touches only our own."""
+"""hostlink.host.private: permissions, markers, and stale recovery that touches only our own."""
 
 import json
 import os
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from hostlink import private
-from hostlink.private import (
+from hostlink.host import private
+from hostlink.host.private import (
     MARKER,
     PrivateStateError,
     create_private_dir,

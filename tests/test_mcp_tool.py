@@ -13,7 +13,7 @@ from mcp_runtime_support import Host, fixture_children, http_fixture, stdio, tex
 from hostlink.host import CancelSignal, ImageContent, Registry
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.tool import PARAMETERS
-from hostlink.output import MAX_INLINE_BYTES
+from hostlink.host.output import MAX_INLINE_BYTES
 
 pytestmark = pytest.mark.anyio
 

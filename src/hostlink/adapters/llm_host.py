@@ -149,7 +149,7 @@ def _image(attachment: llm.Attachment) -> ImageContent:
 
 class _StderrNotifier:
     def notify(self, message: str, level: NoticeLevel = "info") -> None:
-        from hostlink.output import strip_controls
+        from hostlink.host.output import strip_controls
 
         click.echo(f"hostlink {level}: {strip_controls(message)}", err=True)
 

@@ -32,7 +32,13 @@ from hostlink.claude_code.process import (
     child_environment,
 )
 from hostlink.host import ToolDefinition
-from hostlink.private import create_private_dir, remove_private_dir, replace_private_file, runtime_root, write_private_file
+from hostlink.host.private import (
+    create_private_dir,
+    remove_private_dir,
+    replace_private_file,
+    runtime_root,
+    write_private_file,
+)
 
 REPORT_FORMAT = "hostlink-claude-code-doctor/1"
 REPORT_FILE = "claude-code-doctor.json"

@@ -34,7 +34,7 @@ from hostlink.host import (
 
 if TYPE_CHECKING:
     from hostlink.claude_code.process import ClaudeTransportOptions
-    from hostlink.output import OutputSession
+    from hostlink.host.output import OutputSession
 
 PROVIDER_NAME = "claude-code"
 COMMAND_USAGE = "usage: /claude-code doctor"
@@ -73,8 +73,8 @@ class ClaudeCodeExtension:
         return self._session.cwd if self._session is not None else None
 
     async def _start(self, session: Session) -> None:
-        from hostlink.output import OutputSession
-        from hostlink.private import recover_stale
+        from hostlink.host.output import OutputSession
+        from hostlink.host.private import recover_stale
 
         recover_stale()
         self._session = session

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from hostlink.private import read_private_json, replace_private_file, runtime_root
+from hostlink.host.private import read_private_json, replace_private_file, runtime_root
 
 FILE_NAME = "claude-code-last-request.json"
 _MAX_BYTES = 16 * 1024

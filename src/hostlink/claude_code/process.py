@@ -24,7 +24,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from hostlink.private import open_private_file
+from hostlink.host.private import open_private_file
 
 PROPOSAL_SERVER = Path(__file__).with_name("proposal_server.py")
 

@@ -34,7 +34,7 @@ from hostlink.host import (
     ThinkingDelta,
     Usage,
 )
-from hostlink.output import StreamSanitizer, strip_controls
+from hostlink.host.output import StreamSanitizer, strip_controls
 
 SUBSCRIPTION_TOKEN_SOURCE = "claude.ai"
 TEST_API_KEY_SOURCE = "ANTHROPIC_API_KEY"

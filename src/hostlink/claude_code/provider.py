@@ -30,8 +30,13 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from hostlink.claude_code import protocol
-from hostlink.claude_code.catalog import TOOL_PREFIX, Catalog, CatalogError, build_catalog
 from hostlink.claude_code.catalog import SERVER_NAME as PROPOSAL_SERVER_NAME
+from hostlink.claude_code.catalog import (
+    TOOL_PREFIX,
+    Catalog,
+    CatalogError,
+    build_catalog,
+)
 from hostlink.claude_code.process import (
     EXIT_AFTER_SIGTERM,
     ClaudeProcess,
@@ -41,7 +46,12 @@ from hostlink.claude_code.process import (
     child_environment,
     mcp_config,
 )
-from hostlink.claude_code.transcript import Transcript, TranscriptError, attachment_block, serialize
+from hostlink.claude_code.transcript import (
+    Transcript,
+    TranscriptError,
+    attachment_block,
+    serialize,
+)
 from hostlink.host import (
     AssistantMessage,
     CancelSignal,
@@ -56,7 +66,12 @@ from hostlink.host import (
     ToolCall,
     ToolCallEvent,
 )
-from hostlink.private import PrivateStateError, create_private_dir, remove_private_dir, write_private_file
+from hostlink.host.private import (
+    PrivateStateError,
+    create_private_dir,
+    remove_private_dir,
+    write_private_file,
+)
 
 STARTUP_TIMEOUT_SECONDS = 60.0
 EXIT_TIMEOUT_SECONDS = 10.0

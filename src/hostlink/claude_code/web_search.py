@@ -6,7 +6,7 @@ WebFetch tools, allowed by rule in ``dontAsk`` mode, no MCP server and no custom
 and validates that inventory (and subscription auth) before the query is sent. The query
 never appears on a command line: it goes into a private 0600 file that the prompt attaches
 with a quoted ``@"…"`` reference. The answer is checked for private paths and bounded
-through :mod:`hostlink.output` before the model sees it.
+through :mod:`hostlink.host.output` before the model sees it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from hostlink.claude_code import protocol
 from hostlink.host import CancelSignal, TextContent, ToolResult, ToolSpec
-from hostlink.output import OutputSession, bound_text
-from hostlink.private import create_private_dir, remove_private_dir, write_private_file
+from hostlink.host.output import OutputSession, bound_text
+from hostlink.host.private import (
+    create_private_dir,
+    remove_private_dir,
+    write_private_file,
+)
 
 if TYPE_CHECKING:
     from hostlink.claude_code.process import ClaudeProcess, ClaudeTransportOptions
@@ -93,9 +97,7 @@ class WebSearch:
         return ToolSpec(TOOL_NAME, DESCRIPTION, PARAMETERS, self.execute, label="Claude Code web search")
 
     async def execute(self, args: Mapping[str, Any], signal: CancelSignal) -> ToolResult:
-        import asyncio
-
-        import anyio
+        from hostlink.host.cancel import cancelled_by
 
         try:
             query = _query(args)
@@ -103,13 +105,8 @@ class WebSearch:
                 raise SearchError("the claude CLI is not installed or not on PATH; install Claude Code")
             if signal.cancelled:
                 raise SearchError("the web search was cancelled")
-            with anyio.CancelScope() as scope:
-                loop = asyncio.get_running_loop()
-                unregister = signal.on_cancel(lambda: loop.call_soon_threadsafe(scope.cancel))
-                try:
-                    answer = await self.search(query)
-                finally:
-                    unregister()
+            with cancelled_by(signal) as scope:
+                answer = await self.search(query)
             if scope.cancelled_caught:
                 raise SearchError("the web search was cancelled")
         except SearchError as exc:
@@ -120,7 +117,12 @@ class WebSearch:
         """One search in its own private directory and process group; both always removed."""
         import anyio
 
-        from hostlink.claude_code.process import ClaudeProcess, ProcessError, build_argv, child_environment
+        from hostlink.claude_code.process import (
+            ClaudeProcess,
+            ProcessError,
+            build_argv,
+            child_environment,
+        )
 
         assert self.executable is not None
         directory = create_private_dir("claude-search")

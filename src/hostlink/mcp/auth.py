@@ -32,14 +32,20 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import anyio
 import httpx2
 
+from hostlink.host.output import strip_controls
 from hostlink.mcp.errors import AuthError, AuthRequired, McpError
 from hostlink.mcp.http import SafeTransport
-from hostlink.mcp.schema import check_url
 from hostlink.mcp.login import CallbackHub, Flow
+from hostlink.mcp.schema import check_url
 from hostlink.mcp.store import (
-    SecureRecord, SecureStore, StoredTokens, StoreError, credential_lock, record_key, same_issuer,
+    SecureRecord,
+    SecureStore,
+    StoredTokens,
+    StoreError,
+    credential_lock,
+    record_key,
+    same_issuer,
 )
-from hostlink.output import strip_controls
 
 if TYPE_CHECKING:
     from hostlink.host import Notifier
@@ -332,7 +338,9 @@ class AuthManager:
         return server.oauth or OAuthSettings()
 
     def _machine_auth(self, name: str, server: HttpServer, settings: OAuthSettings) -> httpx2.Auth:
-        from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+        from mcp.client.auth.extensions.client_credentials import (
+            ClientCredentialsOAuthProvider,
+        )
 
         secret = self._env(name, settings.client_secret_env, "a client secret")
         storage = self._machine.setdefault(record_key(name, server), _MemoryStorage())
@@ -619,7 +627,11 @@ class AuthManager:
 
     async def _post_refresh(self, key: str, record: SecureRecord, name: str, server: HttpServer) -> StoredTokens:
         from mcp.client.auth.oauth2 import OAuthContext
-        from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+        from mcp.shared.auth import (
+            OAuthClientInformationFull,
+            OAuthClientMetadata,
+            OAuthToken,
+        )
         from pydantic import ValidationError
 
         assert record.tokens is not None and record.tokens.refresh_token is not None

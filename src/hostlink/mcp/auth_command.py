@@ -42,9 +42,9 @@ def _run(work: Any) -> Any:
 @click.pass_context
 def auth_command(ctx: click.Context, server: str, timeout: int) -> None:
     """Sign in to SERVER: print an authorization link, wait for its callback."""
+    from hostlink.host.output import strip_controls
     from hostlink.mcp.auth import sign_in_refusal
     from hostlink.mcp.command import _Fail
-    from hostlink.output import strip_controls
 
     _, config = _oauth_server(ctx, server)
     refusal = sign_in_refusal(server, config)

@@ -94,7 +94,7 @@ def _serve(ctx: click.Context, server: str, work: Any) -> Any:
 
 
 def _echo_json(value: Any) -> None:
-    from hostlink.output import compact_json
+    from hostlink.host.output import compact_json
 
     click.echo(compact_json(value))
 
@@ -143,7 +143,7 @@ def _credential_states(loaded: Any) -> dict[str, str]:
             await auth.aclose()
         return states
 
-    from hostlink.output import one_line
+    from hostlink.host.output import one_line
 
     return {name: one_line(state, 60) for name, state in anyio.run(ask).items()}
 

@@ -23,7 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from hostlink.mcp.schema import (
-    ENV_NAME_PATTERN, NAME_PATTERN, SchemaError, ServerConfig, parse_server, safe_key,
+    ENV_NAME_PATTERN,
+    NAME_PATTERN,
+    SchemaError,
+    ServerConfig,
+    parse_server,
+    safe_key,
 )
 
 MAX_FILE_BYTES = 1024 * 1024

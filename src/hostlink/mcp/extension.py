@@ -16,10 +16,10 @@ from hostlink.mcp.errors import McpError
 from hostlink.mcp.tool import mcp_tool, model_visible
 
 if TYPE_CHECKING:
+    from hostlink.host.output import OutputSession
     from hostlink.mcp.auth import AuthManager
     from hostlink.mcp.runtime import McpRuntime
     from hostlink.mcp.schema import ServerConfig
-    from hostlink.output import OutputSession
 
 COMMAND_USAGE = ("usage: /mcp status | tools SERVER | connect SERVER | disconnect SERVER | reconnect SERVER"
                  " | auth SERVER | logout SERVER")
@@ -69,8 +69,8 @@ class McpExtension:
         return self.runtime, self.output
 
     async def _start(self, session: Session) -> None:
+        from hostlink.host.output import OutputSession
         from hostlink.mcp.runtime import McpRuntime
-        from hostlink.output import OutputSession
 
         servers: Mapping[str, ServerConfig] = {}
         if self._fixed_servers is not None:
@@ -149,8 +149,8 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
 async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:
     """``/mcp auth`` answers the authorization link (never opens a browser); ``/mcp logout``
     reports success only after the keyring confirmed the record is gone."""
+    from hostlink.host.output import strip_controls
     from hostlink.mcp.auth import sign_in_refusal
-    from hostlink.output import strip_controls
 
     config = runtime.config(name)
     refusal = sign_in_refusal(name, config)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hostlink.output import one_line
+from hostlink.host.output import one_line
 
 if TYPE_CHECKING:
     from hostlink.host import ToolResult

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 import anyio.abc
 
+from hostlink.host.output import one_line
 from hostlink.mcp.errors import (
     AuthError,
     AuthRequired,
@@ -34,7 +35,6 @@ from hostlink.mcp.errors import (
     ServerNotFound,
 )
 from hostlink.mcp.schema import HttpServer, ServerConfig, StdioServer
-from hostlink.output import one_line
 
 if TYPE_CHECKING:
     from mcp import Client

@@ -31,8 +31,8 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from hostlink.host.private import PrivateStateError, ensure_private_dir
 from hostlink.mcp.errors import AuthError
-from hostlink.private import PrivateStateError, ensure_private_dir
 
 SERVICE = "hostlink.mcp"
 RECORD_VERSION = 1

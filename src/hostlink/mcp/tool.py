@@ -1,12 +1,11 @@
 """The one ``mcp`` proxy tool: every server reached through one bounded, host-owned entry.
 
 Everything a server says is data for the model, never an instruction or authorization,
-and every byte of it goes through :mod:`hostlink.output` before it reaches the model.
+and every byte of it goes through :mod:`hostlink.host.output` before it reaches the model.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -16,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from hostlink.host import CancelSignal, ImageContent, TextContent, ToolResult, ToolSpec
+from hostlink.host.cancel import cancelled_by
+from hostlink.host.output import bound_content, compact_json, one_line, strip_controls
 from hostlink.mcp import render
 from hostlink.mcp.errors import AuthRequired, CallFailed, McpError
-from hostlink.output import bound_content, compact_json, one_line, strip_controls
 
 if TYPE_CHECKING:
+    from hostlink.host.output import OutputSession
     from hostlink.mcp.runtime import McpRuntime
-    from hostlink.output import OutputSession
 
 ACTIONS = ("status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth")
 LIST_PAGE_CAP = 50  # pages fetched for resources/templates/prompts listings
@@ -82,13 +82,8 @@ def mcp_tool(resolve: Resolve) -> ToolSpec:
         if state is None:
             return _error("the MCP client is not running (no host session has started)")
         runtime, output = state
-        with anyio.CancelScope() as scope:
-            loop = asyncio.get_running_loop()
-            unregister = signal.on_cancel(lambda: loop.call_soon_threadsafe(scope.cancel))
-            try:
-                return await run_action(runtime, output, args)
-            finally:
-                unregister()
+        with cancelled_by(signal):
+            return await run_action(runtime, output, args)
         return _error(f"the mcp call was cancelled ({signal.reason or 'cancelled'})")
 
     return ToolSpec(name="mcp", description=DESCRIPTION, parameters=PARAMETERS, execute=execute, label="MCP")

@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from hostlink.host import ImageContent, TextContent
-from hostlink.private import create_private_dir, open_private_file, remove_private_dir
+from hostlink.host.private import (
+    create_private_dir,
+    open_private_file,
+    remove_private_dir,
+)
 
 MAX_INLINE_BYTES = 50 * 1024
 MAX_INLINE_LINES = 2000
