@@ -35,6 +35,7 @@ from hostlink.mcp.errors import (
     ServerNotFound,
 )
 from hostlink.mcp.schema import HttpServer, ServerConfig, StdioServer
+from hostlink.mcp.sdk_log import take_over_sdk_logging
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -192,6 +193,7 @@ class McpRuntime:
     """Connections to the configured servers of one host session."""
 
     def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None) -> None:
+        take_over_sdk_logging()
         self._servers = dict(servers)
         self._auth = auth
         self._conns: dict[str, _Connection] = {}

@@ -1,0 +1,158 @@
+"""Hostile HTTP servers: cleartext or foreign OAuth endpoints named by metadata, decompression bombs.
+
+Every attack runs against ``hostile_http.py`` on 127.0.0.1. The OAuth attacks assert that
+nothing was sent where the metadata pointed (the server counts such requests: ``0.0.0.0``
+and ``localhost`` reach the same process); the bombs run the real ``hostlink`` CLI in a
+child process and assert its peak memory, its one-line error and that nothing leaks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp_auth_support import *  # noqa: F403 - keyring_required, the no-browser and state fixtures
+
+HERE = Path(__file__).parent
+PEAK_RSS_LIMIT_MIB = 400  # a 1 GiB bomb took the CLI to 3.1 GiB before bodies were bounded
+
+
+@pytest.fixture(scope="module")
+def hostile():
+    proc = subprocess.Popen([sys.executable, str(HERE / "hostile_http.py")], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), "the hostile server did not start"
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+
+
+def forbidden_requests(base: str) -> dict[str, int]:
+    return httpx2.get(f"{base}/_counters").json()
+
+
+# --- OAuth endpoints named by hostile metadata --------------------------------------------
+
+
+async def sign_in_error(url: str, **oauth) -> str:
+    from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.errors import AuthError
+
+    server = http_server(url, auth="oauth", **({"oauth": oauth} if oauth else {}))  # noqa: F405
+    manager = AuthManager()
+    try:
+        with pytest.raises(AuthError) as raised:
+            await manager.start_login("hostile", server)
+        return str(raised.value)
+    finally:
+        await manager.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_cleartext_authorization_server_is_never_contacted(hostile, keyring_required):
+    message = await sign_in_error(f"{hostile}/cleartext-as/mcp")
+    assert "refused before it was sent" in message and "use https" in message
+    assert "0.0.0.0" not in message
+    assert forbidden_requests(hostile) == {}
+
+
+@pytest.mark.anyio
+async def test_resource_metadata_on_another_origin_is_refused(hostile, keyring_required):
+    message = await sign_in_error(f"{hostile}/foreign-prm/mcp")
+    assert "another origin" in message
+    assert forbidden_requests(hostile) == {}
+
+
+@pytest.mark.anyio
+async def test_cleartext_registration_and_token_endpoints_get_nothing(hostile, keyring_required):
+    message = await sign_in_error(f"{hostile}/cleartext-endpoints/mcp")
+    assert "refused before it was sent" in message
+    assert forbidden_requests(hostile) == {}
+
+
+@pytest.mark.anyio
+async def test_a_cleartext_authorization_link_is_never_handed_out(hostile, keyring_required):
+    # A pre-registered client skips registration: the next step would be the link itself.
+    message = await sign_in_error(f"{hostile}/cleartext-endpoints/mcp", clientId="preregistered")
+    assert "sign-in link was refused" in message and "use https" in message
+    assert forbidden_requests(hostile) == {}
+
+
+@pytest.mark.anyio
+async def test_authorization_server_metadata_bomb_is_refused_at_1_mib(hostile, keyring_required):
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    message = await sign_in_error(f"{hostile}/bomb-as/mcp")
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert "exceeded 1 MiB once decoded" in message
+    assert grown_mib < 100, f"the test process grew by {grown_mib:.0f} MiB"
+
+
+# --- decompression bombs against the CLI -------------------------------------------------
+
+
+@pytest.fixture
+def cli_env(tmp_path, hostile):
+    config = tmp_path / "config" / "mcp"
+    config.mkdir(parents=True)
+    servers = {name: {"url": f"{hostile}/{name}/mcp", "protocolVersion": "legacy"}
+               for name in ("bomb-call", "bomb-init", "bomb-sse")}
+    (config / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    environ = {key: value for key, value in os.environ.items() if key != "HOSTLINK_TRUST_PROJECT"}
+    environ.update(XDG_CONFIG_HOME=str(tmp_path / "config"), HOME=str(tmp_path),
+                   HOSTLINK_RUNTIME_DIR=str(tmp_path / "runtime"))
+    return environ
+
+
+def run_measured(tmp_path: Path, environ: dict[str, str], *argv: str) -> tuple[int, str, str, float]:
+    """Run ``hostlink ARGV``; its exit status, stdout, stderr and peak RSS in MiB."""
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        proc = subprocess.Popen([sys.executable, "-c", "from hostlink.cli import main; main()", *argv],
+                                stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, env=environ, cwd=tmp_path)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            proc.returncode = 0  # reaped by wait4
+    return os.waitstatus_to_exitcode(status), out.read_text(), err.read_text(), usage.ru_maxrss / 1024
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (("call", "bomb-call", "boom"), "the call of tool 'boom' failed: a response exceeded 32 MiB once decoded"),
+    (("connect", "bomb-init"), "setup failed: a response exceeded 32 MiB once decoded"),
+    (("call", "bomb-sse", "boom"), "MCP server 'bomb-sse'"),
+])
+def test_a_decompression_bomb_is_refused_with_memory_bounded(tmp_path, cli_env, argv, expected):
+    code, stdout, stderr, peak_mib = run_measured(tmp_path, cli_env, "mcp", *argv)
+    assert code == 1, (stdout, stderr)
+    assert expected in stderr
+    assert len(stderr) < 2000 and "Traceback" not in stderr, stderr[:2000]
+    assert peak_mib < PEAK_RSS_LIMIT_MIB, f"peak RSS {peak_mib:.0f} MiB"
+    assert not any((tmp_path / "runtime").glob("*")) if (tmp_path / "runtime").exists() else True
+
+
+@pytest.mark.anyio
+async def test_after_a_bomb_the_connection_keeps_serving(hostile):
+    from hostlink.mcp.errors import CallFailed
+    from hostlink.mcp.runtime import McpRuntime
+
+    server = http_server(f"{hostile}/bomb-call/mcp", protocolVersion="legacy")  # noqa: F405
+    runtime = McpRuntime({"bomb": server})
+    try:
+        with pytest.raises(CallFailed, match="exceeded 32 MiB once decoded"):
+            await runtime.call_tool("bomb", "boom", {})
+        result = await runtime.call_tool("bomb", "ok", {})
+        assert result.content[0].text == "still here"
+        assert runtime.snapshot("bomb").state == "connected"
+    finally:
+        await runtime.aclose()
