@@ -75,15 +75,14 @@ async def open_sdk(stack: AsyncExitStack, command: str, args: list[str]) -> Any:
 
 async def open_hostlink(stack: AsyncExitStack, label: str, command: str, args: list[str]) -> Any:
     """The registered ``mcp`` tool of a started host session; shutdown goes on the stack."""
-    from hostlink.host import Registry, Session
+    from hostlink.host.session import HostSession
     from hostlink.mcp.extension import McpExtension
     from hostlink.mcp.schema import StdioServer
 
-    registry = Registry()
-    McpExtension(servers={label: StdioServer(command=command, args=args)}).register(registry)
-    await registry.start_session(Session(cwd=Path.cwd(), project_trusted=False, notifier=_QuietNotifier()))
-    stack.push_async_callback(registry.shutdown_session)
-    return registry.tools["mcp"]
+    host = HostSession([McpExtension(servers={label: StdioServer(command=command, args=args)})])
+    await host.start(cwd=Path.cwd(), project_trusted=False, notifier=_QuietNotifier())
+    stack.push_async_callback(host.shutdown)
+    return host.registry.tools["mcp"]
 
 
 async def _measure(quick: bool) -> list[Row]:

@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.claude_code.provider import ClaudeCodeProvider
 from hostlink.host import CancelSignal, Context, ModelSpec, TextContent, ToolDefinition, UserMessage
@@ -18,16 +16,6 @@ FAKES = Path(__file__).parent / "fakes"
 MODEL = ModelSpec("sonnet", "Claude Sonnet")
 ECHO = ToolDefinition("echo", "Echo the text back", {"type": "object", "properties": {"text": {"type": "string"}}})
 DOTTED = ToolDefinition("files.read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
-
-
-@pytest.fixture
-def runtime_dir(tmp_path, monkeypatch):
-    """A fresh HOSTLINK_RUNTIME_DIR; the test fails if a private directory is left in it."""
-    root = tmp_path / "runtime"
-    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(root))
-    yield root
-    left = sorted(p.name for p in root.iterdir()) if root.exists() else []
-    assert left == [], f"private state left behind: {left}"
 
 
 def live_processes_mentioning(text: str) -> list[int]:

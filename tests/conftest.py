@@ -1,4 +1,4 @@
-"""Suite-wide guard: tests stop every process they start.
+"""Suite-wide fixtures, and the guard that tests stop every process they start.
 
 The pytest process becomes a child subreaper, so whatever the tests start stays its
 descendant even when orphaned. At the end of the run, a descendant still running one of
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-_WATCHED = ("tests/fakes/", "hostlink.demo", "node_modules", "proposal_server", "claude")
+_WATCHED = ("tests/fakes/", "tests/adversarial/", "hostlink.demo", "node_modules", "proposal_server", "claude")
 
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -23,6 +23,16 @@ _PR_SET_CHILD_SUBREAPER = 36
 def anyio_backend():
     """Async tests run on asyncio: the MCP runtime owns its connections in asyncio tasks."""
     return "asyncio"
+
+
+@pytest.fixture
+def runtime_dir(tmp_path, monkeypatch):
+    """A fresh HOSTLINK_RUNTIME_DIR; the test fails if a private directory is left in it."""
+    root = tmp_path / "runtime"
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(root))
+    yield root
+    left = sorted(p.name for p in root.iterdir()) if root.exists() else []
+    assert left == [], f"private state left behind: {left}"
 
 
 def _processes() -> dict[int, tuple[int, str]]:

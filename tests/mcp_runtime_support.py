@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from hostlink.host import CancelSignal, Registry, Session
+from hostlink.host import CancelSignal
+from hostlink.host.session import HostSession
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import parse_server
 
@@ -98,25 +99,25 @@ class Notes:
 
 
 class Host:
-    """A minimal real host: registry + session lifecycle + the registered tool."""
+    """A real host session over one extension, with its ``mcp`` tool at hand."""
 
     def __init__(self, extension: McpExtension, tmp_path: Path, trusted: bool = False) -> None:
         self.extension = extension
-        self.registry = Registry()
-        extension.register(self.registry)
+        self.session = HostSession([extension])
+        self.registry = self.session.registry
         self.tool = self.registry.tools["mcp"]
         self.notes = Notes()
-        self.session = Session(cwd=tmp_path, project_trusted=trusted, notifier=self.notes)
+        self._cwd, self._trusted = tmp_path, trusted
 
     async def __aenter__(self) -> Host:
-        await self.registry.start_session(self.session)
+        await self.session.start(cwd=self._cwd, project_trusted=self._trusted, notifier=self.notes)
         return self
 
     async def __aexit__(self, *exc) -> None:
-        await self.registry.shutdown_session()
+        await self.session.shutdown()
 
     async def run(self, **args):
-        return await self.tool.execute(args, CancelSignal())
+        return await self.session.run_tool("mcp", args, CancelSignal())
 
 
 def text(result) -> str:

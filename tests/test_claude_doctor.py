@@ -11,12 +11,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from claude_transport_support import live_processes_mentioning, runtime_dir  # noqa: F401 - fixture
+from claude_transport_support import live_processes_mentioning
 from click.testing import CliRunner
 from peers import NODE_BIN, requires_claude
 
 from hostlink.claude_code import compatibility, doctor, metrics
-from hostlink.claude_code.command import claude_code_group
+from hostlink.cli.claude_code import claude_code_group
 
 CLAUDE_BIN = NODE_BIN
 PROMPT = "PROMPT-TEXT-that-must-never-appear-in-a-report"
@@ -217,7 +217,7 @@ def test_metrics_keep_only_allowlisted_facts(runtime_dir):
 
 def test_command_module_import_is_cheap():
     code = (
-        "import sys, hostlink.claude_code.command; "
+        "import sys, hostlink.cli.claude_code; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'anyio', 'asyncio', 'mcp', 'keyring', 'llm', 'httpx2', 'subprocess'}))"
     )

@@ -14,12 +14,12 @@ from claude_transport_support import (
     OPENING,
     FakeClaude,
     context,
-    runtime_dir,  # noqa: F401 - fixture
 )
 
 from hostlink.claude_code import metrics
 from hostlink.claude_code.extension import NOT_INSTALLED, ClaudeCodeExtension
-from hostlink.host import CancelSignal, Done, ErrorEvent, Registry, Session, TextDelta
+from hostlink.host import CancelSignal, Done, ErrorEvent, Registry, TextDelta
+from hostlink.host.session import HostSession
 from hostlink.host.private import MARKER
 
 PROMPT = "a prompt that must not reach the metrics"
@@ -102,12 +102,12 @@ def test_registration_has_no_side_effects(tmp_path):
 async def test_a_request_through_the_extension_records_content_free_metrics(tmp_path, runtime_dir):
     fake = FakeClaude(tmp_path)
     fake.script(*OPENING, {"op": "message", "blocks": [{"text": "hello back"}]}, {"op": "result"})
-    registry = registered(fake_environ(fake))
-    await registry.start_session(Session(fake.home, False, Notices()))
+    host = HostSession([ClaudeCodeExtension(environ=fake_environ(fake))])
+    await host.start(cwd=fake.home, project_trusted=False, notifier=Notices())
     try:
-        events = await stream(registry)
+        events = await stream(host.registry)
     finally:
-        await registry.shutdown_session()
+        await host.shutdown()
     assert [e.delta for e in events if isinstance(e, TextDelta)] == ["hello back"]
     assert isinstance(events[-1], Done)
     recorded = metrics.last()
@@ -139,11 +139,11 @@ async def test_stale_private_dirs_are_recovered_at_session_start_not_registratio
     (stale / MARKER).write_text(json.dumps({"package": "hostlink", "pid": dead.pid, "created": time.time() - 3600}))
 
     fake = FakeClaude(tmp_path)
-    registry = registered(fake_environ(fake))
+    host = HostSession([ClaudeCodeExtension(environ=fake_environ(fake))])
     assert stale.exists()
-    await registry.start_session(Session(fake.home, False, Notices()))
+    await host.start(cwd=fake.home, project_trusted=False, notifier=Notices())
     assert not stale.exists()
-    await registry.shutdown_session()
+    await host.shutdown()
 
 
 @pytest.mark.anyio

@@ -17,7 +17,6 @@ from claude_transport_support import (
     collect,
     context,
     live_processes_mentioning,
-    runtime_dir,  # noqa: F401 - fixture
 )
 
 from hostlink.claude_code.catalog import build_catalog

@@ -22,7 +22,6 @@ from claude_transport_support import (
     collect,
     context,
     live_processes_mentioning,
-    runtime_dir,  # noqa: F401 - fixture
 )
 
 from hostlink.claude_code import protocol

@@ -18,7 +18,6 @@ import pytest
 from claude_transport_support import (
     FAKES,
     MODEL,
-    runtime_dir,  # noqa: F401 - fixture
 )
 
 from hostlink.claude_code.catalog import MAX_TOOL_NAME_LENGTH, TOOL_PREFIX, build_catalog

@@ -19,7 +19,6 @@ from claude_transport_support import (
     FAKES,
     FakeClaude,
     live_processes_mentioning,
-    runtime_dir,  # noqa: F401 - fixture
 )
 from peers import CLAUDE, requires_claude
 

@@ -362,11 +362,15 @@ def test_session_starts_once_on_first_use_and_shuts_down_on_close(make_host, mon
     assert provider.shutdowns == 1
 
 
-def test_project_untrusted_unless_variable_is_exactly_one(make_host, monkeypatch):
-    monkeypatch.setenv("HOSTLINK_TRUST_PROJECT", "yes")
+@pytest.mark.parametrize(("value", "trusted"), [("1", True), ("yes", True), ("TRUE", True), ("0", False),
+                                                ("no", False), ("", False), ("2", False)])
+def test_project_trust_reads_the_variable_as_every_host_does(make_host, monkeypatch, value, trusted):
+    from hostlink.host.session import trust_from_environment
+
+    monkeypatch.setenv("HOSTLINK_TRUST_PROJECT", value)
     provider = Scripted(reply(done("a")))
     model_of(make_host(provider)).prompt("1").text()
-    assert provider.sessions[0].project_trusted is False
+    assert provider.sessions[0].project_trusted is trusted is trust_from_environment({"HOSTLINK_TRUST_PROJECT": value})
 
 
 def test_close_cancels_tasks_an_extension_left_running(make_host):

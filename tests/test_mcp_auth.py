@@ -677,7 +677,7 @@ async def test_ten_concurrent_mcp_tool_auth_actions_give_one_link(fake_oauth, tm
 async def test_the_host_mcp_command_signs_in_by_link_and_signs_out(fake_oauth, tmp_path):
     from mcp_runtime_support import Host
 
-    from hostlink.host import CancelSignal
+    from hostlink.host import CancelSignal, CommandFailed
     from hostlink.mcp.extension import McpExtension
     from hostlink.mcp.schema import parse_server
 
@@ -704,6 +704,7 @@ async def test_the_host_mcp_command_signs_in_by_link_and_signs_out(fake_oauth, t
         assert after.is_error and _links(after, fake_oauth.issuer)  # signed out: a fresh link, no token
 
         assert await mcp("auth", "local") == "MCP server 'local' is a local stdio server; it has no sign-in"
-        assert await mcp("auth", "missing") == "unknown MCP server 'missing' (known: local, web)"
+        with pytest.raises(CommandFailed, match=r"^unknown MCP server 'missing' \(known: local, web\)$"):
+            await mcp("auth", "missing")
         assert (await mcp("auth")).startswith("usage: /mcp status")
     assert fake_oauth.counters()["authorize"] == 1

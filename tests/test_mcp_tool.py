@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp_runtime_support import Host, fixture_children, http_fixture, stdio, text
 
-from hostlink.host import CancelSignal, ImageContent, Registry
+from hostlink.host import CancelSignal, CommandFailed, ImageContent, Registry
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.tool import PARAMETERS
 from hostlink.host.output import MAX_INLINE_BYTES
@@ -18,13 +18,6 @@ from hostlink.host.output import MAX_INLINE_BYTES
 pytestmark = pytest.mark.anyio
 
 TERMINAL_CONTROLS = [chr(c) for c in range(0x20) if c not in (9, 10)] + ["\x7f"] + [chr(c) for c in range(0x80, 0xA0)]
-
-
-@pytest.fixture
-def runtime_dir(tmp_path, monkeypatch):
-    path = tmp_path / "runtime"
-    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(path))
-    return path
 
 
 @pytest.fixture
@@ -157,9 +150,8 @@ async def test_oversized_output_is_bounded_with_a_private_overflow_file(host, ru
     assert path.is_file() and path.stat().st_size == 300_000
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     assert str(path).startswith(str(runtime_dir))
-    await host.registry.shutdown_session()
+    await host.session.shutdown()  # the fixture's own shutdown after it does nothing: idempotent
     assert not path.exists()
-    await host.registry.start_session(host.session)  # the fixture's own shutdown needs a session
 
 
 async def test_escape_laden_output_is_stripped(host):
@@ -264,7 +256,8 @@ async def test_host_command(host):
     assert fixture_children() == []
     assert await command.run(["reconnect", "fx"], CancelSignal()) == "fx: idle"
     assert fixture_children() == []  # reconnect resets; it does not connect
-    assert "unknown MCP server" in await command.run(["connect", "ghost"], CancelSignal())
+    with pytest.raises(CommandFailed, match="unknown MCP server 'ghost'"):
+        await command.run(["connect", "ghost"], CancelSignal())
     assert (await command.run(["bogus"], CancelSignal())).startswith("usage: /mcp")
 
 

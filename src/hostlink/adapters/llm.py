@@ -93,7 +93,7 @@ def register_tools(register: Callable[..., None]) -> None:
 
 @llm.hookimpl
 def register_commands(cli: click.Group) -> None:
-    from hostlink.cli import LAZY_COMMANDS
+    from hostlink.cli import COMMAND_GROUPS
 
-    for name, (module, attribute, help_text) in LAZY_COMMANDS.items():
+    for name, (module, attribute, help_text) in COMMAND_GROUPS.items():
         cli.add_command(_LazyGroup(name, module, attribute, help_text))

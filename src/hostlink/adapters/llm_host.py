@@ -1,10 +1,11 @@
-"""The llm host machinery: hostlink providers as llm models, tools as llm tools, one loop.
+"""The llm host: a thin mapping of llm's models, tools and history onto a HostSession.
 
 Kept out of the plugin's entry module so that ``llm --help`` (which only asks the plugin
 for its commands) imports neither this nor :mod:`hostlink.host`. All extension code runs
 on one asyncio loop in a daemon thread, so connections live across tool calls and a
-chain's requests; an ``atexit`` handler shuts the session down on that loop (connections
-closed, children reaped) before the process ends.
+chain's requests; an ``atexit`` handler shuts the host session down on that loop
+(connections closed, children reaped, private files removed) before the process ends, and
+SIGTERM or SIGHUP interrupt llm as Ctrl-C does, so that handler runs then too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import keyword
 import os
 import queue
+import signal as signals
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
@@ -35,6 +37,7 @@ from llm.parts import (
 )
 
 from hostlink.host import (
+    IMAGE_MIME_TYPES,
     AssistantMessage,
     CancelSignal,
     Context,
@@ -46,8 +49,6 @@ from hostlink.host import (
     ModelSpec,
     NoticeLevel,
     ProviderSpec,
-    Registry,
-    Session,
     TextContent,
     TextDelta,
     ThinkingContent,
@@ -60,12 +61,12 @@ from hostlink.host import (
     UserMessage,
 )
 
+from hostlink.host.session import TERMINATING_SIGNALS, HostSession, trust_from_environment
+
 T = TypeVar("T")
 
-TRUST_PROJECT_VARIABLE = "HOSTLINK_TRUST_PROJECT"
 # How long llm waits, at exit or after an interrupt, for extensions to finish cleaning up.
 CLEANUP_SECONDS = 15.0
-IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
 class ToolError(Exception):
@@ -139,7 +140,7 @@ def _tool_results(parts: Sequence[Any]) -> Iterator[ToolResultMessage]:
 
 def _image(attachment: llm.Attachment) -> ImageContent:
     mime_type = attachment.resolve_type()
-    if mime_type not in IMAGE_TYPES:
+    if mime_type not in IMAGE_MIME_TYPES:
         raise llm.ModelError(f"unsupported attachment type {mime_type!r}: only images are accepted")
     return ImageContent(attachment.base64_content(), mime_type)
 
@@ -186,17 +187,27 @@ async def _finish_loop() -> None:
 _END = object()
 
 
+def _interrupt_on_termination() -> None:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt in llm's main thread, as Ctrl-C does, so
+    the interrupted call is cancelled and the exit handler shuts the session down. A handler
+    llm (or an embedding program) installed itself is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in TERMINATING_SIGNALS:
+        if signals.getsignal(signum) is signals.SIG_DFL:
+            signals.signal(signum, signals.default_int_handler)
+
+
 class LlmHost:
-    """Drives a hostlink :class:`Registry` for one llm process.
+    """Drives a :class:`HostSession` for one llm process.
 
     Registration happens here at construction (no I/O); the loop thread and the session
     start on first use, and :meth:`close` (registered with ``atexit``) ends them.
     """
 
     def __init__(self, extensions: Sequence[Extension]) -> None:
-        self.registry = Registry()
-        for extension in extensions:
-            extension.register(self.registry)
+        self.session = HostSession(extensions, command="llm")
+        self.registry = self.session.registry
         self._lock = threading.Lock()
         self._loop: _Loop | None = None
         self._session_error: BaseException | None = None
@@ -210,15 +221,13 @@ class LlmHost:
             if self._loop is None:
                 self._loop = _Loop()
                 atexit.register(self.close)
+                _interrupt_on_termination()
             if not self._session_started:
                 self._session_started = True
-                session = Session(
-                    cwd=Path(os.getcwd()),
-                    project_trusted=os.environ.get(TRUST_PROJECT_VARIABLE) == "1",
-                    notifier=_StderrNotifier(),
-                )
+                start = self.session.start(cwd=Path(os.getcwd()), project_trusted=trust_from_environment(os.environ),
+                                           notifier=_StderrNotifier())
                 try:
-                    self._loop.submit(self.registry.start_session(session)).result()
+                    self._loop.submit(start).result()
                 except Exception as exc:
                     self._session_error = exc
             if self._session_error is not None:
@@ -235,7 +244,7 @@ class LlmHost:
         atexit.unregister(self.close)
         try:
             if started:
-                loop.submit(self.registry.shutdown_session()).result(timeout=CLEANUP_SECONDS)
+                loop.submit(self.session.shutdown()).result(timeout=CLEANUP_SECONDS)
         except Exception as exc:  # noqa: BLE001 - the process is ending: report, don't raise
             _StderrNotifier().notify(f"session shutdown failed: {str(exc) or type(exc).__name__}", "error")
         finally:
@@ -245,14 +254,17 @@ class LlmHost:
 
     def call(self, make: Callable[[], Coroutine[Any, Any, T]], signal: CancelSignal) -> T:
         """Run one coroutine on the loop and wait; an interrupt cancels it via ``signal``."""
-        future = self._ready_loop().submit(make())
+        future: concurrent.futures.Future[T] | None = None
         try:
+            future = self._ready_loop().submit(make())
             return future.result()
         except BaseException:
-            if not future.done():
+            # An interrupt can land before ``future`` is known: the signal is cancelled
+            # first, so work that starts after it sees the cancellation at once.
+            if future is None or not future.done():
                 signal.cancel("interrupted")
-                if not concurrent.futures.wait([future], timeout=CLEANUP_SECONDS).done:
-                    future.cancel()
+            if future is not None and not concurrent.futures.wait([future], timeout=CLEANUP_SECONDS).done:
+                future.cancel()
             raise
 
     def iterate(self, make: Callable[[], AsyncIterator[T]], signal: CancelSignal) -> Iterator[T]:
@@ -317,7 +329,7 @@ class LlmHost:
     def run_tool(self, spec: ToolSpec, arguments: dict[str, Any]) -> str | llm.ToolOutput:
         """Execute a hostlink tool for llm: text out, images as attachments, errors raised."""
         signal = CancelSignal()
-        result = self.call(lambda: spec.execute(arguments, signal), signal)
+        result = self.call(lambda: self.session.run_tool(spec.name, arguments, signal), signal)
         text = "\n".join(item.text for item in result.content if isinstance(item, TextContent))
         if result.is_error:
             raise ToolError(text)
@@ -356,7 +368,7 @@ class HostlinkModel(llm.Model):
 
     def __init__(self, host: LlmHost, provider: ProviderSpec, spec: ModelSpec) -> None:
         self.model_id = f"{provider.name}/{spec.id}"
-        self.attachment_types = IMAGE_TYPES if "image" in spec.input else frozenset()
+        self.attachment_types = IMAGE_MIME_TYPES if "image" in spec.input else frozenset()
         self._host = host
         self._provider = provider
         self._spec = spec
@@ -379,7 +391,8 @@ class HostlinkModel(llm.Model):
         outcome: Done | ErrorEvent | None = None
         # Read to the stream's end (it ends after its Done or ErrorEvent), so the provider
         # finishes its own cleanup instead of being cancelled.
-        for event in self._host.iterate(lambda: self._provider.stream(self._spec, context, signal), signal):
+        stream = self._host.session.stream
+        for event in self._host.iterate(lambda: stream(self._provider.name, self._spec, context, signal), signal):
             if isinstance(event, TextDelta):
                 yield StreamEvent(type="text", chunk=event.delta)
             elif isinstance(event, ThinkingDelta):

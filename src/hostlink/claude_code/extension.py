@@ -6,7 +6,7 @@ that loads every extension at start pays nothing for this one. Without a ``claud
 executable the provider registers with an ``unavailable`` notice saying how to fix it;
 whether the CLI is signed in is only known by asking it, so the first request checks that
 and fails with an explanatory error. Leftover private directories of dead hostlink processes
-are recovered at session start.
+are recovered by the host session when it starts.
 """
 
 from __future__ import annotations
@@ -73,17 +73,11 @@ class ClaudeCodeExtension:
         return self._session.cwd if self._session is not None else None
 
     async def _start(self, session: Session) -> None:
-        from hostlink.host.output import OutputSession
-        from hostlink.host.private import recover_stale
-
-        recover_stale()
         self._session = session
-        self._output = OutputSession()
+        self._output = session.output
 
     async def _shutdown(self) -> None:
-        output, self._output, self._session = self._output, None, None
-        if output is not None:
-            output.close()
+        self._output = self._session = None
 
     async def _stream(self, model: ModelSpec, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
         if self._executable is None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from hostlink.claude_code.catalog import Catalog, qualified_name, removed_label
 from hostlink.host import (
+    IMAGE_EXTENSIONS,
     AssistantMessage,
     Context,
     ImageContent,
@@ -43,7 +44,6 @@ MAX_IMAGE_BYTES = 20 * 1024 * 1024
 _MAX_IMAGE_BASE64 = 4 * (MAX_IMAGE_BYTES // 3 + 1) + 4
 ATTACHMENT_PREFIX = "image_attachment_"
 
-_EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 
 INSTRUCTION = (
     "The host application owns this conversation and resends all of it with every request. "
@@ -204,7 +204,7 @@ class _State:
 
     def image(self, image: ImageContent, index: int) -> dict[str, Any]:
         """A validated image becomes a content-addressed attachment; any other, a notice."""
-        extension = _EXTENSIONS.get(image.mime_type)
+        extension = IMAGE_EXTENSIONS.get(image.mime_type)
         if extension is None:
             return {"type": "image", "omitted": "unsupported image type"}
         if len(image.data) > _MAX_IMAGE_BASE64:

@@ -1,8 +1,11 @@
 """The host-neutral extension API and message model.
 
-Extensions (the MCP client, the Claude Code provider) depend only on this module; a host
-adapter translates its own objects into these. Everything here is plain data and protocols:
-no I/O, no imports of heavy libraries, so registering an extension costs nothing.
+Extensions (the MCP client, the Claude Code provider) depend only on this package: this
+module, :mod:`~hostlink.host.output` (bounding untrusted text), :mod:`~hostlink.host.private`
+(private runtime state) and :mod:`~hostlink.host.cancel`. Hosts drive extensions through
+:class:`hostlink.host.session.HostSession` and translate their own objects into these.
+Everything here is plain data and protocols: no I/O, no imports of heavy libraries, so
+registering an extension costs nothing.
 """
 
 from __future__ import annotations
@@ -10,7 +13,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, Union
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
+
+if TYPE_CHECKING:
+    from hostlink.host.output import OutputSession
 
 # --- content --------------------------------------------------------------------------
 
@@ -19,6 +25,12 @@ from typing import Any, Literal, Protocol, Union
 class TextContent:
     text: str
     type: Literal["text"] = "text"
+
+
+# The image types every part of hostlink accepts, with the file extension each is stored under.
+IMAGE_EXTENSIONS: Mapping[str, str] = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif",
+                                       "image/webp": "webp"}
+IMAGE_MIME_TYPES = frozenset(IMAGE_EXTENSIONS)
 
 
 @dataclass(frozen=True)
@@ -179,11 +191,16 @@ class Session:
     """What the host tells extensions at ``session_start``.
 
     ``project_trusted`` is the host's decision; extensions never infer trust themselves.
+    ``output`` is the session's one overflow budget, shared by every extension; None in a
+    one-shot host whose overflow files would be gone when it exits. ``command`` is how a
+    person runs this host's commands (``hostlink``, ``llm``): advice names it.
     """
 
     cwd: Path
     project_trusted: bool
     notifier: Notifier
+    output: OutputSession | None
+    command: str
 
 
 # --- registrations --------------------------------------------------------------------
@@ -211,9 +228,14 @@ class ToolSpec:
         return ToolDefinition(self.name, self.description, self.parameters)
 
 
+class CommandFailed(Exception):
+    """A command's failure; its message is safe to show to the person who ran it."""
+
+
 @dataclass(frozen=True)
 class CommandSpec:
-    """A user command (``/mcp …`` in an interactive host). ``run`` returns text to show."""
+    """A user command (``/mcp …`` in an interactive host). ``run`` returns text to show, or
+    raises :class:`CommandFailed`."""
 
     name: str
     description: str

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hostlink.host import ImageContent, TextContent
+from hostlink.host import IMAGE_MIME_TYPES, ImageContent, TextContent
 from hostlink.host.private import (
     create_private_dir,
     open_private_file,
@@ -27,7 +27,6 @@ MAX_INLINE_LINES = 2000
 SESSION_OVERFLOW_BUDGET = 50 * 1024 * 1024
 MAX_INLINE_IMAGES = 4
 MAX_IMAGE_BASE64 = 2 * 1024 * 1024
-IMAGE_MIME_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 _CHUNK_CHARS = 1 << 20
 _MAX_PENDING = 256  # an unfinished escape sequence longer than this is dropped as garbage

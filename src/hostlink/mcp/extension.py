@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hostlink.host import CancelSignal, CommandSpec, Notifier, Registry, Session
+from hostlink.host import CancelSignal, CommandFailed, CommandSpec, Notifier, Registry, Session
 from hostlink.mcp import render
 from hostlink.mcp.errors import McpError
 from hostlink.mcp.tool import mcp_tool, model_visible
@@ -61,15 +61,14 @@ class McpExtension:
         registry.on_session_start(self._start)
         registry.on_session_shutdown(self._shutdown)
 
-    def _state(self) -> tuple[McpRuntime, OutputSession] | None:
+    def _state(self) -> tuple[McpRuntime, OutputSession | None] | None:
         if self._problem is not None:
             raise McpError(self._problem)
-        if self.runtime is None or self.output is None:
+        if self.runtime is None:
             return None
         return self.runtime, self.output
 
     async def _start(self, session: Session) -> None:
-        from hostlink.host.output import OutputSession
         from hostlink.mcp.runtime import McpRuntime
 
         servers: Mapping[str, ServerConfig] = {}
@@ -91,7 +90,7 @@ class McpExtension:
                         + ", ".join(loaded.ignored_project_servers), "warning")
         self._auth = self._auth_factory(servers, session.notifier, self._signed_in)
         self.runtime = McpRuntime(servers, auth=self._auth)
-        self.output = OutputSession()
+        self.output = session.output
 
     async def _signed_in(self, name: str) -> None:
         """A sign-in finished: a setup that failed for want of it is reset, so the next use connects."""
@@ -100,26 +99,23 @@ class McpExtension:
             await runtime.reconnect(name)
 
     async def _shutdown(self) -> None:
-        runtime, auth, output = self.runtime, self._auth, self.output
+        runtime, auth = self.runtime, self._auth
         self.runtime = self._auth = self.output = None
         try:
             if runtime is not None:
                 await runtime.aclose()
+        finally:
             if auth is not None:
                 await auth.aclose()
-        finally:
-            if output is not None:
-                output.close()
 
     async def _command(self, argv: Sequence[str], signal: CancelSignal) -> str:
-        state = self._state()
-        if state is None:
-            return "the MCP client is not running"
-        runtime = state[0]
         try:
-            return await run_command(runtime, list(argv))
+            state = self._state()
+            if state is None:
+                raise CommandFailed("the MCP client is not running")
+            return await run_command(state[0], list(argv))
         except McpError as exc:
-            return str(exc)
+            raise CommandFailed(str(exc)) from None
 
 
 async def run_command(runtime: McpRuntime, argv: list[str]) -> str:

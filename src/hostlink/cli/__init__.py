@@ -1,7 +1,9 @@
-"""The `hostlink` command.
+"""The ``hostlink`` command: a host like any other, on :class:`hostlink.host.session.HostSession`.
 
-Subcommand groups are imported only when they run: `import mcp` alone costs more than a
-second here, and `hostlink --help` or `hostlink mcp status` must not pay it.
+Its command groups (``mcp``, ``claude-code``) are the ones every terminal host mounts: the
+``llm`` plugin adds the same groups to ``llm``. They are imported only when they run:
+``import mcp`` alone costs more than a second here, and ``hostlink --help`` or
+``hostlink mcp status`` must not pay it.
 """
 
 from __future__ import annotations
@@ -10,11 +12,11 @@ import importlib
 
 import click
 
-# name -> (module, attribute, one-line help shown by `hostlink --help`)
-LAZY_COMMANDS = {
-    "mcp": ("hostlink.mcp.command", "mcp_group", "Inspect and use the configured MCP servers."),
+# name -> (module, attribute, one-line help shown by `hostlink --help` and `llm --help`)
+COMMAND_GROUPS = {
+    "mcp": ("hostlink.cli.mcp", "mcp_group", "Inspect and use the configured MCP servers."),
     "claude-code": (
-        "hostlink.claude_code.command",
+        "hostlink.cli.claude_code",
         "claude_code_group",
         "The Claude Code provider: doctor and diagnostics.",
     ),
@@ -23,16 +25,16 @@ LAZY_COMMANDS = {
 
 class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+        return sorted([*super().list_commands(ctx), *COMMAND_GROUPS])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in LAZY_COMMANDS:
-            module, attribute, _ = LAZY_COMMANDS[name]
+        if name in COMMAND_GROUPS:
+            module, attribute, _ = COMMAND_GROUPS[name]
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, help_text) for name, (_, _, help_text) in LAZY_COMMANDS.items()]
+        rows = [(name, help_text) for name, (_, _, help_text) in COMMAND_GROUPS.items()]
         rows += [(name, command.get_short_help_str()) for name, command in self.commands.items()]
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
@@ -47,6 +49,6 @@ def main() -> None:
 @main.command()
 def demo() -> None:
     """List the embedded demo MCP server's tools and call one, through the `mcp` tool."""
-    from hostlink.mcp.demo_run import run_demo
+    from hostlink.cli.demo import run_demo
 
     run_demo()

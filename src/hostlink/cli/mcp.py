@@ -1,0 +1,197 @@
+"""``hostlink mcp …`` (and ``llm mcp …``): the configured MCP servers from a terminal or script.
+
+Each command is its own short host session: it reads the configuration, drives the MCP
+extension through :class:`~hostlink.host.session.HostSession` (the ``mcp`` tool for calls,
+the ``/mcp`` command for the lines a person reads) and tears everything down. Importing this
+module stays cheap: the SDK, keyring and httpx2 load only inside the commands that talk to a
+server, so ``hostlink mcp status`` never pays for them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hostlink.cli.mcp_session import load, with_server
+from hostlink.cli.session import Fail, run_session
+
+if TYPE_CHECKING:
+    from hostlink.host.session import HostSession
+    from hostlink.mcp.config import LoadedConfig
+    from hostlink.mcp.extension import McpExtension
+
+TRUST_HELP = "Also read the project's .mcp.json / .hostlink/mcp.json (env HOSTLINK_TRUST_PROJECT=1)."
+
+
+@click.group(name="mcp")
+@click.option("--trust-project", is_flag=True, help=TRUST_HELP)
+@click.pass_context
+def mcp_group(ctx: click.Context, trust_project: bool) -> None:
+    """Inspect and use the configured MCP servers."""
+    import os
+
+    from hostlink.host.session import trust_from_environment
+
+    ctx.obj = {"trust_project": trust_project or trust_from_environment(os.environ)}
+
+
+def _echo_json(value: Any) -> None:
+    from hostlink.host.output import compact_json
+
+    click.echo(compact_json(value))
+
+
+async def _command(host: HostSession, *argv: str) -> str:
+    from hostlink.host import CancelSignal
+
+    return await host.run_command("mcp", argv, CancelSignal())
+
+
+@mcp_group.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per server.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """List the configured servers (never connects)."""
+    from hostlink.mcp import render
+
+    loaded = load(ctx)
+    credentials = _credential_states(ctx, loaded)
+    if as_json:
+        _echo_json([{"name": name, "source": str(loaded.sources.get(name, "")),
+                     "transport": render.transport_of(config), "disabled": config.disabled,
+                     "credentials": credentials.get(name)} for name, config in sorted(loaded.servers.items())])
+        return
+    if not loaded.servers:
+        click.echo("no MCP servers are configured")
+        return
+    click.echo(render.table(render.status_rows(loaded.servers, loaded.sources, credentials)))
+
+
+def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, str]:
+    """Each authenticated server's credential state (keyring at most, never a connection);
+    a host session only when some server uses auth, so plain status loads nothing more."""
+    if not any(getattr(config, "auth", None) and not config.disabled for config in loaded.servers.values()):
+        return {}
+    from hostlink.host.output import one_line
+    from hostlink.mcp.extension import McpExtension
+
+    extension = McpExtension(servers=loaded.servers)
+
+    async def ask(host: HostSession) -> dict[str, str]:
+        auth = extension.runtime.auth if extension.runtime is not None else None
+        states: dict[str, str] = {}
+        for name, config in loaded.servers.items():
+            if auth is not None and getattr(config, "auth", None) and not config.disabled:
+                try:
+                    states[name] = one_line(await auth.credential_state(name, config), 60)
+                except Exception as exc:  # noqa: BLE001 - one server's store error is shown, not fatal
+                    states[name] = f"unknown ({type(exc).__name__})"
+        return states
+
+    return run_session([extension], ask, trusted=bool(ctx.obj["trust_project"]))
+
+
+@mcp_group.command()
+@click.argument("server")
+@click.option("--json", "as_json", is_flag=True, help="The tools as JSON, with input schemas.")
+@click.pass_context
+def tools(ctx: click.Context, server: str, as_json: bool) -> None:
+    """List the tools SERVER offers to the model."""
+    async def listing(extension: McpExtension, host: HostSession) -> Any:
+        from hostlink.mcp.tool import model_visible
+
+        if not as_json:
+            return await _command(host, "tools", server)
+        assert extension.runtime is not None
+        return [{"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+                for t in await extension.runtime.list_tools(server) if model_visible(t)]
+
+    listed = with_server(ctx, server, listing)
+    _echo_json(listed) if as_json else click.echo(listed)
+
+
+@mcp_group.command()
+@click.argument("server")
+@click.option("--json", "as_json", is_flag=True, help="The connection snapshot as JSON.")
+@click.pass_context
+def connect(ctx: click.Context, server: str, as_json: bool) -> None:
+    """Connect to SERVER, list its tools and report the connection."""
+    async def connected(extension: McpExtension, host: HostSession) -> Any:
+        from hostlink.mcp.tool import model_visible
+
+        line = await _command(host, "connect", server)
+        if not as_json:
+            return line
+        assert extension.runtime is not None
+        snapshot = extension.runtime.snapshot(server)
+        return {"name": server, "state": snapshot.state, "protocolVersion": snapshot.protocol_version,
+                "serverName": snapshot.server_name, "serverVersion": snapshot.server_version,
+                "tools": sum(1 for tool in snapshot.tools or () if model_visible(tool))}
+
+    shown = with_server(ctx, server, connected)
+    _echo_json(shown) if as_json else click.echo(shown)
+
+
+async def _nothing(extension: McpExtension, host: HostSession) -> None:
+    return None
+
+
+@mcp_group.command()
+@click.argument("server")
+@click.pass_context
+def disconnect(ctx: click.Context, server: str) -> None:
+    """Close SERVER's connection (each hostlink command has its own; this one has none open)."""
+    with_server(ctx, server, _nothing)
+    click.echo(f"{server}: idle (not connected in this process)")
+
+
+@mcp_group.command()
+@click.argument("server")
+@click.pass_context
+def reconnect(ctx: click.Context, server: str) -> None:
+    """Reset SERVER to idle, clearing a failed setup; never starts authorization."""
+    with_server(ctx, server, _nothing)
+    click.echo(f"{server}: reset to idle; the next use connects")
+
+
+@mcp_group.command()
+@click.argument("server")
+@click.argument("tool")
+@click.argument("arguments", default="{}", metavar="JSON")
+@click.option("--json", "as_json", is_flag=True, help="The bounded result as JSON.")
+@click.pass_context
+def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bool) -> None:
+    """Call TOOL on SERVER with a JSON object of arguments (for scripts)."""
+    try:
+        args = json.loads(arguments)
+    except ValueError:
+        raise Fail("JSON must be a JSON object of tool arguments") from None
+    if not isinstance(args, dict):
+        raise Fail("JSON must be a JSON object of tool arguments")
+
+    async def called(extension: McpExtension, host: HostSession) -> Any:
+        from hostlink.host import CancelSignal
+
+        return await host.run_tool("mcp", {"action": "call", "server": server, "tool": tool, "args": args},
+                                   CancelSignal())
+
+    result = with_server(ctx, server, called)
+    if as_json:
+        _echo_json({"isError": result.is_error, "content": [
+            {"type": "text", "text": item.text} if item.type == "text"
+            else {"type": "image", "mimeType": item.mime_type, "data": item.data} for item in result.content]})
+    else:
+        for item in result.content:
+            click.echo(item.text if item.type == "text" else f"[image {item.mime_type}, {len(item.data)} base64 chars]",
+                       err=result.is_error)
+    if result.is_error:
+        sys.exit(1)
+
+
+from hostlink.cli.mcp_auth import auth_command, logout_command  # noqa: E402 - cheap: click only
+
+mcp_group.add_command(auth_command)
+mcp_group.add_command(logout_command)

@@ -1,0 +1,72 @@
+"""``hostlink mcp auth SERVER`` and ``hostlink mcp logout SERVER`` (also under ``llm mcp``).
+
+Sign-in prints the authorization link for the person to open (hostlink never opens a
+browser), waits for the callback on the loopback receiver, and reports the result. Both run
+in a host session over the MCP extension, whose AuthManager does the work. Importing this
+module is cheap: the SDK and keyring load inside the commands.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hostlink.cli.mcp_session import with_server
+from hostlink.cli.session import Fail
+
+if TYPE_CHECKING:
+    from hostlink.host.session import HostSession
+    from hostlink.mcp.extension import McpExtension
+
+
+def _auth_of(extension: McpExtension, server: str) -> tuple[Any, Any]:
+    """SERVER's configuration and the session's AuthManager; fails unless SERVER uses auth."""
+    assert extension.runtime is not None
+    config = extension.runtime.config(server)
+    if getattr(config, "auth", None) is None or extension.runtime.auth is None:
+        raise Fail(f"MCP server {server!r} is not configured with authentication")
+    return config, extension.runtime.auth
+
+
+@click.command(name="auth")
+@click.argument("server")
+@click.option("--timeout", default=300, show_default=True, type=click.IntRange(1, 3600),
+              help="Seconds to wait for the authorization callback.")
+@click.pass_context
+def auth_command(ctx: click.Context, server: str, timeout: int) -> None:
+    """Sign in to SERVER: print an authorization link, wait for its callback."""
+    async def sign_in(extension: McpExtension, host: HostSession) -> str:
+        from hostlink.host.output import strip_controls
+        from hostlink.mcp.auth import sign_in_refusal
+
+        config, manager = _auth_of(extension, server)
+        refusal = sign_in_refusal(server, config)
+        if refusal is not None:
+            raise Fail(refusal)
+        link = await manager.start_login(server, config)
+        click.echo(f"Open this link in your browser to sign in to {server}:")
+        click.echo(strip_controls(link))
+        click.echo(f"Waiting up to {timeout} s for the authorization callback…", err=True)
+        await manager.wait_login(server, config, timeout)
+        return await manager.credential_state(server, config)
+
+    click.echo(f"{server}: {with_server(ctx, server, sign_in)}")
+
+
+@click.command(name="logout")
+@click.argument("server")
+@click.pass_context
+def logout_command(ctx: click.Context, server: str) -> None:
+    """Sign out of SERVER: remove its stored credentials, confirmed by the keyring."""
+    async def sign_out(extension: McpExtension, host: HostSession) -> bool:
+        config, manager = _auth_of(extension, server)
+        if config.auth != "oauth" or (config.oauth and config.oauth.grant_type != "authorization_code"):
+            return False
+        await manager.logout(server, config)
+        return True
+
+    if with_server(ctx, server, sign_out):
+        click.echo(f"{server}: signed out (the keyring confirmed the record is gone)")
+    else:
+        click.echo(f"{server}: nothing stored (its credentials come from the environment)")

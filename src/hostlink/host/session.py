@@ -1,0 +1,144 @@
+"""The host session every host sits on: the CLI, the llm plugin, and hosts to come.
+
+A host makes one :class:`HostSession` with the extensions it offers, starts it with what only
+the host knows (working directory, project trust, where notices go), runs tools, provider
+streams and commands through it, and shuts it down once. The session owns what must be one
+per host session rather than one per extension: the overflow budget (one
+:class:`~hostlink.host.output.OutputSession`) and the recovery of stale private state left by
+dead processes. Shutdown is idempotent and always runs every extension's shutdown (every
+connection closed, every child stopped) before the overflow files are removed.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hostlink.host import (
+    CancelSignal,
+    CommandFailed,
+    Context,
+    Extension,
+    ModelSpec,
+    Notifier,
+    Registry,
+    Session,
+    StreamEvent,
+    ToolResult,
+)
+from hostlink.host.output import OutputSession
+from hostlink.host.private import recover_stale
+
+T = TypeVar("T")
+TRUST_PROJECT_VARIABLE = "HOSTLINK_TRUST_PROJECT"
+_TRUE = ("1", "true", "yes", "on")
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def trust_from_environment(environ: Mapping[str, str]) -> bool:
+    """Whether ``HOSTLINK_TRUST_PROJECT`` says to trust the project: one reading for every host."""
+    return environ.get(TRUST_PROJECT_VARIABLE, "").strip().lower() in _TRUE
+
+
+class Terminated(Exception):
+    """The host was asked to stop (SIGTERM, SIGHUP) while it worked; cleanup has run."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+class HostSession:
+    """One host session over ``extensions``; ``command`` is how a person runs this host's
+    commands (``hostlink``, ``llm``), so advice names the right one.
+
+    ``keep_overflow=False`` is for one-shot hosts: output beyond the inline bounds is not kept
+    in files that would vanish when the process exits.
+    """
+
+    def __init__(self, extensions: Sequence[Extension], *, command: str = "hostlink",
+                 keep_overflow: bool = True) -> None:
+        self.registry = Registry()
+        for extension in extensions:
+            extension.register(self.registry)
+        self.command = command
+        self._keep_overflow = keep_overflow
+        self.output: OutputSession | None = None
+        self._state = "new"  # -> started -> closed
+
+    @property
+    def started(self) -> bool:
+        return self._state == "started"
+
+    async def start(self, *, cwd: Path, project_trusted: bool, notifier: Notifier) -> None:
+        """Recover stale private state, open the output budget, start every extension."""
+        if self._state != "new":
+            raise RuntimeError(f"the host session is already {self._state}")
+        self._state = "started"
+        recover_stale()
+        self.output = OutputSession() if self._keep_overflow else None
+        await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier,
+                                                  output=self.output, command=self.command))
+
+    async def run_tool(self, name: str, arguments: Mapping[str, Any], signal: CancelSignal) -> ToolResult:
+        return await self._registered(self.registry.tools, name, "tool").execute(arguments, signal)
+
+    def stream(self, provider: str, model: ModelSpec, context: Context,
+               signal: CancelSignal) -> AsyncIterator[StreamEvent]:
+        return self._registered(self.registry.providers, provider, "provider").stream(model, context, signal)
+
+    async def run_command(self, name: str, argv: Sequence[str], signal: CancelSignal) -> str:
+        """A command's text; raises :class:`CommandFailed` with a message safe to show."""
+        return await self._registered(self.registry.commands, name, "command").run(argv, signal)
+
+    def _registered(self, table: Mapping[str, T], name: str, kind: str) -> T:
+        if self._state != "started":
+            raise RuntimeError(f"the host session is {self._state}, not started")
+        try:
+            return table[name]
+        except KeyError:
+            raise CommandFailed(f"no {kind} named {name!r} is registered in this host") from None
+
+    async def shutdown(self) -> None:
+        """Shut every extension down, then remove the overflow files. Idempotent."""
+        state, self._state = self._state, "closed"
+        if state != "started":
+            return
+        try:
+            await self.registry.shutdown_session()
+        finally:
+            if self.output is not None:
+                self.output.close()
+
+    async def run(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run ``work()`` and shut down after it, whatever happens; SIGTERM or SIGHUP stop it
+        as Ctrl-C would (work cancelled, cleanup run) and raise :class:`Terminated`.
+
+        For hosts whose event loop runs in the main thread (the CLI).
+        """
+        import asyncio
+
+        import anyio
+
+        loop = asyncio.get_running_loop()
+        received: list[int] = []
+        try:
+            with anyio.CancelScope() as scope:
+                def stop(signum: int) -> None:
+                    received.append(signum)
+                    scope.cancel()
+
+                for signum in TERMINATING_SIGNALS:
+                    loop.add_signal_handler(signum, stop, signum)
+                try:
+                    return await work()
+                finally:
+                    for signum in TERMINATING_SIGNALS:
+                        loop.remove_signal_handler(signum)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.shutdown()
+            if received:
+                raise Terminated(received[0])
