@@ -29,7 +29,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from hostlink.claude_code import protocol
+from hostlink.claude_code import conversation, protocol
 from hostlink.claude_code.catalog import SERVER_NAME as PROPOSAL_SERVER_NAME
 from hostlink.claude_code.catalog import (
     TOOL_PREFIX,
@@ -253,33 +253,33 @@ class _Request:
     async def _handshake(self) -> None:
         """Validate auth before the prompt is written, then the inventory before content."""
         assert self.process is not None
-        expect = protocol.Expectation(
+        expect = conversation.Expectation(
             tools=self.catalog.tool_names(), mcp_servers=(PROPOSAL_SERVER_NAME,), testing=self.provider.options.testing
         )
         deadline = anyio.current_time() + STARTUP_TIMEOUT_SECONDS
-        await self._send(protocol.control_initialize(_CONTROL_ID), deadline)
+        await self._send(conversation.control_initialize(_CONTROL_ID), deadline)
         record = await self._pre_init_record(deadline)
         if record["type"] != "control_response":
             raise _fail("claude sent output before it was initialized", code="protocol_error")
-        self._protocol(protocol.validate_control_initialize, record, _CONTROL_ID, expect)
+        self._protocol(conversation.validate_control_initialize, record, _CONTROL_ID, expect)
         blocks = [{"type": "text", "text": text} for text in self.transcript.records]
         blocks[-1]["cache_control"] = {"type": "ephemeral"}
         if self.attachment_paths:
             blocks.append({"type": "text", "text": attachment_block(self.attachment_paths)})
         self._check_cancelled()
-        await self._send(protocol.user_message(blocks), deadline)
+        await self._send(conversation.user_message(blocks), deadline)
         await self.process.close_stdin()
         record = await self._pre_init_record(deadline)
         if record["type"] != "system" or record.get("subtype") != "init":
             raise _fail("claude sent output before its init record", code="protocol_error")
-        self._protocol(protocol.validate_init, record, expect)
+        self._protocol(conversation.validate_init, record, expect)
 
     async def _pre_init_record(self, deadline: float) -> dict:
         while True:
             record = await self._record(deadline)
             if record is None:
                 raise await self._unexpected_exit("before it was initialized")
-            if record["type"] == "system" and record.get("subtype") in protocol.PRE_INIT_SYSTEM_SUBTYPES:
+            if record["type"] == "system" and record.get("subtype") in conversation.PRE_INIT_SYSTEM_SUBTYPES:
                 continue
             return record
 

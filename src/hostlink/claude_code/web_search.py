@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hostlink.claude_code import protocol
+from hostlink.claude_code import conversation, protocol
 from hostlink.host import CancelSignal, TextContent, ToolResult, ToolSpec
 from hostlink.host.output import OutputSession, bound_text
 from hostlink.host.private import (
@@ -177,20 +177,20 @@ class WebSearch:
     async def _converse(self, process: ClaudeProcess, query_path: Path) -> str:
         from hostlink.claude_code.process import ProcessError
 
-        expect = protocol.Expectation(tools=SEARCH_TOOLS, mcp_servers=(), testing=self._options().testing)
+        expect = conversation.Expectation(tools=SEARCH_TOOLS, mcp_servers=(), testing=self._options().testing)
         try:
-            await process.send_line(protocol.control_initialize(_CONTROL_ID))
+            await process.send_line(conversation.control_initialize(_CONTROL_ID))
             record = await _next_record(process)
             if record["type"] != "control_response":
                 raise protocol.ProtocolError("claude sent output before it was initialized")
-            protocol.validate_control_initialize(record, _CONTROL_ID, expect)
+            conversation.validate_control_initialize(record, _CONTROL_ID, expect)
             text = f'Research the question in this query file: @"{query_path}"'
-            await process.send_line(protocol.user_message([{"type": "text", "text": text}]))
+            await process.send_line(conversation.user_message([{"type": "text", "text": text}]))
             await process.close_stdin()
             record = await _next_record(process)
             if record["type"] != "system" or record.get("subtype") != "init":
                 raise protocol.ProtocolError("claude sent output before its init record")
-            protocol.validate_init(record, expect)
+            conversation.validate_init(record, expect)
             while True:
                 record = await _next_record(process)
                 if record["type"] == "control_request":
@@ -212,7 +212,7 @@ async def _next_record(process: ClaudeProcess) -> dict[str, Any]:
         if line is None:
             raise protocol.ProtocolError("claude exited before it answered")
         record = protocol.parse_record(line)
-        if record["type"] == "system" and record.get("subtype") in protocol.PRE_INIT_SYSTEM_SUBTYPES:
+        if record["type"] == "system" and record.get("subtype") in conversation.PRE_INIT_SYSTEM_SUBTYPES:
             continue
         return record
 
