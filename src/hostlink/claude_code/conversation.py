@@ -15,20 +15,53 @@ One validator serves both children; an :class:`Expectation` says what each must 
 The provider's expects exactly the catalog's ``mcp__<server>__<alias>`` tools on the one
 connected proposal server; web search's expects exactly WebSearch and WebFetch and no MCP
 server.
+
+A :class:`Conversation` runs that exchange over a started :class:`ClaudeProcess` and then
+reads the records that follow, one at a time. With a :class:`CancelSignal` (the
+provider's request) each read and write is interruptible by it, through
+:func:`hostlink.host.cancel.cancelled_by`, and by an optional deadline: the scope covers
+only the one await on the child, never a ``yield`` of the caller's stream. Without a
+signal the caller's own scope bounds the conversation (web search). Failures are
+:class:`ConversationError` with a safe message and the provider's error event.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from hostlink.claude_code.protocol import ProtocolError
+import anyio
+
+from hostlink.claude_code.process import ClaudeProcess, ProcessError
+from hostlink.claude_code.protocol import ProtocolError, parse_record
+from hostlink.host import CancelSignal, ErrorEvent
+from hostlink.host.cancel import cancelled_by
 
 SUBSCRIPTION_TOKEN_SOURCE = "claude.ai"
 TEST_API_KEY_SOURCE = "ANTHROPIC_API_KEY"
 PRE_INIT_SYSTEM_SUBTYPES = frozenset({"ui_invalidate"})
+EXITED = "claude exited before it answered"
+
+T = TypeVar("T")
+
+
+class ConversationError(Exception):
+    """The conversation failed; the message is safe to show, ``error`` is it as an event."""
+
+    def __init__(self, message: str, code: str = "protocol_error", retryable: bool = False) -> None:
+        super().__init__(message)
+        self.error = ErrorEvent(message, code=code, retryable=retryable)
+
+
+class ChildGone(ConversationError):
+    """The child ended its output or stopped reading its input before init; ``when`` says
+    where, for a caller that reports the exit status."""
+
+    def __init__(self, message: str, when: str) -> None:
+        super().__init__(message, code="unexpected_exit")
+        self.when = when
 
 
 def control_initialize(request_id: str) -> bytes:
@@ -110,3 +143,73 @@ def validate_init(record: dict[str, Any], expect: Expectation) -> str:
 
 def _server_status(server: Any) -> tuple[Any, Any]:
     return (server.get("name"), server.get("status")) if isinstance(server, dict) else (None, None)
+
+
+def checked(check: Callable[..., T], *args: Any) -> T:
+    """``check(*args)``, with a :class:`ProtocolError` as a :class:`ConversationError`."""
+    try:
+        return check(*args)
+    except ProtocolError as exc:
+        raise ConversationError(str(exc)) from None
+
+
+def check_cancelled(signal: CancelSignal | None) -> None:
+    if signal is not None and signal.cancelled:
+        raise ConversationError("the request was cancelled", code="aborted")
+
+
+class Conversation:
+    """The stdin/stdout exchange with one started child (see the module docstring)."""
+
+    def __init__(
+        self, process: ClaudeProcess, expect: Expectation, control_id: str, signal: CancelSignal | None = None
+    ) -> None:
+        self.process = process
+        self.expect = expect
+        self.control_id = control_id
+        self.signal = signal
+
+    async def open(self, blocks: Sequence[dict[str, Any]], deadline: float | None = None) -> str:
+        """Initialize, write the prompt ``blocks`` and close stdin, validate init; returns
+        the model init names. Nothing is written before the control answer validated."""
+        await self.send(control_initialize(self.control_id), deadline)
+        record = await self._pre_init_record(deadline)
+        if record["type"] != "control_response":
+            raise ConversationError("claude sent output before it was initialized")
+        checked(validate_control_initialize, record, self.control_id, self.expect)
+        await self.send(user_message(blocks), deadline)
+        await self.process.close_stdin()
+        record = await self._pre_init_record(deadline)
+        if record["type"] != "system" or record.get("subtype") != "init":
+            raise ConversationError("claude sent output before its init record")
+        return checked(validate_init, record, self.expect)
+
+    async def send(self, line: bytes, deadline: float | None = None) -> None:
+        try:
+            await self._interruptible(lambda: self.process.send_line(line), deadline, "read the request")
+        except ProcessError as exc:
+            raise ChildGone(str(exc), "while reading the request") from None
+
+    async def receive(self, deadline: float | None = None, late: str = "start answering") -> dict[str, Any] | None:
+        """The next stdout record (None at end of output)."""
+        line = await self._interruptible(self.process.receive_line, deadline, late)
+        return None if line is None else checked(parse_record, line)
+
+    async def _pre_init_record(self, deadline: float | None) -> dict[str, Any]:
+        while True:
+            record = await self.receive(deadline)
+            if record is None:
+                raise ChildGone(EXITED, "before it was initialized")
+            if record["type"] == "system" and record.get("subtype") in PRE_INIT_SYSTEM_SUBTYPES:
+                continue
+            return record
+
+    async def _interruptible(self, operation: Callable[[], Awaitable[T]], deadline: float | None, late: str) -> T:
+        """Await ``operation()`` so that the signal (or the deadline) interrupts it."""
+        check_cancelled(self.signal)
+        with cancelled_by(self.signal) if self.signal is not None else anyio.CancelScope() as scope:
+            if deadline is not None:
+                scope.deadline = deadline
+            return await operation()
+        check_cancelled(self.signal)
+        raise ConversationError(f"claude did not {late} in time", code="timeout", retryable=True)

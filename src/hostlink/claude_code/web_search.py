@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hostlink.claude_code import conversation, protocol
+from hostlink.claude_code import protocol
 from hostlink.host import CancelSignal, TextContent, ToolResult, ToolSpec
 from hostlink.host.output import OutputSession, bound_text
 from hostlink.host.private import (
@@ -175,46 +175,26 @@ class WebSearch:
         return self.options or ClaudeTransportOptions()
 
     async def _converse(self, process: ClaudeProcess, query_path: Path) -> str:
+        from hostlink.claude_code.conversation import EXITED, Conversation, ConversationError, Expectation
         from hostlink.claude_code.process import ProcessError
 
-        expect = conversation.Expectation(tools=SEARCH_TOOLS, mcp_servers=(), testing=self._options().testing)
+        expect = Expectation(tools=SEARCH_TOOLS, mcp_servers=(), testing=self._options().testing)
+        conversation = Conversation(process, expect, _CONTROL_ID)
+        text = f'Research the question in this query file: @"{query_path}"'
         try:
-            await process.send_line(conversation.control_initialize(_CONTROL_ID))
-            record = await _next_record(process)
-            if record["type"] != "control_response":
-                raise protocol.ProtocolError("claude sent output before it was initialized")
-            conversation.validate_control_initialize(record, _CONTROL_ID, expect)
-            text = f'Research the question in this query file: @"{query_path}"'
-            await process.send_line(conversation.user_message([{"type": "text", "text": text}]))
-            await process.close_stdin()
-            record = await _next_record(process)
-            if record["type"] != "system" or record.get("subtype") != "init":
-                raise protocol.ProtocolError("claude sent output before its init record")
-            conversation.validate_init(record, expect)
+            await conversation.open([{"type": "text", "text": text}])
             while True:
-                record = await _next_record(process)
+                record = await conversation.receive()
+                if record is None:
+                    raise ConversationError(EXITED)
                 if record["type"] == "control_request":
-                    raise protocol.ProtocolError("claude asked the host for a permission decision")
+                    raise ConversationError("claude asked the host for a permission decision")
                 if record["type"] == "system" and record.get("subtype") == "init":
-                    raise protocol.ProtocolError("claude sent a second init record")
+                    raise ConversationError("claude sent a second init record")
                 if record["type"] == "result":
                     return _answer(record)
-        except protocol.ProtocolError as exc:
+        except (ConversationError, ProcessError) as exc:
             raise SearchError(f"the web search failed: {exc}") from None
-        except ProcessError as exc:
-            raise SearchError(f"the web search failed: {exc}") from None
-
-
-async def _next_record(process: ClaudeProcess) -> dict[str, Any]:
-    """The next stdout record other than pre-init UI chatter; end of output is an error."""
-    while True:
-        line = await process.receive_line()
-        if line is None:
-            raise protocol.ProtocolError("claude exited before it answered")
-        record = protocol.parse_record(line)
-        if record["type"] == "system" and record.get("subtype") in conversation.PRE_INIT_SYSTEM_SUBTYPES:
-            continue
-        return record
 
 
 def _answer(record: dict[str, Any]) -> str:
