@@ -23,13 +23,19 @@ provider's request) each read and write is interruptible by it, through
 only the one await on the child, never a ``yield`` of the caller's stream. Without a
 signal the caller's own scope bounds the conversation (web search). Failures are
 :class:`ConversationError` with a safe message and the provider's error event.
+
+A :class:`DisclosureGuard` holds the child's private directory: nothing Claude says may
+name it (the literal path or its resolved form), in a whole answer or in a stream of
+pieces where a path may be split between two of them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -62,6 +68,11 @@ class ChildGone(ConversationError):
     def __init__(self, message: str, when: str) -> None:
         super().__init__(message, code="unexpected_exit")
         self.when = when
+
+
+class PathDisclosed(ConversationError):
+    def __init__(self) -> None:
+        super().__init__("claude's output disclosed a private transport path", code="private_path_disclosed")
 
 
 def control_initialize(request_id: str) -> bytes:
@@ -213,3 +224,26 @@ class Conversation:
             return await operation()
         check_cancelled(self.signal)
         raise ConversationError(f"claude did not {late} in time", code="timeout", retryable=True)
+
+
+class DisclosureGuard:
+    """Refuses output that names the private ``directory`` (see the module docstring)."""
+
+    def __init__(self, directory: Path) -> None:
+        self._paths = (str(directory), os.path.realpath(directory))
+        self._keep = max(len(path) for path in self._paths)
+        self._tail = ""  # the end of the pieces seen so far, to find a path split across them
+
+    def discloses(self, text: str) -> bool:
+        return any(path in text for path in self._paths)
+
+    def check(self, text: str) -> None:
+        """Raise :class:`PathDisclosed` if ``text`` names the directory."""
+        if self.discloses(text):
+            raise PathDisclosed()
+
+    def check_piece(self, text: str) -> None:
+        """Like :meth:`check` for the next piece of a stream, counting the pieces before it."""
+        window = self._tail + text
+        self._tail = window[-self._keep :]
+        self.check(window)

@@ -40,6 +40,7 @@ from hostlink.claude_code.conversation import (
     ChildGone,
     Conversation,
     ConversationError,
+    DisclosureGuard,
     Expectation,
     check_cancelled,
     checked,
@@ -153,8 +154,8 @@ class _Request:
         self.directory: Path | None = None
         self.process: ClaudeProcess | None = None
         self.conversation: Conversation | None = None
+        self.guard: DisclosureGuard | None = None
         self.mapper = protocol.StreamMapper()
-        self._tail = ""  # the end of the published text, to find a path split across deltas
 
     async def run(self) -> AsyncIterator[StreamEvent]:
         final: list[StreamEvent] = []
@@ -182,6 +183,7 @@ class _Request:
         try:
             self.directory = create_private_dir("claude-request")
             directory = self.directory
+            self.guard = DisclosureGuard(directory)
             write_private_file(directory, "system-prompt.txt", self.transcript.system_prompt)
             catalog_path = write_private_file(directory, "catalog.json", self.catalog.to_json())
             marker_path = directory / "violation.json"
@@ -238,13 +240,14 @@ class _Request:
 
     async def _content(self) -> AsyncIterator[StreamEvent]:
         """Map records to deltas until the message's stop reason (tool_use stops at once)."""
+        assert self.guard is not None
         while True:
             record = await self._record()
             if record is None:
                 raise await self._unexpected_exit("while answering")
             for action in checked(self.mapper.feed, record):
                 if isinstance(action, (TextDelta, ThinkingDelta)):
-                    self._check_disclosure(action.delta)
+                    self.guard.check_piece(action.delta)  # even a path split across deltas
                     yield action
                 elif isinstance(action, protocol.Proposal):
                     self._tool_call(action)
@@ -261,25 +264,13 @@ class _Request:
                         raise _fail("claude finished without an answer", code="protocol_error")
                     return
 
-    def _discloses(self, text: str) -> bool:
-        assert self.directory is not None
-        return any(path in text for path in (str(self.directory), os.path.realpath(self.directory)))
-
-    def _check_disclosure(self, text: str) -> None:
-        """Fail if Claude's output names the private request directory (even across deltas)."""
-        assert self.directory is not None
-        window = self._tail + text
-        self._tail = window[-max(len(str(self.directory)), len(os.path.realpath(self.directory))) :]
-        if self._discloses(window):
-            raise _fail("claude's output disclosed a private transport path", code="private_path_disclosed")
-
     def _tool_call(self, proposal: protocol.Proposal) -> ToolCall:
         alias = proposal.name[len(TOOL_PREFIX) :] if proposal.name.startswith(TOOL_PREFIX) else None
         name = self.catalog.name_for(alias) if alias else None
         if name is None:
             raise _fail("claude proposed a tool that is not in the request's catalog", code="unknown_tool")
-        if self._discloses(json.dumps(proposal.arguments, ensure_ascii=False)):
-            raise _fail("claude's output disclosed a private transport path", code="private_path_disclosed")
+        assert self.guard is not None
+        self.guard.check(json.dumps(proposal.arguments, ensure_ascii=False))
         return ToolCall(id=proposal.id, name=name, arguments=proposal.arguments)
 
     async def _finish(self) -> list[StreamEvent]:

@@ -117,6 +117,7 @@ class WebSearch:
         """One search in its own private directory and process group; both always removed."""
         import anyio
 
+        from hostlink.claude_code.conversation import DisclosureGuard
         from hostlink.claude_code.process import (
             ClaudeProcess,
             ProcessError,
@@ -126,6 +127,7 @@ class WebSearch:
 
         assert self.executable is not None
         directory = create_private_dir("claude-search")
+        guard = DisclosureGuard(directory)
         process: ClaudeProcess | None = None
         try:
             (directory / "tmp").mkdir(mode=0o700)  # the CLI leaves temp dirs behind: keep them ours
@@ -164,9 +166,8 @@ class WebSearch:
                 raise SearchError(f"the web search failed: {exc}") from None
             finally:
                 remove_private_dir(directory)
-        for private in {str(directory), os.path.realpath(directory)}:
-            if private in answer:
-                raise SearchError("the web search answer disclosed a private path and was withheld")
+        if guard.discloses(answer):
+            raise SearchError("the web search answer disclosed a private path and was withheld")
         return answer
 
     def _options(self) -> ClaudeTransportOptions:
