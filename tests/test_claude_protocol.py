@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hostlink.claude_code import protocol
+from hostlink.claude_code import conversation, protocol
 from hostlink.host import TextDelta
 from hostlink.host.output import strip_controls
 
-EXPECT = protocol.Expectation(tools=("mcp__hostlink__a", "mcp__hostlink__b"), mcp_servers=("hostlink",))
+EXPECT = conversation.Expectation(tools=("mcp__hostlink__a", "mcp__hostlink__b"), mcp_servers=("hostlink",))
 INIT = {
     "type": "system", "subtype": "init", "tools": ["mcp__hostlink__b", "mcp__hostlink__a"],
     "mcp_servers": [{"name": "hostlink", "status": "connected", "source": "dynamic"}], "model": "claude-x",
@@ -45,7 +45,7 @@ def message(blocks, stop="end_turn"):
 
 
 def test_init_matches_regardless_of_order():
-    assert protocol.validate_init(INIT, EXPECT) == "claude-x"
+    assert conversation.validate_init(INIT, EXPECT) == "claude-x"
 
 
 @pytest.mark.parametrize(
@@ -63,16 +63,16 @@ def test_init_matches_regardless_of_order():
 )
 def test_init_is_exact(change):
     with pytest.raises(protocol.ProtocolError):
-        protocol.validate_init({**INIT, **change}, EXPECT)
+        conversation.validate_init({**INIT, **change}, EXPECT)
 
 
 def test_test_expectation_accepts_only_the_test_key():
-    testing = protocol.Expectation(EXPECT.tools, EXPECT.mcp_servers, testing=True)
-    assert protocol.validate_init({**INIT, "apiKeySource": "ANTHROPIC_API_KEY"}, testing)
+    testing = conversation.Expectation(EXPECT.tools, EXPECT.mcp_servers, testing=True)
+    assert conversation.validate_init({**INIT, "apiKeySource": "ANTHROPIC_API_KEY"}, testing)
     with pytest.raises(protocol.ProtocolError):
-        protocol.validate_init(INIT, testing)
+        conversation.validate_init(INIT, testing)
     with pytest.raises(protocol.ProtocolError):
-        protocol.validate_init({**INIT, "apiKeySource": "ANTHROPIC_API_KEY"}, EXPECT)
+        conversation.validate_init({**INIT, "apiKeySource": "ANTHROPIC_API_KEY"}, EXPECT)
 
 
 @given(st.text(max_size=200), st.lists(st.integers(min_value=0, max_value=200), max_size=8))

@@ -24,7 +24,7 @@ from claude_transport_support import (
     live_processes_mentioning,
 )
 
-from hostlink.claude_code import protocol
+from hostlink.claude_code import conversation, protocol
 from hostlink.claude_code.catalog import build_catalog
 from hostlink.claude_code.process import ClaudeTransportOptions, build_argv, child_environment, mcp_config
 from hostlink.claude_code.provider import ClaudeCodeProvider
@@ -310,4 +310,4 @@ def test_cli_facts_a_failed_proposal_server_shows_in_init(api, home, tmp_path):
     init = next(r for r in records if r["type"] == "system" and r.get("subtype") == "init")
     assert init["tools"] == [] and init["mcp_servers"][0]["status"] == "failed"
     with pytest.raises(protocol.ProtocolError, match="MCP servers"):
-        protocol.validate_init(init, protocol.Expectation(tools=(), mcp_servers=("hostlink",), testing=True))
+        conversation.validate_init(init, conversation.Expectation(tools=(), mcp_servers=("hostlink",), testing=True))

@@ -4,9 +4,11 @@ Order of a request, and why:
 
 1. Cancellation is checked before anything starts: a cancelled request launches nothing.
 2. The catalog, system prompt and attachments go into a fresh private 0700 directory.
-3. The child starts in its own process group. A ``control_request initialize`` is answered
-   and validated (subscription auth, no slash commands, dontAsk) before any prompt is
-   written; then one user message carries the transcript records and stdin closes.
+3. The child starts in its own process group. Its :class:`~hostlink.claude_code.conversation.Conversation`
+   answers and validates a ``control_request initialize`` (subscription auth, no slash
+   commands, dontAsk) before any prompt is written; then one user message carries the
+   transcript records and stdin closes. Every read and write is interruptible by the
+   request's signal and bounded by its deadline.
 4. ``system/init`` must show exactly the catalog's tools on the one connected proposal
    server before any content is mapped; deltas are then published as they arrive.
 5. When the message stops for ``tool_use`` (or ``max_tokens``) the group is terminated at
@@ -20,14 +22,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import threading
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from pathlib import Path
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 
 from hostlink.claude_code import protocol
 from hostlink.claude_code.catalog import SERVER_NAME as PROPOSAL_SERVER_NAME
@@ -36,6 +35,15 @@ from hostlink.claude_code.catalog import (
     Catalog,
     CatalogError,
     build_catalog,
+)
+from hostlink.claude_code.conversation import (
+    ChildGone,
+    Conversation,
+    ConversationError,
+    DisclosureGuard,
+    Expectation,
+    check_cancelled,
+    checked,
 )
 from hostlink.claude_code.process import (
     EXIT_AFTER_SIGTERM,
@@ -145,58 +153,11 @@ class _Request:
         self.signal = signal
         self.directory: Path | None = None
         self.process: ClaudeProcess | None = None
+        self.conversation: Conversation | None = None
+        self.guard: DisclosureGuard | None = None
         self.mapper = protocol.StreamMapper()
-        self._read_scope: anyio.CancelScope | None = None
-        self._loop_thread = threading.get_ident()
-        self._token = anyio.lowlevel.current_token()
-        self._tail = ""  # the end of the published text, to find a path split across deltas
-
-    # --- cancellation -----------------------------------------------------------------
-
-    def _on_cancel(self) -> None:
-        if threading.get_ident() == self._loop_thread:
-            self._cancel_read()
-        else:
-            try:
-                anyio.from_thread.run_sync(self._cancel_read, token=self._token)
-            except Exception:  # noqa: BLE001 - the loop is gone; the flag is still set
-                pass
-
-    def _cancel_read(self) -> None:
-        if self._read_scope is not None:
-            self._read_scope.cancel()
-
-    def _check_cancelled(self) -> None:
-        if self.signal.cancelled:
-            raise _fail("the request was cancelled", code="aborted")
-
-    async def _interruptible(self, operation, deadline: float | None = None, late: str = "answer"):
-        """Await ``operation()`` so that cancellation (or the deadline) interrupts it."""
-        self._check_cancelled()
-        with anyio.CancelScope(deadline=deadline if deadline is not None else float("inf")) as scope:
-            self._read_scope = scope
-            try:
-                return await operation()
-            finally:
-                self._read_scope = None
-        self._check_cancelled()
-        raise _fail(f"claude did not {late} in time", code="timeout", retryable=True)
-
-    async def _record(self, deadline: float | None = None, late: str = "start answering") -> dict | None:
-        """The next stdout record (None at end of output)."""
-        assert self.process is not None
-        line = await self._interruptible(self.process.receive_line, deadline, late)
-        if line is None:
-            return None
-        try:
-            return protocol.parse_record(line)
-        except protocol.ProtocolError as exc:
-            raise _fail(str(exc), code="protocol_error") from None
-
-    # --- the request ------------------------------------------------------------------
 
     async def run(self) -> AsyncIterator[StreamEvent]:
-        unregister = self.signal.on_cancel(self._on_cancel)
         final: list[StreamEvent] = []
         try:
             try:
@@ -206,7 +167,7 @@ class _Request:
                     async for event in content:
                         yield event
                 final = await self._finish()
-            except _Failed as failure:
+            except (_Failed, ConversationError) as failure:
                 final = [failure.error]
             except Exception as exc:  # noqa: BLE001 - a bug must still end the stream as an error
                 final = [ErrorEvent(f"the Claude Code provider failed ({type(exc).__name__})", code="internal_error")]
@@ -216,13 +177,13 @@ class _Request:
             for event in final:
                 yield event
         finally:
-            unregister()
             await self._cleanup()  # no-op unless the consumer stopped early
 
     async def _launch(self) -> None:
         try:
             self.directory = create_private_dir("claude-request")
             directory = self.directory
+            self.guard = DisclosureGuard(directory)
             write_private_file(directory, "system-prompt.txt", self.transcript.system_prompt)
             catalog_path = write_private_file(directory, "catalog.json", self.catalog.to_json())
             marker_path = directory / "violation.json"
@@ -244,57 +205,32 @@ class _Request:
         environ = self.provider._environ if self.provider._environ is not None else os.environ
         env = child_environment(environ, self.provider.options, temp_dir=directory / "tmp")
         cwd = self.provider.cwd if self.provider.cwd is not None else Path.cwd()
-        self._check_cancelled()
+        check_cancelled(self.signal)
         try:
             self.process = await ClaudeProcess.start(argv, env, cwd, directory / "stderr.log")
         except ProcessError as exc:
             raise _fail(str(exc), code="unavailable") from None
+        expect = Expectation(
+            tools=self.catalog.tool_names(), mcp_servers=(PROPOSAL_SERVER_NAME,), testing=self.provider.options.testing
+        )
+        self.conversation = Conversation(self.process, expect, _CONTROL_ID, self.signal)
 
     async def _handshake(self) -> None:
         """Validate auth before the prompt is written, then the inventory before content."""
-        assert self.process is not None
-        expect = protocol.Expectation(
-            tools=self.catalog.tool_names(), mcp_servers=(PROPOSAL_SERVER_NAME,), testing=self.provider.options.testing
-        )
-        deadline = anyio.current_time() + STARTUP_TIMEOUT_SECONDS
-        await self._send(protocol.control_initialize(_CONTROL_ID), deadline)
-        record = await self._pre_init_record(deadline)
-        if record["type"] != "control_response":
-            raise _fail("claude sent output before it was initialized", code="protocol_error")
-        self._protocol(protocol.validate_control_initialize, record, _CONTROL_ID, expect)
+        assert self.conversation is not None
         blocks = [{"type": "text", "text": text} for text in self.transcript.records]
         blocks[-1]["cache_control"] = {"type": "ephemeral"}
         if self.attachment_paths:
             blocks.append({"type": "text", "text": attachment_block(self.attachment_paths)})
-        self._check_cancelled()
-        await self._send(protocol.user_message(blocks), deadline)
-        await self.process.close_stdin()
-        record = await self._pre_init_record(deadline)
-        if record["type"] != "system" or record.get("subtype") != "init":
-            raise _fail("claude sent output before its init record", code="protocol_error")
-        self._protocol(protocol.validate_init, record, expect)
-
-    async def _pre_init_record(self, deadline: float) -> dict:
-        while True:
-            record = await self._record(deadline)
-            if record is None:
-                raise await self._unexpected_exit("before it was initialized")
-            if record["type"] == "system" and record.get("subtype") in protocol.PRE_INIT_SYSTEM_SUBTYPES:
-                continue
-            return record
-
-    def _protocol(self, check, *args):
         try:
-            return check(*args)
-        except protocol.ProtocolError as exc:
-            raise _fail(str(exc), code="protocol_error") from None
+            await self.conversation.open(blocks, anyio.current_time() + STARTUP_TIMEOUT_SECONDS)
+        except ChildGone as gone:
+            raise await self._unexpected_exit(gone.when) from None
 
-    async def _send(self, line: bytes, deadline: float) -> None:
-        assert self.process is not None
-        try:
-            await self._interruptible(lambda: self.process.send_line(line), deadline, "read the request")
-        except ProcessError:
-            raise await self._unexpected_exit("while reading the request") from None
+    async def _record(self, deadline: float | None = None, late: str = "start answering") -> dict | None:
+        """The next stdout record (None at end of output)."""
+        assert self.conversation is not None
+        return await self.conversation.receive(deadline, late)
 
     async def _unexpected_exit(self, when: str) -> _Failed:
         returncode = await self._exit_status()
@@ -304,13 +240,14 @@ class _Request:
 
     async def _content(self) -> AsyncIterator[StreamEvent]:
         """Map records to deltas until the message's stop reason (tool_use stops at once)."""
+        assert self.guard is not None
         while True:
             record = await self._record()
             if record is None:
                 raise await self._unexpected_exit("while answering")
-            for action in self._protocol(self.mapper.feed, record):
+            for action in checked(self.mapper.feed, record):
                 if isinstance(action, (TextDelta, ThinkingDelta)):
-                    self._check_disclosure(action.delta)
+                    self.guard.check_piece(action.delta)  # even a path split across deltas
                     yield action
                 elif isinstance(action, protocol.Proposal):
                     self._tool_call(action)
@@ -327,25 +264,13 @@ class _Request:
                         raise _fail("claude finished without an answer", code="protocol_error")
                     return
 
-    def _discloses(self, text: str) -> bool:
-        assert self.directory is not None
-        return any(path in text for path in (str(self.directory), os.path.realpath(self.directory)))
-
-    def _check_disclosure(self, text: str) -> None:
-        """Fail if Claude's output names the private request directory (even across deltas)."""
-        assert self.directory is not None
-        window = self._tail + text
-        self._tail = window[-max(len(str(self.directory)), len(os.path.realpath(self.directory))) :]
-        if self._discloses(window):
-            raise _fail("claude's output disclosed a private transport path", code="private_path_disclosed")
-
     def _tool_call(self, proposal: protocol.Proposal) -> ToolCall:
         alias = proposal.name[len(TOOL_PREFIX) :] if proposal.name.startswith(TOOL_PREFIX) else None
         name = self.catalog.name_for(alias) if alias else None
         if name is None:
             raise _fail("claude proposed a tool that is not in the request's catalog", code="unknown_tool")
-        if self._discloses(json.dumps(proposal.arguments, ensure_ascii=False)):
-            raise _fail("claude's output disclosed a private transport path", code="private_path_disclosed")
+        assert self.guard is not None
+        self.guard.check(json.dumps(proposal.arguments, ensure_ascii=False))
         return ToolCall(id=proposal.id, name=name, arguments=proposal.arguments)
 
     async def _finish(self) -> list[StreamEvent]:
@@ -389,7 +314,7 @@ class _Request:
             record = await self._record(anyio.current_time() + EXIT_TIMEOUT_SECONDS, "finish its answer")
             if record is None:
                 break
-            for action in self._protocol(self.mapper.feed, record):
+            for action in checked(self.mapper.feed, record):
                 if isinstance(action, protocol.Finished) and action.error is not None:
                     raise _Failed(action.error)
         returncode = await self._exit_status()

@@ -117,6 +117,7 @@ class WebSearch:
         """One search in its own private directory and process group; both always removed."""
         import anyio
 
+        from hostlink.claude_code.conversation import DisclosureGuard
         from hostlink.claude_code.process import (
             ClaudeProcess,
             ProcessError,
@@ -126,6 +127,7 @@ class WebSearch:
 
         assert self.executable is not None
         directory = create_private_dir("claude-search")
+        guard = DisclosureGuard(directory)
         process: ClaudeProcess | None = None
         try:
             (directory / "tmp").mkdir(mode=0o700)  # the CLI leaves temp dirs behind: keep them ours
@@ -164,9 +166,8 @@ class WebSearch:
                 raise SearchError(f"the web search failed: {exc}") from None
             finally:
                 remove_private_dir(directory)
-        for private in {str(directory), os.path.realpath(directory)}:
-            if private in answer:
-                raise SearchError("the web search answer disclosed a private path and was withheld")
+        if guard.discloses(answer):
+            raise SearchError("the web search answer disclosed a private path and was withheld")
         return answer
 
     def _options(self) -> ClaudeTransportOptions:
@@ -175,46 +176,26 @@ class WebSearch:
         return self.options or ClaudeTransportOptions()
 
     async def _converse(self, process: ClaudeProcess, query_path: Path) -> str:
+        from hostlink.claude_code.conversation import EXITED, Conversation, ConversationError, Expectation
         from hostlink.claude_code.process import ProcessError
 
-        expect = protocol.Expectation(tools=SEARCH_TOOLS, mcp_servers=(), testing=self._options().testing)
+        expect = Expectation(tools=SEARCH_TOOLS, mcp_servers=(), testing=self._options().testing)
+        conversation = Conversation(process, expect, _CONTROL_ID)
+        text = f'Research the question in this query file: @"{query_path}"'
         try:
-            await process.send_line(protocol.control_initialize(_CONTROL_ID))
-            record = await _next_record(process)
-            if record["type"] != "control_response":
-                raise protocol.ProtocolError("claude sent output before it was initialized")
-            protocol.validate_control_initialize(record, _CONTROL_ID, expect)
-            text = f'Research the question in this query file: @"{query_path}"'
-            await process.send_line(protocol.user_message([{"type": "text", "text": text}]))
-            await process.close_stdin()
-            record = await _next_record(process)
-            if record["type"] != "system" or record.get("subtype") != "init":
-                raise protocol.ProtocolError("claude sent output before its init record")
-            protocol.validate_init(record, expect)
+            await conversation.open([{"type": "text", "text": text}])
             while True:
-                record = await _next_record(process)
+                record = await conversation.receive()
+                if record is None:
+                    raise ConversationError(EXITED)
                 if record["type"] == "control_request":
-                    raise protocol.ProtocolError("claude asked the host for a permission decision")
+                    raise ConversationError("claude asked the host for a permission decision")
                 if record["type"] == "system" and record.get("subtype") == "init":
-                    raise protocol.ProtocolError("claude sent a second init record")
+                    raise ConversationError("claude sent a second init record")
                 if record["type"] == "result":
                     return _answer(record)
-        except protocol.ProtocolError as exc:
+        except (ConversationError, ProcessError) as exc:
             raise SearchError(f"the web search failed: {exc}") from None
-        except ProcessError as exc:
-            raise SearchError(f"the web search failed: {exc}") from None
-
-
-async def _next_record(process: ClaudeProcess) -> dict[str, Any]:
-    """The next stdout record other than pre-init UI chatter; end of output is an error."""
-    while True:
-        line = await process.receive_line()
-        if line is None:
-            raise protocol.ProtocolError("claude exited before it answered")
-        record = protocol.parse_record(line)
-        if record["type"] == "system" and record.get("subtype") in protocol.PRE_INIT_SYSTEM_SUBTYPES:
-            continue
-        return record
 
 
 def _answer(record: dict[str, Any]) -> str:
