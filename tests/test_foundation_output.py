@@ -7,7 +7,7 @@ import stat
 import tracemalloc
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from hostlink.host import output
 from hostlink.host import ImageContent, TextContent
@@ -89,6 +89,7 @@ TERMINAL_ALPHABET = st.sampled_from(list("ab\n\t[];0P_^X\\7m") + ["\x1b", "\x07"
 
 
 @given(st.lists(TERMINAL_ALPHABET, max_size=80).map("".join), st.integers(min_value=1, max_value=16))
+@example("\x1b[a", 1)  # found by this property: a CSI split right after "\x1b[" leaked its final byte
 @settings(max_examples=500)
 def test_chunked_sanitizing_equals_whole_text_sanitizing(text, chunk):
     original = output._CHUNK_CHARS
@@ -216,7 +217,7 @@ def png(size: int) -> ImageContent:
 
 
 def test_image_limits():
-    kept, notice = bound_images([png(10)] * 6)
+    kept, notice = bound_images([png(12)] * 6)
     assert len(kept) == 4
     assert notice == "[2 images omitted: 2 beyond the limit of 4 inline images]"
     kept, notice = bound_images([png(2 * 1024 * 1024 + 1), png(2 * 1024 * 1024)])
@@ -225,6 +226,25 @@ def test_image_limits():
     kept, notice = bound_images([ImageContent("AAAA", "image/svg+xml")])
     assert kept == [] and "unsupported image type" in notice
     assert bound_images([png(4)]) == ([png(4)], None)
+
+
+def test_an_image_that_is_not_base64_is_omitted_and_the_rest_kept():
+    # Hostile server data: before, the llm host's decoding raised and lost the whole result.
+    items = [TextContent("the text stays"), ImageContent("not base64!", "image/png"), png(8)]
+    result = bound_content(items, None)
+    assert result == [TextContent("the text stays\n[1 image omitted: 1 not valid base64]"), png(8)]
+
+
+def test_a_planted_runtime_root_keeps_the_inline_part_with_a_reason(tmp_path, monkeypatch):
+    planted = tmp_path / "planted"
+    planted.symlink_to(tmp_path)  # another user's or a link: never written through
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(planted))
+    session = OutputSession()
+    text = bound_text("line\n" * 20_000, session)
+    assert text.startswith("line\n") and text.endswith(
+        "full output not kept (no private overflow file: the hostlink runtime directory is not a real directory)]")
+    assert session.used_bytes == 0
+    session.close()
 
 
 def test_bound_content_joins_text_and_reports_images(session):

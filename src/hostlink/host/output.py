@@ -9,6 +9,7 @@ further copies of it in memory.
 
 from __future__ import annotations
 
+import binascii
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -17,6 +18,7 @@ from typing import Any
 
 from hostlink.host import IMAGE_MIME_TYPES, ImageContent, TextContent
 from hostlink.host.private import (
+    PrivateStateError,
     create_private_dir,
     open_private_file,
     remove_private_dir,
@@ -44,7 +46,8 @@ _SEQUENCE = re.compile(
     r"|\x1b[ -/]*[0-~]?"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_COMPLETE_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b[ -/]*[0-~]")
+# ("\x1b[" alone is a CSI still waiting for its final byte, not a finished two-byte escape.)
+_COMPLETE_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b(?!\[)[ -/]*[0-~]")
 _STRING_OPENERS = ("\x1b]", "\x1bP", "\x1bX", "\x1b^", "\x1b_", "\x90", "\x98", "\x9d", "\x9e", "\x9f")
 _STRING_END = re.compile(r"[\x07\x9c\x1b]")
 
@@ -168,25 +171,32 @@ class _Overflow:
         self._handle = None
         self._written = 0
         self.refused = session is None
+        self.reason: str | None = None  # why a session's overflow was not kept
 
     def write(self, data: bytes) -> None:
         if self.refused:
             return
         session = self._session
         if session._used + len(data) > session._budget:
-            self._abandon()
+            self._abandon("session overflow budget of 50 MiB reached")
             return
-        if self._handle is None:
-            self._path, self._handle = session._new_file()
-        self._handle.write(data)
+        try:
+            if self._handle is None:
+                self._path, self._handle = session._new_file()
+            self._handle.write(data)
+        except (PrivateStateError, OSError) as error:
+            # A planted or foreign runtime root, a full disk: the inline part still stands.
+            shown = str(error) if isinstance(error, PrivateStateError) else type(error).__name__
+            self._abandon(f"no private overflow file: {shown}")
+            return
         self._written += len(data)
         session._used += len(data)
 
-    def _abandon(self) -> None:
-        self.refused = True
+    def _abandon(self, reason: str) -> None:
+        self.refused, self.reason = True, reason
         if self._handle is not None:
             self._handle.close()
-            self._path.unlink()
+            self._path.unlink(missing_ok=True)
             self._session._used -= self._written
             self._handle = None
             self._path = None
@@ -240,8 +250,8 @@ def bound_text(text: str, session: OutputSession | None) -> str:
     shown_lines = inline.count(b"\n") + (0 if inline.endswith(b"\n") or not inline else 1)
     path = overflow.finish()
     where = f"full output saved to {path}" if path else "full output not kept"
-    if path is None and session is not None:
-        where += " (session overflow budget of 50 MiB reached)"
+    if path is None and overflow.reason is not None:
+        where += f" ({overflow.reason})"
     notice = (
         f"[output truncated: showing {shown_lines} of {total_lines} lines, "
         f"{len(inline)} of {total_bytes} bytes; {where}]"
@@ -289,18 +299,28 @@ def compact_json(value: Any) -> str:
     return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
+def _is_base64(data: str) -> bool:
+    try:
+        binascii.a2b_base64(data.encode("ascii"), strict_mode=True)
+    except (binascii.Error, UnicodeEncodeError):
+        return False
+    return True
+
+
 def bound_images(images: Sequence[ImageContent]) -> tuple[list[ImageContent], str | None]:
     """Keep at most four valid inline images of at most 2 MiB base64 each.
 
     Returns the kept images and an explicit line about the omitted ones (or None).
     """
     kept: list[ImageContent] = []
-    too_many = too_large = bad_type = 0
+    too_many = too_large = bad_type = bad_data = 0
     for image in images:
         if image.mime_type not in IMAGE_MIME_TYPES:
             bad_type += 1
         elif len(image.data) > MAX_IMAGE_BASE64:
             too_large += 1
+        elif not _is_base64(image.data):
+            bad_data += 1
         elif len(kept) >= MAX_INLINE_IMAGES:
             too_many += 1
         else:
@@ -312,9 +332,11 @@ def bound_images(images: Sequence[ImageContent]) -> tuple[list[ImageContent], st
         reasons.append(f"{too_many} beyond the limit of {MAX_INLINE_IMAGES} inline images")
     if bad_type:
         reasons.append(f"{bad_type} of an unsupported image type")
+    if bad_data:
+        reasons.append(f"{bad_data} not valid base64")
     if not reasons:
         return kept, None
-    omitted = too_large + too_many + bad_type
+    omitted = too_large + too_many + bad_type + bad_data
     noun = "image" if omitted == 1 else "images"
     return kept, f"[{omitted} {noun} omitted: {'; '.join(reasons)}]"
 
