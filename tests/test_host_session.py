@@ -105,3 +105,23 @@ async def test_sigterm_stops_the_work_and_still_shuts_down(tmp_path, runtime_dir
         await host.run(work)
     assert fixture_children() == []
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+async def test_a_planted_runtime_root_neither_stops_the_session_nor_escapes_the_tool(tmp_path, monkeypatch):
+    planted = tmp_path / "planted"
+    planted.symlink_to(tmp_path)
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(planted))
+    notes = Notes()
+    host = HostSession([McpExtension(servers={"fx": fixture_server()})])
+    await host.start(cwd=tmp_path, project_trusted=False, notifier=notes)
+    try:
+        assert notes.seen == [("warning", "stale private state was not recovered: "
+                                          "the hostlink runtime directory is not a real directory")]
+        result = await host.run_tool("mcp", {"action": "call", "server": "fx", "tool": "big",
+                                             "args": {"n_bytes": 200_000}}, CancelSignal())
+        assert not result.is_error
+        assert result.content[0].text.endswith("full output not kept (no private overflow file: "
+                                               "the hostlink runtime directory is not a real directory)]")
+    finally:
+        await host.shutdown()
+    assert fixture_children() == []

@@ -29,7 +29,7 @@ from hostlink.host import (
     ToolResult,
 )
 from hostlink.host.output import OutputSession
-from hostlink.host.private import recover_stale
+from hostlink.host.private import PrivateStateError, recover_stale
 
 T = TypeVar("T")
 TRUST_PROJECT_VARIABLE = "HOSTLINK_TRUST_PROJECT"
@@ -77,7 +77,11 @@ class HostSession:
         if self._state != "new":
             raise RuntimeError(f"the host session is already {self._state}")
         self._state = "started"
-        recover_stale()
+        try:
+            recover_stale()
+        except (PrivateStateError, OSError) as error:  # a planted root: the session still runs
+            shown = str(error) if isinstance(error, PrivateStateError) else type(error).__name__
+            notifier.notify(f"stale private state was not recovered: {shown}", "warning")
         self.output = OutputSession() if self._keep_overflow else None
         await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier,
                                                   output=self.output, command=self.command))
