@@ -8,8 +8,6 @@ child process and assert its peak memory, its one-line error and that nothing le
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +16,9 @@ import httpx2
 import pytest
 from mcp_auth_support import *  # noqa: F403 - keyring_required, the no-browser and state fixtures
 
+from adversarial.support import assert_contained, run_cli
+
 HERE = Path(__file__).parent
-PEAK_RSS_LIMIT_MIB = 400  # a 1 GiB bomb took the CLI to 3.1 GiB before bodies were bounded
 
 
 @pytest.fixture(scope="module")
@@ -101,30 +100,9 @@ async def test_authorization_server_metadata_bomb_is_refused_at_1_mib(hostile, k
 # --- decompression bombs against the CLI -------------------------------------------------
 
 
-@pytest.fixture
-def cli_env(tmp_path, hostile):
-    config = tmp_path / "config" / "mcp"
-    config.mkdir(parents=True)
-    servers = {name: {"url": f"{hostile}/{name}/mcp", "protocolVersion": "legacy"}
-               for name in ("bomb-call", "bomb-init", "bomb-sse")}
-    (config / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
-    environ = {key: value for key, value in os.environ.items() if key != "HOSTLINK_TRUST_PROJECT"}
-    environ.update(XDG_CONFIG_HOME=str(tmp_path / "config"), HOME=str(tmp_path),
-                   HOSTLINK_RUNTIME_DIR=str(tmp_path / "runtime"))
-    return environ
-
-
-def run_measured(tmp_path: Path, environ: dict[str, str], *argv: str) -> tuple[int, str, str, float]:
-    """Run ``hostlink ARGV``; its exit status, stdout, stderr and peak RSS in MiB."""
-    out, err = tmp_path / "stdout", tmp_path / "stderr"
-    with out.open("wb") as stdout, err.open("wb") as stderr:
-        proc = subprocess.Popen([sys.executable, "-c", "from hostlink.cli import main; main()", *argv],
-                                stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, env=environ, cwd=tmp_path)
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            proc.returncode = 0  # reaped by wait4
-    return os.waitstatus_to_exitcode(status), out.read_text(), err.read_text(), usage.ru_maxrss / 1024
+def bomb_servers(hostile: str) -> dict:
+    return {name: {"url": f"{hostile}/{name}/mcp", "protocolVersion": "legacy"}
+            for name in ("bomb-call", "bomb-init", "bomb-sse")}
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
@@ -132,13 +110,11 @@ def run_measured(tmp_path: Path, environ: dict[str, str], *argv: str) -> tuple[i
     (("connect", "bomb-init"), "setup failed: a response exceeded 32 MiB once decoded"),
     (("call", "bomb-sse", "boom"), "MCP server 'bomb-sse'"),
 ])
-def test_a_decompression_bomb_is_refused_with_memory_bounded(tmp_path, cli_env, argv, expected):
-    code, stdout, stderr, peak_mib = run_measured(tmp_path, cli_env, "mcp", *argv)
-    assert code == 1, (stdout, stderr)
-    assert expected in stderr
-    assert len(stderr) < 2000 and "Traceback" not in stderr, stderr[:2000]
-    assert peak_mib < PEAK_RSS_LIMIT_MIB, f"peak RSS {peak_mib:.0f} MiB"
-    assert not any((tmp_path / "runtime").glob("*")) if (tmp_path / "runtime").exists() else True
+def test_a_decompression_bomb_is_refused_with_memory_bounded(tmp_path, hostile, argv, expected):
+    run = run_cli(tmp_path, bomb_servers(hostile), "mcp", *argv)
+    assert run.code == 1, (run.out, run.err)
+    assert expected in run.err and len(run.err) < 2000
+    assert_contained(run)
 
 
 @pytest.mark.anyio

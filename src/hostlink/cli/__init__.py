@@ -42,11 +42,16 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup)
 @click.version_option(package_name="hostlink")
-def main() -> None:
+def cli() -> None:
     """hostlink: an MCP client and a Claude Code provider for Python agent hosts."""
 
 
-@main.command()
+def main() -> None:
+    """The ``hostlink`` command, named so however Python was started (advice names it)."""
+    cli.main(prog_name="hostlink")
+
+
+@cli.command()
 def demo() -> None:
     """List the embedded demo MCP server's tools and call one, through the `mcp` tool."""
     from hostlink.cli.demo import run_demo

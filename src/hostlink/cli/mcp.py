@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hostlink.cli.mcp_session import load, with_server
-from hostlink.cli.session import Fail, run_session
+from hostlink.cli.session import Fail, command_path, run_session
 
 if TYPE_CHECKING:
     from hostlink.host.session import HostSession
     from hostlink.mcp.config import LoadedConfig
     from hostlink.mcp.extension import McpExtension
 
+MAX_JSON_BYTES = 1024 * 1024  # a --json listing; the model's pages are smaller still
 TRUST_HELP = "Also read the project's .mcp.json / .hostlink/mcp.json (env HOSTLINK_TRUST_PROJECT=1)."
 
 
@@ -97,8 +98,9 @@ def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, st
 @mcp_group.command()
 @click.argument("server")
 @click.option("--json", "as_json", is_flag=True, help="The tools as JSON, with input schemas.")
+@click.option("--offset", default=0, type=click.IntRange(0), help="With --json: skip this many tools.")
 @click.pass_context
-def tools(ctx: click.Context, server: str, as_json: bool) -> None:
+def tools(ctx: click.Context, server: str, as_json: bool, offset: int) -> None:
     """List the tools SERVER offers to the model."""
     async def listing(extension: McpExtension, host: HostSession) -> Any:
         from hostlink.mcp.tool import model_visible
@@ -110,7 +112,33 @@ def tools(ctx: click.Context, server: str, as_json: bool) -> None:
                 for t in await extension.runtime.list_tools(server) if model_visible(t)]
 
     listed = with_server(ctx, server, listing)
-    _echo_json(listed) if as_json else click.echo(listed)
+    if not as_json:
+        click.echo(listed)
+        return
+    entries, footer = _bounded_json_entries(listed, offset)
+    _echo_json(entries)
+    if footer:
+        click.echo(f"{command_path()}: {footer}", err=True)
+
+
+def _bounded_json_entries(items: list[Any], offset: int) -> tuple[list[Any], str | None]:
+    """Entries from ``offset`` while the JSON stays within MAX_JSON_BYTES (at least one; a
+    larger entry alone is replaced by a note); a footer says where a cut listing goes on."""
+    from hostlink.host.output import compact_json, one_line
+
+    shown, size = [], 2
+    for item in items[offset:]:
+        length = len(compact_json(item).encode()) + 1
+        if length > MAX_JSON_BYTES:
+            item, length = {"name": one_line(item["name"], 128), "omitted": "entry over 1 MiB"}, 100
+        if shown and size + length > MAX_JSON_BYTES:
+            break
+        shown.append(item)
+        size += length
+    end = offset + len(shown)
+    if end >= len(items):
+        return shown, None
+    return shown, f"listing cut at 1 MiB: tools {offset + 1}-{end} of {len(items)}; next: --offset {end}"
 
 
 @mcp_group.command()
@@ -120,6 +148,7 @@ def tools(ctx: click.Context, server: str, as_json: bool) -> None:
 def connect(ctx: click.Context, server: str, as_json: bool) -> None:
     """Connect to SERVER, list its tools and report the connection."""
     async def connected(extension: McpExtension, host: HostSession) -> Any:
+        from hostlink.host.output import one_line
         from hostlink.mcp.tool import model_visible
 
         line = await _command(host, "connect", server)
@@ -127,8 +156,9 @@ def connect(ctx: click.Context, server: str, as_json: bool) -> None:
             return line
         assert extension.runtime is not None
         snapshot = extension.runtime.snapshot(server)
-        return {"name": server, "state": snapshot.state, "protocolVersion": snapshot.protocol_version,
-                "serverName": snapshot.server_name, "serverVersion": snapshot.server_version,
+        return {"name": server, "state": snapshot.state, "protocolVersion": one_line(snapshot.protocol_version, 64),
+                "serverName": one_line(snapshot.server_name, 200),
+                "serverVersion": one_line(snapshot.server_version, 100),
                 "tools": sum(1 for tool in snapshot.tools or () if model_visible(tool))}
 
     shown = with_server(ctx, server, connected)

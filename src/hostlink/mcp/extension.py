@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hostlink.host import CancelSignal, CommandFailed, CommandSpec, Notifier, Registry, Session
+from hostlink.host.output import bound_text
 from hostlink.mcp import render
 from hostlink.mcp.errors import McpError
 from hostlink.mcp.tool import mcp_tool, model_visible
@@ -132,7 +133,8 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
         return await _sign_in_command(runtime, verb, name)
     if verb == "tools":
         tools = [tool for tool in await runtime.list_tools(name) if model_visible(tool)]
-        return "\n".join(render.tool_line(tool) for tool in tools) or f"{name}: no tools"
+        # the same bounds as the model's answers: 50 KiB / 2,000 lines, said where cut
+        return bound_text("\n".join(render.tool_line(tool) for tool in tools), None) or f"{name}: no tools"
     if verb == "connect":
         await runtime.connect(name)
         await runtime.list_tools(name)

@@ -1,0 +1,77 @@
+"""A hostile stdio MCP server (stdlib only, legacy handshake): ``python hostile_stdio.py ATTACK``.
+
+Attacks:
+- ``many-tools``: lists 20,000 tools, each with a long description.
+- ``huge-name``: reports a 1 MiB ``serverInfo.name`` full of escape sequences.
+- ``tool-error CODE``: ``tools/call`` answers a JSON-RPC error with CODE (e.g. -32000).
+- ``bad-utf8``: ``tools/call`` of ``bad`` answers with one invalid UTF-8 byte in the text;
+  ``ok`` answers normally.
+- ``big-line MIB``: ``tools/call`` answers one text result of MIB MiB on one line.
+- ``log-flood N``: before answering ``tools/call``, writes N malformed lines to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+ATTACK = sys.argv[1]
+ARGUMENT = sys.argv[2] if len(sys.argv) > 2 else ""
+out = sys.stdout.buffer
+
+
+def send(message: dict) -> None:
+    out.write(json.dumps(message).encode() + b"\n")
+    out.flush()
+
+
+def result(ident, value) -> None:
+    send({"jsonrpc": "2.0", "id": ident, "result": value})
+
+
+def tools() -> list[dict]:
+    if ATTACK == "many-tools":
+        return [{"name": f"tool_{i}", "description": "a hostile tool " * 20, "inputSchema": {"type": "object"}}
+                for i in range(20_000)]
+    return [{"name": name, "inputSchema": {"type": "object"}} for name in ("boom", "ok", "bad")]
+
+
+def call(ident, name: str) -> None:
+    if name == "ok":
+        return result(ident, {"content": [{"type": "text", "text": "still here"}]})
+    if ATTACK == "tool-error":
+        return send({"jsonrpc": "2.0", "id": ident, "error": {"code": int(ARGUMENT), "message": "tool refused"}})
+    if ATTACK == "bad-utf8":
+        line = json.dumps({"jsonrpc": "2.0", "id": ident,
+                           "result": {"content": [{"type": "text", "text": "before-XX-after"}]}}).encode()
+        out.write(line.replace(b"XX", b"\xff") + b"\n")
+        return out.flush()
+    if ATTACK == "big-line":
+        return result(ident, {"content": [{"type": "text", "text": "x" * (int(ARGUMENT) * 1024 * 1024)}]})
+    if ATTACK == "log-flood":
+        for index in range(int(ARGUMENT)):
+            out.write(b"not json \x1b[31m line %d\n" % index)
+        out.flush()
+    result(ident, {"content": [{"type": "text", "text": "done"}]})
+
+
+def main() -> None:
+    for raw in sys.stdin.buffer:
+        message = json.loads(raw)
+        method, ident = message.get("method"), message.get("id")
+        if ident is None:
+            continue
+        if method == "initialize":
+            name = "\x1b]0;owned\x07" * (1024 * 1024 // 12) if ATTACK == "huge-name" else "hostile"
+            result(ident, {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                           "serverInfo": {"name": name, "version": "1"}})
+        elif method == "tools/list":
+            result(ident, {"tools": tools()})
+        elif method == "tools/call":
+            call(ident, message["params"]["name"])
+        else:
+            send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "not found"}})
+
+
+if __name__ == "__main__":
+    main()
