@@ -13,6 +13,7 @@ and prints its base URL. Each attack is a path prefix, its MCP endpoint ``/<atta
 - ``bomb-call``: a legacy MCP server whose ``tools/call`` answer is a gzip body of 1 GiB.
 - ``bomb-init``: the ``initialize`` answer itself is that bomb.
 - ``bomb-sse``: ``tools/call`` answers an event stream, gzip-encoded, of one endless event.
+- ``redirect``: every request is answered 307 to another origin, a 60 KB ``Location`` full of escapes.
 
 ``GET /_counters`` answers how many requests reached each path that a safe client must never
 request (``/as``…, the foreign metadata, the cleartext endpoints).
@@ -136,6 +137,9 @@ class Handler(BaseHTTPRequestHandler):
             count(f"{host.split(':')[0]}{path}")
             return self.send_json({"error": "should never be asked"}, 404)
         attack = path.strip("/").split("/")[0]
+        if attack == "redirect":
+            port = self.server.server_address[1]  # another origin: not followed, only reported
+            return self.send(307, b"", headers={"Location": f"http://localhost:{port}/" + "\x1b[31mx" * 10_000})
         if attack in ("cleartext-as", "cleartext-endpoints", "bomb-as"):
             return self.challenge(f"{self.origin}/.well-known/oauth-protected-resource/{attack}/mcp")
         if attack == "foreign-prm":

@@ -1,0 +1,41 @@
+"""What the MCP SDK logs about a hostile server reaches stderr as a few bounded lines.
+
+Before: 100,000 malformed stdout lines put 87 MB of tracebacks (each quoting the server's
+text) on stderr; a redirect's 60 KB ``Location`` was logged verbatim.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from adversarial.support import HERE, assert_contained, run_cli, stdio
+
+
+def test_a_flood_of_malformed_lines_is_one_line_on_stderr(tmp_path):
+    run = run_cli(tmp_path, {"flood": stdio("log-flood", "100000")}, "mcp", "call", "flood", "boom")
+    assert run.code == 0 and run.out == "done\n", run.err
+    assert len(run.err.splitlines()) <= 3 and "not json" not in run.err
+    assert_contained(run, max_bytes=2048)
+
+
+@pytest.fixture
+def hostile():
+    proc = subprocess.Popen([sys.executable, str(HERE / "hostile_http.py")], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+
+
+def test_a_huge_redirect_location_is_not_logged_verbatim(tmp_path, hostile):
+    servers = {"moved": {"url": f"{hostile}/redirect/mcp", "protocolVersion": "legacy"}}
+    run = run_cli(tmp_path, servers, "mcp", "connect", "moved")
+    assert run.code == 1
+    assert "moved" in run.err and "[31mx[31mx" not in run.err and "xxxxxxxxxx" not in run.err
+    assert_contained(run, max_bytes=2048)
