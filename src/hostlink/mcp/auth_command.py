@@ -42,23 +42,15 @@ def _run(work: Any) -> Any:
 @click.pass_context
 def auth_command(ctx: click.Context, server: str, timeout: int) -> None:
     """Sign in to SERVER: print an authorization link, wait for its callback."""
-    from hostlink.host.output import strip_controls
-    from hostlink.mcp.auth import sign_in_refusal
-    from hostlink.mcp.command import _Fail
-
     _, config = _oauth_server(ctx, server)
-    refusal = sign_in_refusal(server, config)
-    if refusal is not None:
-        raise _Fail(refusal)
 
     async def work() -> str:
         from hostlink.mcp.auth import AuthManager
+        from hostlink.mcp.signin import sign_in, sign_in_prompt
 
         manager = AuthManager()
         try:
-            link = await manager.start_login(server, config)
-            click.echo(f"Open this link in your browser to sign in to {server}:")
-            click.echo(strip_controls(link))
+            click.echo(sign_in_prompt(server, await sign_in(manager, server, config)))
             click.echo(f"Waiting up to {timeout} s for the authorization callback…", err=True)
             await manager.wait_login(server, config, timeout)
             return await manager.credential_state(server, config)

@@ -125,10 +125,7 @@ class McpExtension:
 async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
     """``/mcp …`` for interactive hosts: short human lines, never schemas."""
     if argv in ([], ["status"]):
-        if not runtime.servers:
-            return "no MCP servers are configured"
-        return "\n".join(render.snapshot_line(runtime.snapshot(name)) if not config.disabled
-                         else f"{name}: disabled" for name, config in sorted(runtime.servers.items()))
+        return "\n".join(render.status_lines(runtime))
     if len(argv) != 2 or argv[0] not in ("tools", "connect", "disconnect", "reconnect", "auth", "logout"):
         return COMMAND_USAGE
     verb, name = argv
@@ -149,18 +146,11 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
 async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:
     """``/mcp auth`` answers the authorization link (never opens a browser); ``/mcp logout``
     reports success only after the keyring confirmed the record is gone."""
-    from hostlink.host.output import strip_controls
-    from hostlink.mcp.auth import sign_in_refusal
+    from hostlink.mcp.signin import link_signer, sign_in, sign_in_prompt
 
     config = runtime.config(name)
-    refusal = sign_in_refusal(name, config)
-    if refusal is not None:
-        return refusal
-    if runtime.auth is None:
-        return f"MCP server {name!r} needs sign-in, but authentication support is not configured in this host"
     if verb == "auth":
-        link = await runtime.auth.start_login(name, config)
-        return f"Open this link in your browser to sign in to {name}:\n{strip_controls(link)}"
-    await runtime.auth.logout(name, config)
+        return sign_in_prompt(name, await sign_in(runtime.auth, name, config))
+    await link_signer(runtime.auth, name, config).logout(name, config)
     await runtime.reconnect(name)  # the connection must not keep using the removed sign-in
     return f"{name}: signed out (the keyring confirmed the record is gone)"
