@@ -197,6 +197,24 @@ async def test_failed_start_latches_until_explicit_retry(fake_oauth, caplog):
     await manager.aclose()
 
 
+async def test_sign_in_advice_names_the_host_command(fake_oauth):
+    fake_oauth.control(metadata_issuer="http://127.0.0.1:9/elsewhere")
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager(command="llm")
+    try:
+        with pytest.raises(AuthError):
+            await manager.http_auth("f", server)
+        with pytest.raises(AuthError) as latched:
+            await manager.http_auth("f", server)
+        assert "`llm mcp auth f`" in str(latched.value) and "hostlink" not in str(latched.value)
+        with pytest.raises(AuthRequired) as signed_out:
+            await manager._access_token(record_key("f", server), "f", server, 0)
+        assert "run `llm mcp auth f` to sign in" in str(signed_out.value)
+    finally:
+        fake_oauth.control(metadata_issuer=None)
+        await manager.aclose()
+
+
 async def test_configured_issuer_mismatch_refused_before_any_link(fake_oauth):
     server = http_server(fake_oauth.mcp, auth="oauth", oauth={"issuer": "http://127.0.0.1:9"})
     manager = AuthManager()
@@ -703,7 +721,8 @@ async def test_the_host_mcp_command_signs_in_by_link_and_signs_out(fake_oauth, t
         after = await host.run(action="call", server="web", tool="whoami", args={})
         assert after.is_error and _links(after, fake_oauth.issuer)  # signed out: a fresh link, no token
 
-        assert await mcp("auth", "local") == "MCP server 'local' is a local stdio server; it has no sign-in"
+        with pytest.raises(CommandFailed, match=r"^MCP server 'local' is a local stdio server; it has no sign-in$"):
+            await mcp("auth", "local")
         with pytest.raises(CommandFailed, match=r"^unknown MCP server 'missing' \(known: local, web\)$"):
             await mcp("auth", "missing")
         assert (await mcp("auth")).startswith("usage: /mcp status")

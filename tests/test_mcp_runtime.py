@@ -460,7 +460,7 @@ async def test_stderr_is_a_bounded_classified_tail_never_echoed(tmp_path):
         assert message.endswith("closed the connection during setup: the server crashed "
                                 "(it reported an error on stderr)")
         assert "secret-token" not in message and "\x1b" not in message
-        tail = runtime._conns["noisy"].stderr.data
+        tail = runtime._conns["noisy"].transport.stderr.data
         assert len(tail) <= 8192 and tail.endswith(b"ValueError: bad\n")
     finally:
         await runtime.aclose()

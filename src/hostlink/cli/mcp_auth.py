@@ -36,22 +36,16 @@ def _auth_of(extension: McpExtension, server: str) -> tuple[Any, Any]:
 @click.pass_context
 def auth_command(ctx: click.Context, server: str, timeout: int) -> None:
     """Sign in to SERVER: print an authorization link, wait for its callback."""
-    async def sign_in(extension: McpExtension, host: HostSession) -> str:
-        from hostlink.host.output import strip_controls
-        from hostlink.mcp.auth import sign_in_refusal
+    async def signed_in(extension: McpExtension, host: HostSession) -> str:
+        from hostlink.mcp.signin import sign_in, sign_in_prompt
 
         config, manager = _auth_of(extension, server)
-        refusal = sign_in_refusal(server, config)
-        if refusal is not None:
-            raise Fail(refusal)
-        link = await manager.start_login(server, config)
-        click.echo(f"Open this link in your browser to sign in to {server}:")
-        click.echo(strip_controls(link))
+        click.echo(sign_in_prompt(server, await sign_in(manager, server, config)))
         click.echo(f"Waiting up to {timeout} s for the authorization callback…", err=True)
         await manager.wait_login(server, config, timeout)
         return await manager.credential_state(server, config)
 
-    click.echo(f"{server}: {with_server(ctx, server, sign_in)}")
+    click.echo(f"{server}: {with_server(ctx, server, signed_in)}")
 
 
 @click.command(name="logout")

@@ -39,13 +39,13 @@ def with_server(ctx: click.Context, server: str,
     checking that SERVER is configured and enabled."""
     from hostlink.mcp.errors import McpError
     from hostlink.mcp.extension import McpExtension
+    from hostlink.mcp.runtime import enabled_config
 
     loaded = load(ctx)
     extension = McpExtension(servers=loaded.servers)
 
     async def checked(host: HostSession) -> T:
-        assert extension.runtime is not None
-        extension.runtime.config(server)  # ServerNotFound / ServerDisabled: the one check
+        enabled_config(loaded.servers, server, loaded.sources.get(server))  # the one check, naming the file
         return await work(extension, host)
 
     return run_session([extension], checked, trusted=bool(ctx.obj["trust_project"]), shown=(McpError,))

@@ -41,3 +41,10 @@ class AuthRequired(McpError):
 
 class AuthError(McpError):
     """Authentication failed for a reason other than missing credentials."""
+
+
+def first_error(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups from task groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

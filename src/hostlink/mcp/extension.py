@@ -14,7 +14,8 @@ from hostlink.host import CancelSignal, CommandFailed, CommandSpec, Notifier, Re
 from hostlink.host.output import bound_text
 from hostlink.mcp import render
 from hostlink.mcp.errors import McpError
-from hostlink.mcp.tool import mcp_tool, model_visible
+from hostlink.mcp.render import model_visible
+from hostlink.mcp.tool import mcp_tool
 
 if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
@@ -25,21 +26,22 @@ if TYPE_CHECKING:
 COMMAND_USAGE = ("usage: /mcp status | tools SERVER | connect SERVER | disconnect SERVER | reconnect SERVER"
                  " | auth SERVER | logout SERVER")
 SignedIn = Callable[[str], Awaitable[None]]
-AuthFactory = Callable[["Mapping[str, ServerConfig]", "Notifier | None", "SignedIn | None"], "AuthManager | None"]
+AuthFactory = Callable[["Mapping[str, ServerConfig]", "Notifier | None", "SignedIn | None", str],
+                       "AuthManager | None"]
 
 
 def default_auth(servers: Mapping[str, ServerConfig], notifier: Notifier | None = None,
-                 on_signed_in: SignedIn | None = None) -> AuthManager | None:
+                 on_signed_in: SignedIn | None = None, command: str = "hostlink") -> AuthManager | None:
     """An AuthManager only when some enabled HTTP server uses auth (it loads keyring and the SDK).
 
     ``notifier`` hears when a sign-in whose link was handed out ends; ``on_signed_in(name)``
-    runs once its tokens are stored.
+    runs once its tokens are stored; ``command`` is the host's, for advice.
     """
     if not any(getattr(config, "auth", None) and not config.disabled for config in servers.values()):
         return None
     from hostlink.mcp.auth import AuthManager
 
-    return AuthManager(notifier=notifier, on_signed_in=on_signed_in)
+    return AuthManager(notifier=notifier, on_signed_in=on_signed_in, command=command)
 
 
 class McpExtension:
@@ -89,8 +91,8 @@ class McpExtension:
                     session.notifier.notify(
                         "MCP servers from the untrusted project were ignored: "
                         + ", ".join(loaded.ignored_project_servers), "warning")
-        self._auth = self._auth_factory(servers, session.notifier, self._signed_in)
-        self.runtime = McpRuntime(servers, auth=self._auth)
+        self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command)
+        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command)
         self.output = session.output
 
     async def _signed_in(self, name: str) -> None:
@@ -122,10 +124,7 @@ class McpExtension:
 async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
     """``/mcp …`` for interactive hosts: short human lines, never schemas."""
     if argv in ([], ["status"]):
-        if not runtime.servers:
-            return "no MCP servers are configured"
-        return "\n".join(render.snapshot_line(runtime.snapshot(name)) if not config.disabled
-                         else f"{name}: disabled" for name, config in sorted(runtime.servers.items()))
+        return "\n".join(render.status_lines(runtime))
     if len(argv) != 2 or argv[0] not in ("tools", "connect", "disconnect", "reconnect", "auth", "logout"):
         return COMMAND_USAGE
     verb, name = argv
@@ -147,18 +146,11 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
 async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:
     """``/mcp auth`` answers the authorization link (never opens a browser); ``/mcp logout``
     reports success only after the keyring confirmed the record is gone."""
-    from hostlink.host.output import strip_controls
-    from hostlink.mcp.auth import sign_in_refusal
+    from hostlink.mcp.signin import link_signer, sign_in, sign_in_prompt
 
     config = runtime.config(name)
-    refusal = sign_in_refusal(name, config)
-    if refusal is not None:
-        return refusal
-    if runtime.auth is None:
-        return f"MCP server {name!r} needs sign-in, but authentication support is not configured in this host"
     if verb == "auth":
-        link = await runtime.auth.start_login(name, config)
-        return f"Open this link in your browser to sign in to {name}:\n{strip_controls(link)}"
-    await runtime.auth.logout(name, config)
+        return sign_in_prompt(name, await sign_in(runtime.auth, name, config))
+    await link_signer(runtime.auth, name, config).logout(name, config)
     await runtime.reconnect(name)  # the connection must not keep using the removed sign-in
     return f"{name}: signed out (the keyring confirmed the record is gone)"

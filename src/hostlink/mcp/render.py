@@ -13,31 +13,63 @@ from hostlink.host.output import one_line
 
 if TYPE_CHECKING:
     from hostlink.host import ToolResult
-    from hostlink.mcp.runtime import Snapshot
+    from hostlink.mcp.runtime import McpRuntime, Snapshot
     from hostlink.mcp.schema import ServerConfig
 
 
+def model_visible(tool: Any) -> bool:
+    """False for tools whose ``_meta.ui.visibility`` leaves out the model (MCP Apps)."""
+    meta = tool.meta or {}
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
+    if visibility is None:
+        return True
+    return isinstance(visibility, list) and "model" in visibility
+
+
 def transport_of(config: ServerConfig) -> str:
-    return "http" if hasattr(config, "url") else "stdio"
+    return config.transport
 
 
-def snapshot_line(snapshot: Snapshot) -> str:
-    """``name: state (protocol …, server name version, N tools)`` or the latched error."""
+def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
+    """``name: state (protocol …, server name version, N tools): error`` for people;
+    ``name: state, transport, protocol …, tools: N, error: …`` for the model."""
+    tools = None if snapshot.tools is None else sum(1 for tool in snapshot.tools if model_visible(tool))
+    if for_model:
+        parts = [f"{snapshot.server}: {snapshot.state}", snapshot.transport]
+        parts += [f"protocol {snapshot.protocol_version}"] if snapshot.protocol_version else []
+        parts += [f"tools: {tools}"] if tools is not None else []
+        parts += [f"error: {snapshot.error}"] if snapshot.error is not None else []
+        return ", ".join(parts)
     details = []
     if snapshot.protocol_version:
         details.append(f"protocol {snapshot.protocol_version}")
     if snapshot.server_name:
         details.append(one_line(f"{snapshot.server_name} {snapshot.server_version or ''}", 60))
-    if snapshot.tools is not None:
-        from hostlink.mcp.tool import model_visible
-
-        details.append(f"{sum(1 for tool in snapshot.tools if model_visible(tool))} tools")
+    if tools is not None:
+        details.append(f"{tools} tools")
     line = f"{snapshot.server}: {snapshot.state}"
     if details:
         line += f" ({', '.join(details)})"
     if snapshot.error is not None:
         line += f": {one_line(str(snapshot.error), 300)}"
     return line
+
+
+def status_lines(runtime: McpRuntime, names: Sequence[str] | None = None, *, for_model: bool = False) -> list[str]:
+    """One line a server (``names``, default every configured one), never connecting: a
+    disabled server says so, an unknown one raises ServerNotFound."""
+    names = sorted(runtime.servers) if names is None else names
+    if not names:
+        return ["no MCP servers are configured"]
+    lines = []
+    for name in names:
+        config = runtime.servers.get(name)
+        if config is not None and config.disabled:
+            lines.append(f"{name}: disabled")
+        else:
+            lines.append(snapshot_line(runtime.snapshot(name), for_model=for_model))
+    return lines
 
 
 def status_rows(servers: dict[str, ServerConfig], sources: dict[str, Any],

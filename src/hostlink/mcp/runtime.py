@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
@@ -33,23 +30,21 @@ from hostlink.mcp.errors import (
     RequestTimedOut,
     ServerDisabled,
     ServerNotFound,
+    first_error,
 )
-from hostlink.mcp.schema import HttpServer, ServerConfig, StdioServer
+from hostlink.mcp.schema import HttpServer, ServerConfig
 from hostlink.mcp.sdk_log import take_over_sdk_logging
+from hostlink.mcp.transports import MODERN_VERSION, Transport, client_factory, open_transport, verify_modern
 
 if TYPE_CHECKING:
+    import httpx2
     from mcp import Client
     from mcp_types import Tool
 
     from hostlink.mcp.auth import AuthManager
-    from hostlink.mcp.http import SafeTransport
 
 TOOLS_PAGE_CAP = 50  # pages of tools/list per listing; a paginator that never ends cannot hang us
-STDERR_TAIL_BYTES = 8192
-STDERR_SETTLE_SECONDS = 0.5
-MODERN_VERSION = "2026-07-28"
 SERVER_TEXT_LIMIT = 300  # characters of a server's own error message shown in ours
-MAX_MESSAGE_BYTES = 32 * 1024 * 1024  # one decoded HTTP response of an MCP server
 
 State = Literal["idle", "connecting", "connected", "failed", "closed"]
 T = TypeVar("T")
@@ -69,81 +64,6 @@ class Snapshot:
     tools: tuple[Tool, ...] | None = None  # the last complete listing, unfiltered
     error: McpError | None = None
     pid: int | None = None  # the stdio server process, when it could be identified
-
-
-class _StderrTail:
-    """The last bytes a stdio server wrote to stderr, read from a private pipe."""
-
-    def __init__(self) -> None:
-        self._read_fd, write_fd = os.pipe()
-        os.set_blocking(self._read_fd, False)
-        self.writer = os.fdopen(write_fd, "w")  # handed to the SDK as the child's stderr
-        self.inode = os.fstat(write_fd).st_ino
-        self.data = b""
-        self.eof = anyio.Event()
-
-    def close_writer(self) -> None:
-        """Drop our copy of the write end once the child holds its own, so EOF can arrive."""
-        if not self.writer.closed:
-            self.writer.close()
-
-    def close(self) -> None:
-        """Release both ends; called by the owner once the pump has stopped."""
-        self.close_writer()
-        if self._read_fd >= 0:
-            os.close(self._read_fd)
-            self._read_fd = -1
-
-    async def pump(self) -> None:
-        while True:
-            await anyio.wait_readable(self._read_fd)
-            try:
-                chunk = os.read(self._read_fd, 65536)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                self.eof.set()
-                return
-            self.data = (self.data + chunk)[-STDERR_TAIL_BYTES:]
-
-    def classify(self) -> str | None:
-        """A fixed phrase for what the tail shows; the raw text is never repeated."""
-        text = self.data.decode("utf-8", "replace").lower()
-        if "command not found" in text or "no such file or directory" in text or "cannot find module" in text:
-            return "the server reported a missing command or file"
-        if "permission denied" in text or "eacces" in text:
-            return "the server reported permission denied"
-        if "traceback (most recent call last)" in text or re.search(r"\b(error|exception|panic)\b", text):
-            return "the server crashed (it reported an error on stderr)"
-        if self.eof.is_set():
-            return "the server process exited"
-        return None
-
-    async def settle(self) -> None:
-        """Give a dying server a moment to finish its stderr, so classification sees it."""
-        with anyio.CancelScope(shield=True), anyio.move_on_after(STDERR_SETTLE_SECONDS):
-            await self.eof.wait()
-
-
-def _find_child_pid(inode: int) -> int | None:
-    """The child whose stderr is our pipe (Linux /proc); None where that cannot be seen."""
-    me = str(os.getpid())
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return None
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            if stat.rsplit(")", 1)[1].split()[1] != me:
-                continue
-            if os.readlink(f"/proc/{entry}/fd/2") == f"pipe:[{inode}]":
-                return int(entry)
-        except (OSError, IndexError):
-            continue
-    return None
 
 
 class _Flight:
@@ -167,7 +87,8 @@ class _Connection:
 
     snapshot: Snapshot
     config: ServerConfig
-    ready: anyio.Event = field(default_factory=anyio.Event)
+    ready: anyio.Event
+    transport: Transport
     closing: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
     client: Client | None = None
@@ -175,27 +96,21 @@ class _Connection:
     scope: anyio.CancelScope | None = None
     task: asyncio.Task[None] | None = None
     tools_flight: _Flight | None = None
-    stderr: _StderrTail | None = None
-    http_statuses: list[int] = field(default_factory=list)  # error statuses seen during setup
-    challenges: int = 0  # answers that asked for credentials (401, 403 insufficient_scope), ever
-    challenge: str = ""  # how the last one read: "HTTP 401" or "HTTP 403, insufficient_scope"
-    http: SafeTransport | None = None  # an HTTP server's transport, which says what it refused
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real error inside (nested) exception groups from task groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
 
 
 class McpRuntime:
-    """Connections to the configured servers of one host session."""
+    """Connections to the configured servers of one host session.
 
-    def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None) -> None:
+    ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice in
+    messages names it.
+    """
+
+    def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None,
+                 command: str = "hostlink") -> None:
         take_over_sdk_logging()
         self._servers = dict(servers)
         self._auth = auth
+        self._command = command
         self._conns: dict[str, _Connection] = {}
         self._closed = False
 
@@ -213,17 +128,11 @@ class McpRuntime:
         """The current snapshot; never connects."""
         config = self.config(name)
         conn = self._conns.get(name)
-        return conn.snapshot if conn is not None else _idle(name, config)
+        return conn.snapshot if conn is not None else Snapshot(name, config.transport)
 
     def config(self, name: str) -> ServerConfig:
         """The configuration of an enabled server; ServerNotFound or ServerDisabled otherwise."""
-        config = self._servers.get(name)
-        if config is None:
-            known = ", ".join(sorted(self._servers)) or "none configured"
-            raise ServerNotFound(f"unknown MCP server {name!r} (known: {known})")
-        if config.disabled:
-            raise ServerDisabled(f"MCP server {name!r} is disabled in its configuration")
-        return config
+        return enabled_config(self._servers, name)
 
     def _connection(self, name: str) -> _Connection:
         if self._closed:
@@ -231,7 +140,9 @@ class McpRuntime:
         config = self.config(name)
         conn = self._conns.get(name)
         if conn is None:
-            conn = self._conns[name] = _Connection(_idle(name, config), config)
+            ready = anyio.Event()
+            transport = open_transport(config, auth=lambda: self._http_auth(name, config), ready=ready)
+            conn = self._conns[name] = _Connection(Snapshot(name, config.transport), config, ready, transport)
         return conn
 
     def _publish(self, conn: _Connection, **changes: Any) -> None:
@@ -273,9 +184,8 @@ class McpRuntime:
                             conn.ready.set()
                             await conn.closing.wait()
                     finally:
-                        if conn.stderr is not None and not conn.ready.is_set():
-                            conn.stderr.close_writer()
-                            await conn.stderr.settle()
+                        if not conn.ready.is_set():
+                            await conn.transport.abandon()
                         group.cancel_scope.cancel()
             if not conn.ready.is_set():
                 if conn.closing.is_set():
@@ -283,14 +193,13 @@ class McpRuntime:
                 else:
                     error = RequestTimedOut(
                         f"MCP server {name!r} did not finish setup within {conn.config.request_timeout_ms} ms"
-                        + self._stderr_note(conn)
+                        + conn.transport.note()
                     )
         except Exception as exc:  # noqa: BLE001 - every failure becomes a latched, safe error
-            error = await self._setup_error(conn, _leaf(exc))
+            error = await self._setup_error(conn, first_error(exc))
         finally:
             conn.client = None
-            if conn.stderr is not None:
-                conn.stderr.close()
+            conn.transport.release()
             if not conn.ready.is_set():
                 self._publish(conn, state="failed", error=error)
                 conn.ready.set()
@@ -299,121 +208,60 @@ class McpRuntime:
             conn.done.set()
 
     async def _open(self, stack: AsyncExitStack, conn: _Connection) -> Client:
-        from mcp import Client, MCPError
-        from mcp_types import CONNECTION_CLOSED, Implementation
-
         config = conn.config
-        timeout = config.request_timeout_ms / 1000
         mode = config.protocol_version  # the SDK's own names: auto, legacy or a pinned version
-
-        def client_for(transport: Any, mode: str) -> Client:
-            return Client(transport, mode=mode, read_timeout_seconds=timeout,
-                          client_info=Implementation(name="hostlink", version=_version()))
-
-        if isinstance(config, StdioServer):
-            from mcp import StdioServerParameters
-            from mcp.client.stdio import stdio_client
-
-            conn.stderr = tail = _StderrTail()
-            assert conn.group is not None
-            conn.group.start_soon(tail.pump)
-            params = StdioServerParameters(command=config.command, args=list(config.args),
-                                           env=dict(config.env) or None, cwd=config.cwd)
-            client = client_for(stdio_client(params, errlog=tail.writer), mode)
-            try:
-                await stack.enter_async_context(client)
-            except Exception as exc:  # noqa: BLE001 - the SDK's task groups wrap it in a group
-                leaf = _leaf(exc)
-                if mode != "auto" or not (isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED):
-                    raise
-                # Some older servers exit on any request before `initialize`, such as the
-                # auto probe: one fresh process with the legacy handshake, and no more.
-                client = client_for(stdio_client(params, errlog=tail.writer), "legacy")
-                await stack.enter_async_context(client)
-        else:
-            client = client_for(await self._http_transport(stack, conn, config, timeout), mode)
-            await stack.enter_async_context(client)
-        if conn.stderr is not None:
-            conn.stderr.close_writer()
-            self._publish(conn, pid=_find_child_pid(conn.stderr.inode))
+        assert conn.group is not None
+        client = await conn.transport.connect(stack, conn.group, client_factory(config), mode)
+        if conn.transport.pid is not None:
+            self._publish(conn, pid=conn.transport.pid)
         if mode == MODERN_VERSION:
-            await _verify_modern(client, conn.snapshot.server)
+            await verify_modern(client, conn.snapshot.server)
         return client
 
-    async def _http_transport(self, stack: AsyncExitStack, conn: _Connection, config: HttpServer,
-                              timeout: float) -> Any:
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
-        from hostlink.mcp.http import SafeTransport
-
-        name = conn.snapshot.server
-        auth = None
-        if config.auth is not None:
-            if self._auth is None:
-                raise AuthRequired(
-                    f"MCP server {name!r} uses {config.auth} authentication, "
-                    "but authentication support is not configured in this host"
-                )
-            auth = await self._auth.http_auth(name, config)
-        async def record(response: httpx2.Response) -> None:
-            status = response.status_code
-            if status >= 400 and not conn.ready.is_set():
-                conn.http_statuses.append(status)
-            if status == 401 or (status == 403 and "insufficient_scope" in response.headers.get("www-authenticate", "")):
-                conn.challenges += 1
-                conn.challenge = "HTTP 401" if status == 401 else "HTTP 403, insufficient_scope"
-
-        conn.http = SafeTransport(MAX_MESSAGE_BYTES)
-        http = httpx2.AsyncClient(headers=dict(config.headers), auth=auth, transport=conn.http,
-                                  timeout=httpx2.Timeout(timeout, read=max(timeout, 300.0)),
-                                  event_hooks={"response": [record]})
-        await stack.enter_async_context(http)
-        return streamable_http_client(config.url, http_client=http)
+    async def _http_auth(self, name: str, config: ServerConfig) -> httpx2.Auth | None:
+        """The auth of a connection to an HTTP server; AuthRequired when it needs some this host lacks."""
+        assert isinstance(config, HttpServer)
+        if config.auth is None:
+            return None
+        if self._auth is None:
+            raise AuthRequired(
+                f"MCP server {name!r} uses {config.auth} authentication, "
+                "but authentication support is not configured in this host"
+            )
+        return await self._auth.http_auth(name, config)
 
     async def _setup_error(self, conn: _Connection, exc: BaseException) -> McpError:
         """Map a setup failure to a fixed, safe message (never the raw server text)."""
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-        name = conn.snapshot.server
-        config = conn.config
-        if conn.http is not None and conn.http.refusal is not None:
-            return ConnectFailed(f"MCP server {name!r} setup failed: {conn.http.refusal}")
-        if isinstance(config, HttpServer) and conn.http_statuses and not isinstance(exc, (AuthRequired, AuthError)):
-            if conn.challenges:
-                with anyio.CancelScope() as conn.scope:  # a close stops the wait for the link
-                    return await self._challenge_error(conn)
-                return ConnectFailed(f"setup of MCP server {name!r} was stopped by shutdown or reconnect")
-            http_error = _http_status_error(name, conn.http_statuses[-1])
-            if http_error is not None:
-                return http_error
+        name, transport = conn.snapshot.server, conn.transport
+        if transport.refusal is not None:
+            return ConnectFailed(f"MCP server {name!r} setup failed: {transport.refusal}")
+        if transport.challenges and transport.statuses and not isinstance(exc, (AuthRequired, AuthError)):
+            with anyio.CancelScope() as conn.scope:  # a close stops the wait for the link
+                return await self._challenge_error(conn)
+            return ConnectFailed(f"setup of MCP server {name!r} was stopped by shutdown or reconnect")
+        known = transport.setup_error(name, exc)
+        if known is not None:
+            return known
         if isinstance(exc, McpError):
             return exc
-        if isinstance(exc, FileNotFoundError) and isinstance(config, StdioServer):
-            return ConnectFailed(f"MCP server {name!r}: command not found: {Path(config.command).name!r}")
-        if isinstance(exc, PermissionError) and isinstance(config, StdioServer):
-            return ConnectFailed(f"MCP server {name!r}: permission denied running {Path(config.command).name!r}")
-        if isinstance(config, HttpServer):
-            import httpx2
-
-            if isinstance(exc, httpx2.TransportError):
-                return ConnectFailed(f"MCP server {name!r} cannot be reached at its URL ({type(exc).__name__})")
         if isinstance(exc, MCPError):
             if exc.code == CONNECTION_CLOSED:
                 return ConnectFailed(f"MCP server {name!r} closed the connection during setup"
-                                     + self._stderr_note(conn))
+                                     + conn.transport.note())
             if exc.code == REQUEST_TIMEOUT:
                 return RequestTimedOut(f"MCP server {name!r} did not answer during setup")
             return ConnectFailed(f"MCP server {name!r} refused setup: {one_line(exc.message, SERVER_TEXT_LIMIT)}")
         if isinstance(exc, OSError):
             return ConnectFailed(f"MCP server {name!r} could not be started ({type(exc).__name__})")
-        return ConnectFailed(f"MCP server {name!r} setup failed ({type(exc).__name__})" + self._stderr_note(conn))
+        return ConnectFailed(f"MCP server {name!r} setup failed ({type(exc).__name__})" + conn.transport.note())
 
     async def _challenge_error(self, conn: _Connection) -> McpError:
         """The server asked for credentials: say whether none are configured, a sign-in is
         needed (with the link of the sign-in the challenge started) or they were rejected."""
-        name, config, seen = conn.snapshot.server, conn.config, conn.challenge
+        name, config, seen = conn.snapshot.server, conn.config, conn.transport.challenge
         assert isinstance(config, HttpServer)
         if config.auth is None:
             return AuthRequired(f'MCP server {name!r} requires authentication ({seen}), but no "auth" is '
@@ -426,17 +274,12 @@ class McpRuntime:
             need = "sign-in" if seen == "HTTP 401" else "a sign-in with more access"
             return AuthRequired(f"MCP server {name!r} needs {need} ({seen}): open this link to authorize "
                                 f"hostlink: {link}", link)
-        from hostlink.mcp.auth import sign_in_refusal
+        from hostlink.mcp.signin import sign_in_refusal
 
         if sign_in_refusal(name, config) is None:  # a sign-in by link whose tokens were refused
             return AuthError(f"MCP server {name!r} rejected the stored sign-in ({seen}); sign in again with "
-                             f'`hostlink mcp auth {name}` or the mcp tool\'s action "auth"')
+                             f'`{self._command} mcp auth {name}` or the mcp tool\'s action "auth"')
         return AuthError(f"MCP server {name!r} rejected the configured credentials ({seen})")
-
-    @staticmethod
-    def _stderr_note(conn: _Connection) -> str:
-        note = conn.stderr.classify() if conn.stderr is not None else None
-        return f": {note}" if note else ""
 
     # --- requests ----------------------------------------------------------------------
 
@@ -452,15 +295,15 @@ class McpRuntime:
         client = conn.client
         if client is None:
             raise ConnectFailed(f"MCP server {name!r} is not connected")
-        challenges = conn.challenges
-        refusals = conn.http.refusals if conn.http is not None else 0
+        transport = conn.transport
+        challenges, refusals = transport.challenges, transport.refusals
         try:
             return await send(client)
         except MCPError as exc:
-            if conn.challenges != challenges:  # the server asked for credentials meanwhile
+            if transport.challenges != challenges:  # the server asked for credentials meanwhile
                 raise await self._challenge_error(conn) from None
-            if conn.http is not None and conn.http.refusals != refusals:
-                raise CallFailed(f"MCP server {name!r}: {what} failed: {conn.http.refusal}") from None
+            if transport.refusals != refusals:
+                raise CallFailed(f"MCP server {name!r}: {what} failed: {transport.refusal}") from None
             if exc.code == CONNECTION_CLOSED:
                 raise await self._lost(conn, what) from None
             if exc.code == REQUEST_TIMEOUT:
@@ -481,12 +324,11 @@ class McpRuntime:
     async def _lost(self, conn: _Connection, what: str) -> McpError:
         """The connection died under a request: latch it as failed until reconnect."""
         name = conn.snapshot.server
-        if conn.stderr is not None:
-            await conn.stderr.settle()
+        await conn.transport.settle()
         if conn.snapshot.state == "failed" and conn.snapshot.error is not None:
             return conn.snapshot.error  # a sibling already latched it
         error = ConnectFailed(f"MCP server {name!r} closed the connection during {what}"
-                              + self._stderr_note(conn) + "; use reconnect to start it again")
+                              + conn.transport.note() + "; use reconnect to start it again")
         if conn.snapshot.state == "connected":
             self._publish(conn, state="failed", error=error)
             conn.closing.set()
@@ -600,10 +442,6 @@ class McpRuntime:
                 self._publish(conn, state="closed")
 
 
-def _idle(name: str, config: ServerConfig) -> Snapshot:
-    return Snapshot(server=name, transport="stdio" if isinstance(config, StdioServer) else "http")
-
-
 def _describe(client: Client) -> dict[str, Any]:
     info = client.server_info
     caps = client.server_capabilities
@@ -617,40 +455,16 @@ def _describe(client: Client) -> dict[str, Any]:
     }
 
 
-async def _verify_modern(client: Client, name: str) -> None:
-    """A pinned modern client asks the server itself: a legacy-only server is refused."""
-    from mcp import MCPError
-    from mcp_types import DiscoverResult
-    from pydantic import ValidationError
+def enabled_config(servers: Mapping[str, ServerConfig], name: str, source: object = None) -> ServerConfig:
+    """The configuration of the enabled server ``name``: the one check every front end makes.
 
-    try:
-        raw = await client.session.send_discover(MODERN_VERSION)
-        result = DiscoverResult.model_validate(raw)
-    except (MCPError, ValidationError):
-        result = None
-    if result is None or MODERN_VERSION not in result.supported_versions:
-        raise ConnectFailed(
-            f"MCP server {name!r} does not support protocol {MODERN_VERSION}, which its configuration pins; "
-            'set "protocolVersion" to "auto" or "legacy" to use an older server'
-        )
-    client.session.adopt(result)
-
-
-def _http_status_error(name: str, status: int) -> McpError | None:
-    """A setup's failing HTTP status that did not ask for credentials, as a safe error."""
-    if status == 403:
-        return AuthError(f"MCP server {name!r} refused access (HTTP 403)")
-    if status >= 500:
-        return ConnectFailed(f"MCP server {name!r} is unavailable (HTTP {status})")
-    if status in (404, 405):
-        return ConnectFailed(f"MCP server {name!r} has no MCP endpoint at its URL (HTTP {status})")
-    return None
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("hostlink")
-    except PackageNotFoundError:
-        return "0"
+    ServerNotFound or ServerDisabled (saying where it is disabled: ``source``, e.g. the file
+    it came from) otherwise.
+    """
+    config = servers.get(name)
+    if config is None:
+        known = ", ".join(sorted(servers)) or "none configured"
+        raise ServerNotFound(f"unknown MCP server {name!r} (known: {known})")
+    if config.disabled:
+        raise ServerDisabled(f"MCP server {name!r} is disabled in {source or 'its configuration'}")
+    return config

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -180,6 +180,7 @@ class _Common(_Strict):
 class StdioServer(_Common):
     """A server started as a child process speaking MCP over stdio (trusted executable code)."""
 
+    transport: ClassVar[Literal["stdio"]] = "stdio"
     command: Text = Field(min_length=1)
     args: list[Text] = Field(default_factory=list, max_length=MAX_ARGS)
     env: dict[EnvName, Text] = Field(default_factory=dict, repr=False)  # values may be secrets
@@ -189,6 +190,7 @@ class StdioServer(_Common):
 class HttpServer(_Common):
     """A Streamable HTTP server."""
 
+    transport: ClassVar[Literal["http"]] = "http"
     url: Url
     headers: dict[HeaderName, HeaderValue] = Field(default_factory=dict, repr=False)  # may be secrets
     auth: Literal["oauth", "bearer"] | None = None

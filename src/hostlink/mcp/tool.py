@@ -19,6 +19,7 @@ from hostlink.host.cancel import cancelled_by
 from hostlink.host.output import bound_content, compact_json, one_line, strip_controls
 from hostlink.mcp import render
 from hostlink.mcp.errors import AuthRequired, CallFailed, McpError
+from hostlink.mcp.render import model_visible
 
 if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
@@ -158,41 +159,12 @@ def _text(output: OutputSession | None, lines: Sequence[str], is_error: bool = F
     return ToolResult(content=bound_content([TextContent("\n".join(lines))], output), is_error=is_error)
 
 
-def model_visible(tool: Any) -> bool:
-    """False for tools whose ``_meta.ui.visibility`` leaves out the model (MCP Apps)."""
-    meta = tool.meta or {}
-    ui = meta.get("ui") if isinstance(meta, Mapping) else None
-    visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
-    if visibility is None:
-        return True
-    return isinstance(visibility, list) and "model" in visibility
-
-
 # --- actions -------------------------------------------------------------------------
 
 
 async def _status(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
-    names = [args["server"]] if args.get("server") else sorted(runtime.servers)
-    if not names:
-        return _text(output, ["no MCP servers are configured"])
-    lines = []
-    for name in names:
-        config = runtime.servers.get(name)
-        if config is None:
-            runtime.snapshot(name)  # raises ServerNotFound
-        if config.disabled:
-            lines.append(f"{name}: disabled")
-            continue
-        snap = runtime.snapshot(name)
-        parts = [f"{name}: {snap.state}", snap.transport]
-        if snap.protocol_version:
-            parts.append(f"protocol {snap.protocol_version}")
-        if snap.tools is not None:
-            parts.append(f"tools: {sum(1 for t in snap.tools if model_visible(t))}")
-        if snap.error is not None:
-            parts.append(f"error: {snap.error}")
-        lines.append(", ".join(parts))
-    return _text(output, lines)
+    names = [args["server"]] if args.get("server") else None
+    return _text(output, render.status_lines(runtime, names, for_model=True))
 
 
 async def _tools(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
@@ -447,17 +419,10 @@ async def _complete(runtime: McpRuntime, output: OutputSession | None, args: Map
 
 async def _auth(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
     """Start or retry a sign-in by link (clearing a latched failure); never writes configuration."""
-    from hostlink.mcp.auth import sign_in_refusal
+    from hostlink.mcp.signin import sign_in
 
     (server,) = _need(args, "server")
-    config = runtime.config(server)
-    refusal = sign_in_refusal(server, config)
-    if refusal is not None:
-        return _error(refusal)
-    if runtime.auth is None:
-        return _error(f"MCP server {server!r} needs sign-in, but authentication support is not configured "
-                      "in this host")
-    link = await runtime.auth.start_login(server, config)
+    link = await sign_in(runtime.auth, server, runtime.config(server))
     return _text(output, [_with_link(f"Sign-in to MCP server {server!r} started.", link)])
 
 

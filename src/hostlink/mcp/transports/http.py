@@ -1,25 +1,40 @@
-"""The one HTTP transport under every MCP and OAuth request: where it may go, what it may bring back.
+"""The Streamable HTTP transport, and the one HTTP transport under every MCP and OAuth request.
 
-Servers and authorization servers name URLs in their metadata (protected-resource metadata,
+:class:`SafeTransport` holds where a request may go and what it may bring back. Servers and
+authorization servers name URLs in their metadata (protected-resource metadata,
 authorization-server endpoints); each is held to the configuration's rule — https, http only
 on a loopback host — before anything is sent to it, and a challenge may point to
 protected-resource metadata only on the server's own origin. Response bodies are decoded here,
 in bounded steps, so a small compressed body cannot inflate past the bound; a body (other than
 an event stream, whose events the SDK bounds) that exceeds it is refused.
+
+:class:`HttpTransport` is one connection generation of an HTTP server: the SDK client over
+an httpx2 client with the server's headers, its auth and a SafeTransport, which records the
+error statuses of the setup and every answer that asked for credentials.
 """
 
 from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any, Literal
 
+import anyio
+import anyio.abc
 import httpx2
 
-from hostlink.mcp.errors import McpError
+from hostlink.mcp.errors import AuthError, AuthRequired, ConnectFailed, McpError
 from hostlink.mcp.schema import check_url
 
+if TYPE_CHECKING:
+    from mcp import Client
+
+    from hostlink.mcp.schema import HttpServer
+
 DECODE_STEP_BYTES = 64 * 1024
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024  # one decoded HTTP response of an MCP server
 _RESOURCE_METADATA = re.compile(r'resource_metadata\s*=\s*(?:"([^"]*)"|([^\s,]+))', re.IGNORECASE)
 
 
@@ -154,3 +169,89 @@ class SafeTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def challenge_of(response: httpx2.Response) -> tuple[int, str] | None:
+    """A 401, or a 403 asking for more scope (step-up), as (status, WWW-Authenticate)."""
+    header = response.headers.get("www-authenticate", "")
+    if response.status_code == 401 or (response.status_code == 403 and "insufficient_scope" in header):
+        return response.status_code, header
+    return None
+
+
+class HttpTransport:
+    """One connection generation of a Streamable HTTP server (see :class:`hostlink.mcp.transports.Transport`).
+
+    ``auth`` gives the connection's httpx2 auth (None for none); ``ready`` is set once the
+    setup is done, after which error statuses are no longer the setup's.
+    """
+
+    name: Literal["http"] = "http"
+    pid = None  # no process of ours
+
+    def __init__(self, config: HttpServer, auth: Callable[[], Awaitable[httpx2.Auth | None]],
+                 ready: anyio.Event) -> None:
+        self._config, self._auth, self._ready = config, auth, ready
+        self.safe = SafeTransport(MAX_MESSAGE_BYTES)
+        self.statuses: list[int] = []  # error statuses seen during setup
+        self.challenges = 0  # answers that asked for credentials (401, 403 insufficient_scope), ever
+        self.challenge = ""  # how the last one read: "HTTP 401" or "HTTP 403, insufficient_scope"
+
+    @property
+    def refusal(self) -> McpError | None:
+        """What the SafeTransport refused last: a failure inside the SDK can say why."""
+        return self.safe.refusal
+
+    @property
+    def refusals(self) -> int:
+        return self.safe.refusals
+
+    async def connect(self, stack: AsyncExitStack, group: anyio.abc.TaskGroup,
+                      client_for: Callable[[Any, str], Client], mode: str) -> Client:
+        from mcp.client.streamable_http import streamable_http_client
+
+        config = self._config
+        timeout = config.request_timeout_ms / 1000
+        auth = await self._auth()
+
+        async def record(response: httpx2.Response) -> None:
+            if response.status_code >= 400 and not self._ready.is_set():
+                self.statuses.append(response.status_code)
+            if challenge_of(response) is not None:
+                self.challenges += 1
+                self.challenge = "HTTP 401" if response.status_code == 401 else "HTTP 403, insufficient_scope"
+
+        http = httpx2.AsyncClient(headers=dict(config.headers), auth=auth, transport=self.safe,
+                                  timeout=httpx2.Timeout(timeout, read=max(timeout, 300.0)),
+                                  event_hooks={"response": [record]})
+        await stack.enter_async_context(http)
+        client = client_for(streamable_http_client(config.url, http_client=http), mode)
+        await stack.enter_async_context(client)
+        return client
+
+    async def abandon(self) -> None:
+        pass
+
+    async def settle(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+    def note(self) -> str:
+        return ""
+
+    def setup_error(self, name: str, exc: BaseException) -> McpError | None:
+        """A setup failure only HTTP has (a failing status that did not ask for credentials, an
+        unreachable URL) as a safe error; None leaves it to the caller."""
+        if self.statuses and not isinstance(exc, (AuthRequired, AuthError)):
+            status = self.statuses[-1]
+            if status == 403:
+                return AuthError(f"MCP server {name!r} refused access (HTTP 403)")
+            if status >= 500:
+                return ConnectFailed(f"MCP server {name!r} is unavailable (HTTP {status})")
+            if status in (404, 405):
+                return ConnectFailed(f"MCP server {name!r} has no MCP endpoint at its URL (HTTP {status})")
+        if isinstance(exc, httpx2.TransportError) and not isinstance(exc, McpError):
+            return ConnectFailed(f"MCP server {name!r} cannot be reached at its URL ({type(exc).__name__})")
+        return None

@@ -1,0 +1,116 @@
+"""What differs between the MCP transports, behind one interface the runtime uses.
+
+A configuration names its transport (``config.transport``: ``"stdio"`` or ``"http"``);
+:func:`open_transport` makes one connection generation's :class:`Transport` for it, which
+opens the SDK client (:func:`client_factory`) over its own SDK transport. The stdio module
+reads the child's stderr and finds its pid; the http module holds the httpx2 client, its auth
+and the :class:`~hostlink.mcp.transports.http.SafeTransport` under every request. Importing
+this package is cheap: the SDK and httpx2 load only when a server is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from hostlink.mcp.errors import ConnectFailed
+
+if TYPE_CHECKING:
+    import anyio
+    import anyio.abc
+    import httpx2
+    from mcp import Client
+
+    from hostlink.mcp.errors import McpError
+    from hostlink.mcp.schema import ServerConfig
+
+MODERN_VERSION = "2026-07-28"
+
+
+class Transport(Protocol):
+    """One connection generation's transport, as the runtime sees it."""
+
+    name: Literal["stdio", "http"]
+    pid: int | None  # the server process, once connected, when it could be identified
+    refusal: McpError | None  # the last request the transport refused, and why
+    refusals: int
+    challenges: int  # answers that asked for credentials, ever
+    challenge: str  # how the last one read
+    statuses: Any  # error statuses seen during setup
+
+    async def connect(self, stack: AsyncExitStack, group: anyio.abc.TaskGroup,
+                      client_for: Callable[[Any, str], Client], mode: str) -> Client:
+        """Open the SDK client (``client_for(sdk_transport, mode)``) inside ``stack``."""
+
+    async def abandon(self) -> None:
+        """The setup did not finish: collect what the error message needs."""
+
+    async def settle(self) -> None:
+        """The connection died: give the server a moment to say why."""
+
+    def release(self) -> None:
+        """The owner is done: free what the transport holds outside ``stack``."""
+
+    def note(self) -> str:
+        """A classified suffix for an error message (``": …"``), or ``""``."""
+
+    def setup_error(self, name: str, exc: BaseException) -> McpError | None:
+        """A setup failure only this transport has, as a safe error; None otherwise."""
+
+
+def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.Auth | None]],
+                   ready: anyio.Event) -> Transport:
+    """The transport of one connection generation (nothing is opened yet).
+
+    ``auth`` gives an HTTP connection its auth; ``ready`` is set when the setup is done.
+    """
+    if config.transport == "stdio":
+        from hostlink.mcp.transports.stdio import StdioTransport
+
+        return StdioTransport(config)
+    from hostlink.mcp.transports.http import HttpTransport
+
+    return HttpTransport(config, auth, ready)
+
+
+def client_factory(config: ServerConfig) -> Callable[[Any, str], Client]:
+    """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``."""
+    from mcp import Client
+    from mcp_types import Implementation
+
+    timeout = config.request_timeout_ms / 1000
+
+    def client_for(transport: Any, mode: str) -> Client:
+        return Client(transport, mode=mode, read_timeout_seconds=timeout,
+                      client_info=Implementation(name="hostlink", version=_version()))
+
+    return client_for
+
+
+async def verify_modern(client: Client, name: str) -> None:
+    """A pinned modern client asks the server itself: a legacy-only server is refused."""
+    from mcp import MCPError
+    from mcp_types import DiscoverResult
+    from pydantic import ValidationError
+
+    try:
+        raw = await client.session.send_discover(MODERN_VERSION)
+        result = DiscoverResult.model_validate(raw)
+    except (MCPError, ValidationError):
+        result = None
+    if result is None or MODERN_VERSION not in result.supported_versions:
+        raise ConnectFailed(
+            f"MCP server {name!r} does not support protocol {MODERN_VERSION}, which its configuration pins; "
+            'set "protocolVersion" to "auto" or "legacy" to use an older server'
+        )
+    client.session.adopt(result)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hostlink")
+    except PackageNotFoundError:
+        return "0"

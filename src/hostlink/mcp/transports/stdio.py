@@ -1,0 +1,172 @@
+"""The stdio transport: a child process speaking MCP on its stdin/stdout.
+
+Its stderr goes to a private pipe whose last bytes classify a failed start in a fixed phrase
+(the raw text is never repeated); the child is identified by that pipe, for the snapshot.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import anyio.abc
+
+from hostlink.mcp.errors import ConnectFailed, McpError, first_error
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+    from hostlink.mcp.schema import StdioServer
+
+STDERR_TAIL_BYTES = 8192
+STDERR_SETTLE_SECONDS = 0.5
+
+
+class StderrTail:
+    """The last bytes a stdio server wrote to stderr, read from a private pipe."""
+
+    def __init__(self) -> None:
+        self._read_fd, write_fd = os.pipe()
+        os.set_blocking(self._read_fd, False)
+        self.writer = os.fdopen(write_fd, "w")  # handed to the SDK as the child's stderr
+        self.inode = os.fstat(write_fd).st_ino
+        self.data = b""
+        self.eof = anyio.Event()
+
+    def close_writer(self) -> None:
+        """Drop our copy of the write end once the child holds its own, so EOF can arrive."""
+        if not self.writer.closed:
+            self.writer.close()
+
+    def close(self) -> None:
+        """Release both ends; called by the owner once the pump has stopped."""
+        self.close_writer()
+        if self._read_fd >= 0:
+            os.close(self._read_fd)
+            self._read_fd = -1
+
+    async def pump(self) -> None:
+        while True:
+            await anyio.wait_readable(self._read_fd)
+            try:
+                chunk = os.read(self._read_fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                self.eof.set()
+                return
+            self.data = (self.data + chunk)[-STDERR_TAIL_BYTES:]
+
+    def classify(self) -> str | None:
+        """A fixed phrase for what the tail shows; the raw text is never repeated."""
+        text = self.data.decode("utf-8", "replace").lower()
+        if "command not found" in text or "no such file or directory" in text or "cannot find module" in text:
+            return "the server reported a missing command or file"
+        if "permission denied" in text or "eacces" in text:
+            return "the server reported permission denied"
+        if "traceback (most recent call last)" in text or re.search(r"\b(error|exception|panic)\b", text):
+            return "the server crashed (it reported an error on stderr)"
+        if self.eof.is_set():
+            return "the server process exited"
+        return None
+
+    async def settle(self) -> None:
+        """Give a dying server a moment to finish its stderr, so classification sees it."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(STDERR_SETTLE_SECONDS):
+            await self.eof.wait()
+
+
+def find_child_pid(inode: int) -> int | None:
+    """The child whose stderr is our pipe (Linux /proc); None where that cannot be seen."""
+    me = str(os.getpid())
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[1] != me:
+                continue
+            if os.readlink(f"/proc/{entry}/fd/2") == f"pipe:[{inode}]":
+                return int(entry)
+        except (OSError, IndexError):
+            continue
+    return None
+
+
+class StdioTransport:
+    """One connection generation of a stdio server (see :class:`hostlink.mcp.transports.Transport`)."""
+
+    name: Literal["stdio"] = "stdio"
+    refusal: McpError | None = None  # nothing is refused on a pipe
+    refusals = 0
+    challenges = 0  # nor does a pipe ask for credentials
+    challenge = ""
+    statuses: tuple[int, ...] = ()
+
+    def __init__(self, config: StdioServer) -> None:
+        self._config = config
+        self.stderr: StderrTail | None = None
+        self.pid: int | None = None
+
+    async def connect(self, stack: AsyncExitStack, group: anyio.abc.TaskGroup,
+                      client_for: Callable[[Any, str], Client], mode: str) -> Client:
+        from mcp import MCPError, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+        from mcp_types import CONNECTION_CLOSED
+
+        config = self._config
+        self.stderr = tail = StderrTail()
+        group.start_soon(tail.pump)
+        params = StdioServerParameters(command=config.command, args=list(config.args),
+                                       env=dict(config.env) or None, cwd=config.cwd)
+        client = client_for(stdio_client(params, errlog=tail.writer), mode)
+        try:
+            await stack.enter_async_context(client)
+        except Exception as exc:  # noqa: BLE001 - the SDK's task groups wrap it in a group
+            leaf = first_error(exc)
+            if mode != "auto" or not (isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED):
+                raise
+            # Some older servers exit on any request before `initialize`, such as the
+            # auto probe: one fresh process with the legacy handshake, and no more.
+            client = client_for(stdio_client(params, errlog=tail.writer), "legacy")
+            await stack.enter_async_context(client)
+        tail.close_writer()
+        self.pid = find_child_pid(tail.inode)
+        return client
+
+    async def abandon(self) -> None:
+        """The setup did not finish: let the child's last words arrive for the error."""
+        if self.stderr is not None:
+            self.stderr.close_writer()
+            await self.stderr.settle()
+
+    async def settle(self) -> None:
+        if self.stderr is not None:
+            await self.stderr.settle()
+
+    def release(self) -> None:
+        if self.stderr is not None:
+            self.stderr.close()
+
+    def note(self) -> str:
+        """``": <what stderr showed>"`` for an error message, or nothing."""
+        phrase = self.stderr.classify() if self.stderr is not None else None
+        return f": {phrase}" if phrase else ""
+
+    def setup_error(self, name: str, exc: BaseException) -> McpError | None:
+        """A start failure only a child process has, as a safe error."""
+        if isinstance(exc, FileNotFoundError):
+            return ConnectFailed(f"MCP server {name!r}: command not found: {Path(self._config.command).name!r}")
+        if isinstance(exc, PermissionError):
+            return ConnectFailed(f"MCP server {name!r}: permission denied running {Path(self._config.command).name!r}")
+        return None
+

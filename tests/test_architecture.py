@@ -1,0 +1,107 @@
+"""The layering, read from the code: host API -> extensions -> hosts, no cycle, small modules.
+
+Every ``import`` of every hostlink module counts, function-local ones too; only imports under
+``if TYPE_CHECKING:`` (never executed) are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).parent.parent / "src"
+MAX_LINES = 500
+EXTENSIONS = ("hostlink.mcp", "hostlink.claude_code")
+HOSTS = ("hostlink.adapters", "hostlink.cli", "hostlink.serve")
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted((SRC / "hostlink").rglob("*.py")):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(inner) for child in node.body for inner in ast.walk(child))
+    return [node for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skipped]
+
+
+def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The hostlink modules ``name`` imports when it runs."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in _runtime_imports(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        found.update(target for target in targets if target in known and target != name)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports_of(name, path, known) for name, path in known.items()}
+
+
+def _within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+
+def test_extensions_import_only_the_host_api_and_themselves():
+    wrong = []
+    for name, targets in graph().items():
+        for extension in EXTENSIONS:
+            if _within(name, (extension,)):
+                others = tuple(e for e in EXTENSIONS if e != extension) + HOSTS
+                wrong += [f"{name} -> {target}" for target in sorted(targets) if _within(target, others)]
+    assert wrong == []
+
+
+def test_the_host_api_imports_no_extension_and_no_host():
+    wrong = [f"{name} -> {target}" for name, targets in graph().items() if _within(name, ("hostlink.host",))
+             for target in sorted(targets) if _within(target, EXTENSIONS + HOSTS)]
+    assert wrong == []
+
+
+def test_no_import_cycle_among_hostlink_modules():
+    edges = graph()
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str], on_path: set[str], done: set[str]) -> None:
+        for target in sorted(edges[node]):
+            if target in on_path:
+                cycles.append(path[path.index(target):] + [target])
+            elif target not in done:
+                on_path.add(target)
+                visit(target, path + [target], on_path, done)
+                on_path.discard(target)
+        done.add(node)
+
+    done: set[str] = set()
+    for start in sorted(edges):
+        if start not in done:
+            visit(start, [start], {start}, done)
+    assert cycles == []
+
+
+def test_no_module_over_500_lines():
+    long = {name: count for name, path in modules().items()
+            if (count := len(path.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_the_graph_sees_function_local_imports():
+    # The reader itself: a function-local import is an edge, a TYPE_CHECKING one is not.
+    edges = graph()
+    assert "hostlink.mcp.runtime" in edges["hostlink.mcp.extension"]  # imported inside _start
+    assert "hostlink.host.output" not in edges["hostlink.host"]  # TYPE_CHECKING only
