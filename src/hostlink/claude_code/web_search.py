@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hostlink.claude_code import protocol
-from hostlink.host import CancelSignal, TextContent, ToolResult, ToolSpec
+from hostlink.host import CancelSignal, TextContent, ToolResult, ToolSpec, text_problem
 from hostlink.host.output import OutputSession, bound_text
 from hostlink.host.private import (
     create_private_dir,
@@ -216,10 +216,7 @@ def _query(args: Mapping[str, Any]) -> str:
         raise SearchError("'query' must be a non-empty string")
     if len(query) > MAX_QUERY_CHARS:
         raise SearchError(f"'query' is longer than {MAX_QUERY_CHARS} characters")
-    if "\x00" in query:
-        raise SearchError("'query' contains a NUL character")
-    try:
-        query.encode("utf-8")
-    except UnicodeEncodeError:
-        raise SearchError("'query' is not valid Unicode") from None
+    problem = text_problem(query)
+    if problem is not None:
+        raise SearchError(f"'query' contains {problem}")
     return query

@@ -174,8 +174,7 @@ async def _nothing(extension: McpExtension, host: HostSession) -> None:
 @click.pass_context
 def disconnect(ctx: click.Context, server: str) -> None:
     """Close SERVER's connection (each hostlink command has its own; this one has none open)."""
-    with_server(ctx, server, _nothing)
-    click.echo(f"{server}: idle (not connected in this process)")
+    _explain(ctx, server, "idle (not connected in this process)")
 
 
 @mcp_group.command()
@@ -183,8 +182,13 @@ def disconnect(ctx: click.Context, server: str) -> None:
 @click.pass_context
 def reconnect(ctx: click.Context, server: str) -> None:
     """Reset SERVER to idle, clearing a failed setup; never starts authorization."""
+    _explain(ctx, server, "reset to idle; the next use connects")
+
+
+def _explain(ctx: click.Context, server: str, state: str) -> None:
+    """What a connection verb means in a one-shot command, once SERVER is checked."""
     with_server(ctx, server, _nothing)
-    click.echo(f"{server}: reset to idle; the next use connects")
+    click.echo(f"{server}: {state}")
 
 
 @mcp_group.command()

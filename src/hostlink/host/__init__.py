@@ -120,6 +120,18 @@ class Context:
     tools: Sequence[ToolDefinition] = ()
 
 
+def text_problem(value: str) -> str | None:
+    """What keeps ``value`` out of a process argument, an environment value, a header or a
+    file (``"a NUL character"``, ``"a lone surrogate escape"``), or None when nothing does."""
+    if "\0" in value:
+        return "a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "a lone surrogate escape"
+    return None
+
+
 # --- cancellation ---------------------------------------------------------------------
 
 

@@ -2,7 +2,7 @@
 
 Every model rejects unknown keys and wrong types, and every cross-field rule fails closed.
 Messages name the field and the rule, never the value: values may be secrets. Imports only
-pydantic, so reading configuration never pays for ``import mcp``.
+pydantic and the host API, so reading configuration never pays for ``import mcp``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from hostlink.host import text_problem
+
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HEADER_NAME_PATTERN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
@@ -39,12 +41,9 @@ class SchemaError(ValueError):
 
 def _clean_text(value: str) -> str:
     """Refuse NUL and lone surrogates: no process argument, env value or header can carry them."""
-    if "\0" in value:
-        raise ValueError("must not contain a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("must be valid Unicode (no lone surrogate escapes)") from None
+    problem = text_problem(value)
+    if problem is not None:
+        raise ValueError(f"must not contain {problem}")
     return value
 
 
