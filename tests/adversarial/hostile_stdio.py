@@ -8,6 +8,9 @@ Attacks:
   ``ok`` answers normally.
 - ``big-line MIB``: ``tools/call`` answers one text result of MIB MiB on one line.
 - ``log-flood N``: before answering ``tools/call``, writes N malformed lines to stdout.
+- ``grandchild PIDFILE`` / ``setsid-grandchild PIDFILE``: at start, starts a sleeping child
+  that keeps the server's stdout open (the second one in a session of its own) and writes
+  the child's pid to PIDFILE.
 """
 
 from __future__ import annotations
@@ -56,6 +59,13 @@ def call(ident, name: str) -> None:
 
 
 def main() -> None:
+    if ATTACK in ("grandchild", "setsid-grandchild"):
+        import subprocess
+
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                 start_new_session=ATTACK == "setsid-grandchild")
+        with open(ARGUMENT, "w") as pidfile:
+            pidfile.write(str(child.pid))
     for raw in sys.stdin.buffer:
         message = json.loads(raw)
         method, ident = message.get("method"), message.get("id")

@@ -180,9 +180,12 @@ def _server_entries(document: Any, source: Path) -> dict[str, Any]:
 def _parse_entry(name: str, raw: Any, source: Path, environ: Mapping[str, str]) -> ServerConfig:
     prefix = f"mcpServers.{name}"
     try:
-        return parse_server(_interpolate_entry(raw, environ))
+        server = parse_server(_interpolate_entry(raw, environ))
     except SchemaError as exc:
         raise ConfigError(source, f"{prefix}.{exc.field}" if exc.field else prefix, exc.problem) from None
+    if server.transport == "stdio" and raw["command"] != server.command:
+        return server.as_written(raw["command"])  # expanded from ${VAR}: messages show the reference
+    return server
 
 
 def _interpolate_entry(raw: Any, environ: Mapping[str, str]) -> Any:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from hostlink.mcp.auth import AuthManager
 
 TOOLS_PAGE_CAP = 50  # pages of tools/list per listing; a paginator that never ends cannot hang us
+TIMEOUT_SHARE = 0.9  # an SDK timeout arrives after the request's whole timeout, a server's own earlier
 SERVER_TEXT_LIMIT = 300  # characters of a server's own error message shown in ours
 
 State = Literal["idle", "connecting", "connected", "failed", "closed"]
@@ -297,16 +298,20 @@ class McpRuntime:
             raise ConnectFailed(f"MCP server {name!r} is not connected")
         transport = conn.transport
         challenges, refusals = transport.challenges, transport.refusals
+        started = anyio.current_time()
         try:
             return await send(client)
         except MCPError as exc:
             if transport.challenges != challenges:  # the server asked for credentials meanwhile
                 raise await self._challenge_error(conn) from None
-            if transport.refusals != refusals:
+            if transport.refusals != refusals and exc.code != CONNECTION_CLOSED:
                 raise CallFailed(f"MCP server {name!r}: {what} failed: {transport.refusal}") from None
-            if exc.code == CONNECTION_CLOSED:
+            # A server may answer with the codes the SDK uses for its own transport state:
+            # what happened decides, not the code.
+            if exc.code == CONNECTION_CLOSED and transport.ended:
                 raise await self._lost(conn, what) from None
-            if exc.code == REQUEST_TIMEOUT:
+            timeout = conn.config.request_timeout_ms / 1000
+            if exc.code == REQUEST_TIMEOUT and anyio.current_time() - started >= timeout * TIMEOUT_SHARE:
                 raise RequestTimedOut(
                     f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
                 ) from None
@@ -327,8 +332,9 @@ class McpRuntime:
         await conn.transport.settle()
         if conn.snapshot.state == "failed" and conn.snapshot.error is not None:
             return conn.snapshot.error  # a sibling already latched it
-        error = ConnectFailed(f"MCP server {name!r} closed the connection during {what}"
-                              + conn.transport.note() + "; use reconnect to start it again")
+        refusal = conn.transport.refusal
+        cause = f": {refusal}" if refusal is not None else f" closed the connection during {what}" + conn.transport.note()
+        error = ConnectFailed(f"MCP server {name!r}{cause}; use reconnect to start it again")
         if conn.snapshot.state == "connected":
             self._publish(conn, state="failed", error=error)
             conn.closing.set()

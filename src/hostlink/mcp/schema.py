@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     model_validator,
 )
@@ -184,6 +185,16 @@ class StdioServer(_Common):
     args: list[Text] = Field(default_factory=list, max_length=MAX_ARGS)
     env: dict[EnvName, Text] = Field(default_factory=dict, repr=False)  # values may be secrets
     cwd: Text | None = None
+    _written: str | None = PrivateAttr(default=None)  # ``command`` before ${VAR} expansion
+
+    @property
+    def written_command(self) -> str:
+        """``command`` as the file wrote it, for messages: a ${VAR} there stays a reference."""
+        return self._written if self._written is not None else self.command
+
+    def as_written(self, command: str) -> StdioServer:
+        self._written = command
+        return self
 
 
 class HttpServer(_Common):

@@ -35,6 +35,7 @@ class Transport(Protocol):
     pid: int | None  # the server process, once connected, when it could be identified
     refusal: McpError | None  # the last request the transport refused, and why
     refusals: int
+    ended: bool  # the connection to the server has ended (stdout closed, the HTTP transport stopped)
     challenges: int  # answers that asked for credentials, ever
     challenge: str  # how the last one read
     statuses: Any  # error statuses seen during setup

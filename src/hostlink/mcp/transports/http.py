@@ -140,6 +140,7 @@ class SafeTransport(httpx2.AsyncBaseTransport):
         self._limit = limit
         self.refusals = 0
         self.refusal: McpError | None = None
+        self.failed_posts = 0
 
     def refused(self, error: McpError) -> McpError:
         self.refusals += 1
@@ -147,6 +148,14 @@ class SafeTransport(httpx2.AsyncBaseTransport):
         return error
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await self._handle(request)
+        except Exception:
+            if request.method == "POST":
+                self.failed_posts += 1  # the SDK's Streamable HTTP transport ends with its POST
+            raise
+
+    async def _handle(self, request: httpx2.Request) -> httpx2.Response:
         try:
             check_url(str(request.url))
         except ValueError as problem:
@@ -205,6 +214,10 @@ class HttpTransport:
     @property
     def refusals(self) -> int:
         return self.safe.refusals
+
+    @property
+    def ended(self) -> bool:
+        return self.safe.failed_posts > 0
 
     async def connect(self, stack: AsyncExitStack, group: anyio.abc.TaskGroup,
                       client_for: Callable[[Any, str], Client], mode: str) -> Client:

@@ -1,7 +1,8 @@
 """The stdio transport: a child process speaking MCP on its stdin/stdout.
 
 Its stderr goes to a private pipe whose last bytes classify a failed start in a fixed phrase
-(the raw text is never repeated); the child is identified by that pipe, for the snapshot.
+(the raw text is never repeated); the process and its stdin/stdout are
+:class:`~hostlink.mcp.transports.stdio_pipes.ServerPipes`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import anyio
 import anyio.abc
 
 from hostlink.mcp.errors import ConnectFailed, McpError, first_error
+from hostlink.mcp.transports.stdio_pipes import ServerPipes
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -33,8 +35,7 @@ class StderrTail:
     def __init__(self) -> None:
         self._read_fd, write_fd = os.pipe()
         os.set_blocking(self._read_fd, False)
-        self.writer = os.fdopen(write_fd, "w")  # handed to the SDK as the child's stderr
-        self.inode = os.fstat(write_fd).st_ino
+        self.writer = os.fdopen(write_fd, "w")  # handed to the child as its stderr
         self.data = b""
         self.eof = anyio.Event()
 
@@ -81,54 +82,44 @@ class StderrTail:
             await self.eof.wait()
 
 
-def find_child_pid(inode: int) -> int | None:
-    """The child whose stderr is our pipe (Linux /proc); None where that cannot be seen."""
-    me = str(os.getpid())
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return None
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            if stat.rsplit(")", 1)[1].split()[1] != me:
-                continue
-            if os.readlink(f"/proc/{entry}/fd/2") == f"pipe:[{inode}]":
-                return int(entry)
-        except (OSError, IndexError):
-            continue
-    return None
-
-
 class StdioTransport:
     """One connection generation of a stdio server (see :class:`hostlink.mcp.transports.Transport`)."""
 
     name: Literal["stdio"] = "stdio"
-    refusal: McpError | None = None  # nothing is refused on a pipe
-    refusals = 0
-    challenges = 0  # nor does a pipe ask for credentials
+    challenges = 0  # a pipe never asks for credentials
     challenge = ""
     statuses: tuple[int, ...] = ()
 
     def __init__(self, config: StdioServer) -> None:
         self._config = config
         self.stderr: StderrTail | None = None
-        self.pid: int | None = None
+        self._pipes: ServerPipes | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._pipes.pid if self._pipes is not None else None
+
+    @property
+    def refusal(self) -> McpError | None:
+        return self._pipes.refusal if self._pipes is not None else None
+
+    @property
+    def refusals(self) -> int:
+        return int(self.refusal is not None)
+
+    @property
+    def ended(self) -> bool:
+        return self._pipes is None or self._pipes.ended
 
     async def connect(self, stack: AsyncExitStack, group: anyio.abc.TaskGroup,
                       client_for: Callable[[Any, str], Client], mode: str) -> Client:
-        from mcp import MCPError, StdioServerParameters
-        from mcp.client.stdio import stdio_client
+        from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED
 
-        config = self._config
         self.stderr = tail = StderrTail()
         group.start_soon(tail.pump)
-        params = StdioServerParameters(command=config.command, args=list(config.args),
-                                       env=dict(config.env) or None, cwd=config.cwd)
-        client = client_for(stdio_client(params, errlog=tail.writer), mode)
+        self._pipes = ServerPipes(self._config, tail.writer)
+        client = client_for(self._pipes.streams(), mode)
         try:
             await stack.enter_async_context(client)
         except Exception as exc:  # noqa: BLE001 - the SDK's task groups wrap it in a group
@@ -137,10 +128,10 @@ class StdioTransport:
                 raise
             # Some older servers exit on any request before `initialize`, such as the
             # auto probe: one fresh process with the legacy handshake, and no more.
-            client = client_for(stdio_client(params, errlog=tail.writer), "legacy")
+            self._pipes = ServerPipes(self._config, tail.writer)
+            client = client_for(self._pipes.streams(), "legacy")
             await stack.enter_async_context(client)
         tail.close_writer()
-        self.pid = find_child_pid(tail.inode)
         return client
 
     async def abandon(self) -> None:
@@ -164,9 +155,12 @@ class StdioTransport:
 
     def setup_error(self, name: str, exc: BaseException) -> McpError | None:
         """A start failure only a child process has, as a safe error."""
+        shown = Path(self._config.written_command).name  # as configured: a ${VAR} stays a reference
         if isinstance(exc, FileNotFoundError):
-            return ConnectFailed(f"MCP server {name!r}: command not found: {Path(self._config.command).name!r}")
+            if self._config.cwd is not None and not os.path.isdir(self._config.cwd):
+                return ConnectFailed(f'MCP server {name!r}: its working directory ("cwd") does not exist')
+            return ConnectFailed(f"MCP server {name!r}: command not found: {shown!r}")
         if isinstance(exc, PermissionError):
-            return ConnectFailed(f"MCP server {name!r}: permission denied running {Path(self._config.command).name!r}")
+            return ConnectFailed(f"MCP server {name!r}: permission denied running {shown!r}")
         return None
 

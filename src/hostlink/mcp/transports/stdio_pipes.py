@@ -1,0 +1,208 @@
+"""A stdio server process and its pipes, as the SDK client's transport streams.
+
+The SDK's own stdio client rebuilds its buffer on every chunk (a long line costs quadratic
+time), decodes strictly (one invalid byte ends the reader while the session still looks
+connected) and signals the server's process group only when the server outlives its stdin.
+Here the same protocol framing (one JSON-RPC message a line) is read linearly into a bounded
+buffer, decoded with replacement characters, and every close stops the whole process group
+and every process the server started, whether or not the server itself has exited.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+import anyio
+import anyio.abc
+
+from hostlink.mcp.errors import CallFailed, McpError
+
+if TYPE_CHECKING:
+    from hostlink.mcp.schema import StdioServer
+
+MAX_LINE_BYTES = 64 * 1024 * 1024  # one message, as for HTTP
+READ_BYTES = 1024 * 1024
+STDIN_GRACE_SECONDS = 2.0  # after stdin closes, before the group is signalled (the MCP spec's order)
+KILL_GRACE_SECONDS = 1.0
+
+
+class LineReader:
+    """Splits a byte stream into lines in time linear in its size; a line over ``limit`` is
+    dropped (up to its end) and reported once as ``None``."""
+
+    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
+        self._buffer = bytearray()
+        self._scanned = 0  # where the search for the next newline resumes
+        self._limit = limit
+        self._skipping = False
+
+    def feed(self, chunk: bytes) -> list[bytes | None]:
+        self._buffer += chunk
+        lines: list[bytes | None] = []
+        start = 0
+        while (end := self._buffer.find(b"\n", max(start, self._scanned))) >= 0:
+            if self._skipping:
+                self._skipping = False
+            else:
+                lines.append(bytes(self._buffer[start:end]))
+            start = end + 1
+        del self._buffer[:start]
+        self._scanned = len(self._buffer)
+        if len(self._buffer) > self._limit:
+            self._buffer.clear()
+            self._scanned = 0
+            if not self._skipping:
+                self._skipping = True
+                lines.append(None)
+        elif self._skipping:
+            self._buffer.clear()
+            self._scanned = 0
+        return lines
+
+
+def _server_tree(leader: int) -> dict[int, str]:
+    """The live processes of the server, by pid with their start time: its process group
+    (which outlives the leader) and every descendant, also those that left the group with
+    setsid (Linux /proc). The start time tells a process from a later one with its pid."""
+    table: dict[int, tuple[int, int, str, str]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return {}
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                table[int(entry)] = (int(fields[1]), int(fields[2]), fields[0], fields[19])  # ppid pgrp state start
+            except (OSError, IndexError, ValueError):
+                continue
+    tree = {pid for pid, (_, group, _, _) in table.items() if group == leader} | {leader}
+    queue = [leader]
+    while queue:
+        parent = queue.pop()
+        for pid, (ppid, _, _, _) in table.items():
+            if ppid == parent and pid not in tree:
+                tree.add(pid)
+                queue.append(pid)
+    return {pid: table[pid][3] for pid in tree if pid in table and table[pid][2] != "Z"}
+
+
+def _still_running(known: dict[int, str], leader: int) -> dict[int, str]:
+    """The server's tree now, with the ``known`` processes that still run (same start time)."""
+    now = _server_tree(leader)
+    for pid, started in known.items():
+        if pid not in now and _server_tree(pid).get(pid) == started:
+            now[pid] = started
+    return now
+
+
+class ServerPipes:
+    """One server process. ``refusal`` says why the transport gave up on the server's output
+    (a message over the bound); ``pid`` is the server's, once started."""
+
+    def __init__(self, config: StdioServer, errlog: TextIO) -> None:
+        self._config = config
+        self._errlog = errlog
+        self.pid: int | None = None
+        self.refusal: McpError | None = None
+        self.ended = False  # the server's stdout is closed (or was given up on)
+
+    @asynccontextmanager
+    async def streams(self) -> AsyncIterator[tuple[Any, Any]]:
+        from mcp.client.stdio import get_default_environment
+        from mcp.shared.message import SessionMessage
+
+        config = self._config
+        process = await anyio.open_process(
+            [config.command, *config.args], env=get_default_environment() | dict(config.env),
+            stderr=self._errlog, cwd=config.cwd, start_new_session=True)
+        self.pid = process.pid
+        read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._read, process, read_in)
+            group.start_soon(self._write, process, write_out)
+            try:
+                yield read_out, write_in
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._stop(process)
+                    for stream in (read_out, write_in, read_in, write_out):
+                        await stream.aclose()
+                group.cancel_scope.cancel()
+
+    async def _read(self, process: anyio.abc.Process, sink: Any) -> None:
+        try:
+            async with sink:
+                try:
+                    await self._pump(process, sink)
+                finally:
+                    self.ended = True  # before the session hears the end
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return  # the session is gone
+
+    async def _pump(self, process: anyio.abc.Process, sink: Any) -> None:
+        """Every line of stdout as a message until it closes, or until one is over the bound."""
+        from mcp.shared.message import SessionMessage
+        from mcp_types import jsonrpc_message_adapter
+
+        assert process.stdout is not None
+        lines = LineReader()
+        while True:
+            try:
+                chunk = await process.stdout.receive(READ_BYTES)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                return  # the server closed stdout: the session sees the connection end
+            for line in lines.feed(chunk):
+                if line is None:
+                    self.refusal = CallFailed(f"the server sent a message over {MAX_LINE_BYTES // 2**20} MiB; "
+                                              "the connection was closed")
+                    return
+                if not line.strip():
+                    continue
+                try:
+                    message: SessionMessage | Exception = SessionMessage(jsonrpc_message_adapter.validate_json(
+                        line.decode("utf-8", "replace"), by_name=False))
+                except ValueError as error:
+                    message = error  # the session reports it; the line itself is never echoed
+                await sink.send(message)
+
+    async def _write(self, process: anyio.abc.Process, source: Any) -> None:
+        assert process.stdin is not None
+        try:
+            async with source:
+                async for message in source:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    await process.stdin.send(data.encode("utf-8", "replace"))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            return
+
+    async def _stop(self, process: anyio.abc.Process) -> None:
+        """Close stdin, give the server its grace, then stop its group and its descendants —
+        those seen before stdin closed too, which an exiting server leaves orphaned."""
+        assert process.stdin is not None and process.stdout is not None
+        known = _server_tree(process.pid)
+        with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await process.stdin.aclose()
+        with anyio.move_on_after(STDIN_GRACE_SECONDS):
+            while process.returncode is None:
+                await anyio.sleep(0.02)
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            known = _still_running(known, process.pid)
+            if not known:
+                break
+            for pid in known:
+                with suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signum)
+            with anyio.move_on_after(KILL_GRACE_SECONDS):
+                while _still_running(known, process.pid):
+                    await anyio.sleep(0.02)
+        with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await process.stdout.aclose()
+        with anyio.move_on_after(KILL_GRACE_SECONDS), suppress(ProcessLookupError):
+            await process.aclose()

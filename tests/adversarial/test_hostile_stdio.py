@@ -1,0 +1,104 @@
+"""Hostile stdio servers: orphaned grandchildren, error codes that look like transport state,
+invalid UTF-8, very long lines, secrets in the command.
+
+Before (the adversarial battery): a grandchild holding stdout, or one in its own session,
+outlived ``hostlink mcp call``; a tool's JSON-RPC error -32000 latched the connection as
+closed and -32001 read as a timeout; one invalid UTF-8 byte left a dead session that said
+"connected"; a 50 MiB line took past the 15 s timeout (quadratic reads); ``"command":
+"${SECRET}"`` printed the secret, and a missing ``cwd`` read as "command not found".
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from adversarial.support import assert_contained, run_cli, stdio
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("attack", ["grandchild", "setsid-grandchild"])
+def test_no_grandchild_outlives_the_command(tmp_path, attack):
+    pidfile = tmp_path / "grandchild.pid"
+    run = run_cli(tmp_path, {"kids": stdio(attack, str(pidfile))}, "mcp", "call", "kids", "ok")
+    assert (run.code, run.out) == (0, "still here\n"), run.err
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild), f"{attack} {grandchild} outlived hostlink mcp call"
+    assert_contained(run)
+
+
+@pytest.mark.parametrize("code", ["-32000", "-32001"])
+def test_a_tools_error_code_is_the_tools_answer_not_transport_state(tmp_path, code):
+    run = run_cli(tmp_path, {"err": stdio("tool-error", code)}, "mcp", "call", "err", "boom")
+    assert run.code == 1
+    assert "tool refused" in run.err and "closed the connection" not in run.err and "did not answer" not in run.err
+    assert_contained(run)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("code", [-32000, -32001])
+async def test_after_a_tool_error_code_the_session_stays_connected(code):
+    from hostlink.mcp.errors import CallFailed
+    from hostlink.mcp.runtime import McpRuntime
+    from hostlink.mcp.schema import parse_server
+
+    runtime = McpRuntime({"err": parse_server(stdio("tool-error", str(code)))})
+    try:
+        with pytest.raises(CallFailed, match="tool refused"):
+            await runtime.call_tool("err", "boom", {})
+        assert runtime.snapshot("err").state == "connected"
+        assert (await runtime.call_tool("err", "ok", {})).content[0].text == "still here"
+    finally:
+        await runtime.aclose()
+
+
+@pytest.mark.anyio
+async def test_invalid_utf8_is_replaced_and_the_connection_lives():
+    from hostlink.mcp.runtime import McpRuntime
+    from hostlink.mcp.schema import parse_server
+
+    runtime = McpRuntime({"utf": parse_server(stdio("bad-utf8", requestTimeoutMs=5000))})
+    try:
+        result = await runtime.call_tool("utf", "bad", {})
+        assert result.content[0].text == "before-\ufffd-after"
+        assert (await runtime.call_tool("utf", "ok", {})).content[0].text == "still here"
+        assert runtime.snapshot("utf").state == "connected"
+    finally:
+        await runtime.aclose()
+
+
+def test_a_50_mib_line_arrives_within_the_timeout_and_memory_stays_bounded(tmp_path):
+    run = run_cli(tmp_path, {"big": stdio("big-line", "50")}, "mcp", "call", "big", "boom")
+    assert run.code == 0, run.err
+    assert run.out.rstrip().endswith("full output not kept]")
+    assert_contained(run)
+
+
+def test_a_line_over_64_mib_closes_the_connection_with_a_reason(tmp_path):
+    run = run_cli(tmp_path, {"huge": stdio("big-line", "70")}, "mcp", "call", "huge", "boom")
+    assert run.code == 1
+    assert "sent a message over 64 MiB" in run.err
+    assert_contained(run)
+
+
+def test_a_secret_command_is_never_echoed_and_a_missing_cwd_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("SECRET_COMMAND", "SUPERSECRET-42")
+    run = run_cli(tmp_path, {"s": {"command": "${SECRET_COMMAND}"}}, "mcp", "connect", "s")
+    assert run.code == 1 and "SUPERSECRET-42" not in run.err and "${SECRET_COMMAND}" in run.err, run.err
+    missing = run_cli(tmp_path, {"c": {"command": sys.executable, "cwd": str(tmp_path / "nowhere")}},
+                      "mcp", "connect", "c")
+    assert missing.code == 1 and 'working directory ("cwd") does not exist' in missing.err, missing.err
+    assert "command not found" not in missing.err
+    assert_contained(run)
