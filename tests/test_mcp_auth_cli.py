@@ -74,8 +74,26 @@ async def test_auth_times_out_and_refuses_non_link_servers(configured):
     assert result.returncode == 1 and "unknown MCP server" in result.stderr
 
 
-async def test_a_tool_call_without_sign_in_returns_the_link(configured):
+async def test_a_one_shot_command_without_sign_in_names_the_command_not_a_dead_link(configured):
+    # The callback listener would die with the command: a link there could never work.
     result = hostlink("mcp", "call", "fake", "whoami")
     assert result.returncode == 1
-    assert configured.issuer + "/authorize?" in result.stdout + result.stderr
-    assert configured.counters()["token_code"] == 0
+    assert result.stderr.strip() == "MCP server 'fake' needs sign-in: run `hostlink mcp auth fake`"
+    assert "/authorize?" not in result.stdout + result.stderr
+    assert configured.counters()["register"] == 0 and configured.counters()["token_code"] == 0
+    assert credentials()["fake"] == "signed out"
+
+
+@pytest.mark.parametrize("stop", ["timeout", "sigterm"])
+async def test_no_pending_state_is_shown_for_a_sign_in_nobody_waits_for(configured, stop):
+    if stop == "timeout":
+        assert hostlink("mcp", "auth", "fake", "--timeout", "1").returncode == 1
+    else:
+        proc = subprocess.Popen([*HOSTLINK, "mcp", "auth", "fake"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        assert proc.stdout.readline().startswith("Open this link")
+        assert credentials()["fake"] == "pending link"  # its listener is alive and waiting
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 128 + 15 and "stopped by SIGTERM" in err
+    assert credentials()["fake"] == "signed out"

@@ -38,5 +38,5 @@ def run_demo() -> None:
     from hostlink.mcp.schema import StdioServer
 
     demo = StdioServer(command=sys.executable, args=["-m", "hostlink.demo"])
-    if not run_session([McpExtension(servers={"demo": demo})], _tour, keep_overflow=True):
+    if not run_session([McpExtension(servers={"demo": demo})], _tour, lasting=True):
         sys.exit(1)

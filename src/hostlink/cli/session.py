@@ -58,7 +58,7 @@ class StderrNotifier:
 
 
 def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], Awaitable[T]], *,
-                trusted: bool = False, keep_overflow: bool = False,
+                trusted: bool = False, lasting: bool = False,
                 shown: tuple[type[Exception], ...] = ()) -> T:
     """Run ``work(host)`` in a started host session and always shut it down.
 
@@ -70,7 +70,7 @@ def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], A
     from hostlink.host import CommandFailed
     from hostlink.host.session import HostSession, Terminated
 
-    host = HostSession(extensions, command=host_command(), keep_overflow=keep_overflow)
+    host = HostSession(extensions, command=host_command(), lasting=lasting)
 
     async def main() -> T:
         async def started() -> T:

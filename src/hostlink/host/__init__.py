@@ -203,9 +203,11 @@ class Session:
     """What the host tells extensions at ``session_start``.
 
     ``project_trusted`` is the host's decision; extensions never infer trust themselves.
-    ``output`` is the session's one overflow budget, shared by every extension; None in a
-    one-shot host whose overflow files would be gone when it exits. ``command`` is how a
-    person runs this host's commands (``hostlink``, ``llm``): advice names it.
+    ``lasting`` is False in a one-shot host (a CLI command): what it would leave to finish
+    later (an overflow file, a sign-in by link) is gone when it exits. ``output`` is the
+    session's one overflow budget, shared by every extension; None when not lasting.
+    ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice
+    names it.
     """
 
     cwd: Path
@@ -213,6 +215,7 @@ class Session:
     notifier: Notifier
     output: OutputSession | None
     command: str
+    lasting: bool
 
 
 # --- registrations --------------------------------------------------------------------

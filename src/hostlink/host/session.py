@@ -54,17 +54,18 @@ class HostSession:
     """One host session over ``extensions``; ``command`` is how a person runs this host's
     commands (``hostlink``, ``llm``), so advice names the right one.
 
-    ``keep_overflow=False`` is for one-shot hosts: output beyond the inline bounds is not kept
-    in files that would vanish when the process exits.
+    ``lasting=False`` is for one-shot hosts (a CLI command): nothing is left to finish later —
+    output beyond the inline bounds is not kept in files that would vanish when the process
+    exits, and a missing sign-in names the command that signs in rather than a link.
     """
 
     def __init__(self, extensions: Sequence[Extension], *, command: str = "hostlink",
-                 keep_overflow: bool = True) -> None:
+                 lasting: bool = True) -> None:
         self.registry = Registry()
         for extension in extensions:
             extension.register(self.registry)
         self.command = command
-        self._keep_overflow = keep_overflow
+        self._lasting = lasting
         self.output: OutputSession | None = None
         self._state = "new"  # -> started -> closed
 
@@ -82,9 +83,9 @@ class HostSession:
         except (PrivateStateError, OSError) as error:  # a planted root: the session still runs
             shown = str(error) if isinstance(error, PrivateStateError) else type(error).__name__
             notifier.notify(f"stale private state was not recovered: {shown}", "warning")
-        self.output = OutputSession() if self._keep_overflow else None
+        self.output = OutputSession() if self._lasting else None
         await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier,
-                                                  output=self.output, command=self.command))
+                                                  output=self.output, command=self.command, lasting=self._lasting))
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any], signal: CancelSignal) -> ToolResult:
         return await self._registered(self.registry.tools, name, "tool").execute(arguments, signal)

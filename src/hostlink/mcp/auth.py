@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import httpx2
 
+from hostlink.host.private import process_alive
 from hostlink.mcp.errors import AuthError, AuthRequired
 from hostlink.mcp.oauth import (
     MAX_RESPONSE_BYTES,
@@ -94,13 +95,17 @@ class AuthManager:
     ``notifier`` (the host session's) hears when a background sign-in that issued a link ends;
     ``on_signed_in(name)`` runs after a sign-in's tokens are stored (the host resets a setup
     that had failed for want of them). ``command`` is how a person runs this host's commands
-    (``hostlink``, ``llm``): advice in messages names it.
+    (``hostlink``, ``llm``): advice in messages names it. ``links=False`` is for a one-shot
+    session, which ends before a browser could come back: a missing sign-in names the
+    command that signs in instead of handing out a link nobody waits for.
     """
 
     def __init__(self, environ: Mapping[str, str] | None = None, *, notifier: Notifier | None = None,
-                 on_signed_in: Callable[[str], Awaitable[None]] | None = None, command: str = "hostlink") -> None:
+                 on_signed_in: Callable[[str], Awaitable[None]] | None = None, command: str = "hostlink",
+                 links: bool = True) -> None:
         self._environ = os.environ if environ is None else environ
         self._command = command
+        self._links = links
         self._store = SecureStore()
         self._generation: dict[str, int] = {}
         self._tokens: dict[str, StoredTokens] = {}
@@ -156,6 +161,8 @@ class AuthManager:
                     return _RecordAuth(self, key, name, server, generation)
                 except AuthRequired:
                     pass  # the refresh token is gone or refused: sign in again
+        if not self._links:
+            raise AuthRequired(f"MCP server {name!r} needs sign-in: run `{self._command} mcp auth {name}`")
         link = None if key in self._anonymous else await self._signins.join(key, name, server)
         if link is None:
             self._anonymous.add(key)
@@ -165,7 +172,7 @@ class AuthManager:
     def _challenged(self, key: str, name: str, server: HttpServer, challenge: tuple[int, str]) -> None:
         """A connection was challenged: start a sign-in with that challenge unless one is pending."""
         self._anonymous.discard(key)
-        if self._signins.state(key) is None:
+        if self._links and self._signins.state(key) is None:
             self._signins.begin(key, name, server, challenge)
 
     # --- sign-in by link (hostlink.mcp.signin) ---------------------------------------------
@@ -291,7 +298,8 @@ class AuthManager:
                     "corrupt": "record corrupt",
                     "mismatch": "record mismatch"}.get(error.state, "keyring unavailable")
         if record is None or record.tokens is None:
-            return "pending link" if record is not None and record.pending else "signed out"
+            waiting = record is not None and record.pending and record.pending_pid and process_alive(record.pending_pid)
+            return "pending link" if waiting else "signed out"  # a link nobody waits for is no sign-in
         if not _expired(record.tokens):
             return "signed in"
         return "refreshable" if record.tokens.refresh_token else "expired"

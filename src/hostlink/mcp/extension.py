@@ -26,22 +26,24 @@ if TYPE_CHECKING:
 COMMAND_USAGE = ("usage: /mcp status | tools SERVER | connect SERVER | disconnect SERVER | reconnect SERVER"
                  " | auth SERVER | logout SERVER")
 SignedIn = Callable[[str], Awaitable[None]]
-AuthFactory = Callable[["Mapping[str, ServerConfig]", "Notifier | None", "SignedIn | None", str],
+AuthFactory = Callable[["Mapping[str, ServerConfig]", "Notifier | None", "SignedIn | None", str, bool],
                        "AuthManager | None"]
 
 
 def default_auth(servers: Mapping[str, ServerConfig], notifier: Notifier | None = None,
-                 on_signed_in: SignedIn | None = None, command: str = "hostlink") -> AuthManager | None:
+                 on_signed_in: SignedIn | None = None, command: str = "hostlink",
+                 links: bool = True) -> AuthManager | None:
     """An AuthManager only when some enabled HTTP server uses auth (it loads keyring and the SDK).
 
     ``notifier`` hears when a sign-in whose link was handed out ends; ``on_signed_in(name)``
-    runs once its tokens are stored; ``command`` is the host's, for advice.
+    runs once its tokens are stored; ``command`` is the host's, for advice; ``links`` whether
+    the session lasts for a sign-in by link started in the background.
     """
     if not any(getattr(config, "auth", None) and not config.disabled for config in servers.values()):
         return None
     from hostlink.mcp.auth import AuthManager
 
-    return AuthManager(notifier=notifier, on_signed_in=on_signed_in, command=command)
+    return AuthManager(notifier=notifier, on_signed_in=on_signed_in, command=command, links=links)
 
 
 class McpExtension:
@@ -91,7 +93,7 @@ class McpExtension:
                     session.notifier.notify(
                         "MCP servers from the untrusted project were ignored: "
                         + ", ".join(loaded.ignored_project_servers), "warning")
-        self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command)
+        self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command, session.lasting)
         self.runtime = McpRuntime(servers, auth=self._auth, command=session.command)
         self.output = session.output
 

@@ -15,6 +15,7 @@ tool's action ``auth``, a CLI's ``mcp auth``).
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -398,7 +399,7 @@ class SignIns:
         record = SecureRecord(
             version=1, server=name, endpoint=server.url, issuer=issuer, token_endpoint=token_endpoint,
             resource=resource, client=storage.client_info.model_dump(mode="json", exclude_none=True),
-            tokens=None, pending=login.flow_id,
+            tokens=None, pending=login.flow_id, pending_pid=os.getpid(),
         )
         async with credential_lock(key):
             self._check_generation(login, key)

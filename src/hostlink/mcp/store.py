@@ -68,6 +68,8 @@ class SecureRecord(BaseModel):
 
     ``pending`` names the sign-in flow in progress; its completion is accepted only while the
     record still names it, so a sign-out or a newer sign-in (in any process) voids it.
+    ``pending_pid`` is the process whose callback listener waits for it: once that process is
+    gone, nobody can complete it.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -81,6 +83,7 @@ class SecureRecord(BaseModel):
     client: dict[str, Any]
     tokens: StoredTokens | None = None
     pending: str | None = None
+    pending_pid: int | None = None
 
 
 def record_key(name: str, server: Any) -> str:
