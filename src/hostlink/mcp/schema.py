@@ -115,7 +115,12 @@ def check_url(value: str, *, loopback_only: bool = False) -> str:
 
 
 def _loopback_url(value: str) -> str:
-    return check_url(value, loopback_only=True)
+    check_url(value, loopback_only=True)
+    parts = urlsplit(value)
+    if parts.hostname not in ("127.0.0.1", "::1") or parts.query:
+        raise ValueError("must be http://127.0.0.1:PORT/PATH or http://[::1]:PORT/PATH without a query: "
+                         "the callback listener binds those addresses, not a name such as localhost")
+    return value
 
 
 def _issuer(value: str) -> str:
