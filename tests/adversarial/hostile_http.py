@@ -13,6 +13,8 @@ and prints its base URL. Each attack is a path prefix, its MCP endpoint ``/<atta
 - ``bomb-call``: a legacy MCP server whose ``tools/call`` answer is a gzip body of 1 GiB.
 - ``bomb-init``: the ``initialize`` answer itself is that bomb.
 - ``bomb-sse``: ``tools/call`` answers an event stream, gzip-encoded, of one endless event.
+- ``endless-sse``: ``tools/call`` answers an event stream of keep-alive comments that never
+  carries the response.
 - ``redirect``: every request is answered 307 to another origin, a 60 KB ``Location`` full of escapes.
 
 ``GET /_counters`` answers how many requests reached each path that a safe client must never
@@ -25,6 +27,7 @@ import json
 import struct
 import sys
 import threading
+import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -145,7 +148,7 @@ class Handler(BaseHTTPRequestHandler):
         if attack == "foreign-prm":
             port = self.server.server_address[1]
             return self.challenge(f"http://localhost:{port}/.well-known/oauth-protected-resource/foreign-prm/mcp")
-        if attack.startswith("bomb-"):
+        if attack.startswith("bomb-") or attack == "endless-sse":
             return self.mcp(attack, self.read_body())
         self.send_json({"error": "not found"}, 404)
 
@@ -166,6 +169,18 @@ class Handler(BaseHTTPRequestHandler):
         if method == "tools/call" and message["params"]["name"] == "ok":
             return self.send_json({"jsonrpc": "2.0", "id": ident,
                                    "result": {"content": [{"type": "text", "text": "still here"}]}})
+        if method == "tools/call" and attack == "endless-sse":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            try:
+                for _ in range(600):  # bounded: at most a minute of keep-alives
+                    self.wfile.write(b": keep-alive \x1b[31m\n\n")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except OSError:
+                pass  # the client gave up
+            return
         if method == "tools/call" and attack == "bomb-sse":  # one event that never ends
             return self.send(200, SSE_BOMB, content_type="text/event-stream", headers={"Content-Encoding": "gzip"})
         if method == "tools/call":

@@ -8,6 +8,9 @@ Attacks:
   ``ok`` answers normally.
 - ``big-line MIB``: ``tools/call`` answers one text result of MIB MiB on one line.
 - ``log-flood N``: before answering ``tools/call``, writes N malformed lines to stdout.
+- ``notification-flood N``: before answering ``tools/call``, sends N log notifications.
+- ``server-request``: before answering ``tools/call``, asks the client for sampling and roots
+  (requests the client never advertised) and reports what came back.
 - ``grandchild PIDFILE`` / ``setsid-grandchild PIDFILE``: at start, starts a sleeping child
   that keeps the server's stdout open (the second one in a session of its own) and writes
   the child's pid to PIDFILE.
@@ -51,6 +54,17 @@ def call(ident, name: str) -> None:
         return out.flush()
     if ATTACK == "big-line":
         return result(ident, {"content": [{"type": "text", "text": "x" * (int(ARGUMENT) * 1024 * 1024)}]})
+    if ATTACK == "notification-flood":
+        for index in range(int(ARGUMENT)):
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "data": f"\x1b[31mnote {index}"}})
+    if ATTACK == "server-request":
+        answers = []
+        for number, method in enumerate(("sampling/createMessage", "roots/list")):
+            send({"jsonrpc": "2.0", "id": f"s{number}", "method": method, "params": {}})
+            answers.append(json.loads(sys.stdin.buffer.readline()))
+        refused = all("error" in answer for answer in answers)
+        return result(ident, {"content": [{"type": "text", "text": f"refused: {refused}"}]})
     if ATTACK == "log-flood":
         for index in range(int(ARGUMENT)):
             out.write(b"not json \x1b[31m line %d\n" % index)

@@ -102,3 +102,15 @@ def test_a_secret_command_is_never_echoed_and_a_missing_cwd_says_so(tmp_path, mo
     assert missing.code == 1 and 'working directory ("cwd") does not exist' in missing.err, missing.err
     assert "command not found" not in missing.err
     assert_contained(run)
+
+
+def test_a_flood_of_100000_notifications_is_absorbed(tmp_path):
+    run = run_cli(tmp_path, {"loud": stdio("notification-flood", "100000")}, "mcp", "call", "loud", "boom")
+    assert (run.code, run.out) == (0, "done\n"), run.err
+    assert_contained(run, max_bytes=2048)
+
+
+def test_requests_from_the_server_that_were_never_advertised_are_refused(tmp_path):
+    run = run_cli(tmp_path, {"asks": stdio("server-request")}, "mcp", "call", "asks", "boom")
+    assert (run.code, run.out) == (0, "refused: True\n"), run.err
+    assert_contained(run, max_bytes=2048)
