@@ -49,7 +49,8 @@ class LineReader:
             if self._skipping:
                 self._skipping = False
             else:
-                lines.append(bytes(self._buffer[start:end]))
+                with memoryview(self._buffer) as view:  # one copy of a long line, not two
+                    lines.append(bytes(view[start:end]))
             start = end + 1
         del self._buffer[:start]
         self._scanned = len(self._buffer)
@@ -101,6 +102,23 @@ def _still_running(known: dict[int, str], leader: int) -> dict[int, str]:
     return now
 
 
+def _message(line: bytes) -> Any:
+    """The SDK message on one line, or None when it is none; invalid UTF-8 is replaced."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import jsonrpc_message_adapter
+
+    if not line.strip():
+        return None
+    try:
+        return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError:
+        pass
+    try:  # the bytes as given failed: with bad UTF-8 replaced the message may still stand
+        return SessionMessage(jsonrpc_message_adapter.validate_json(line.decode("utf-8", "replace"), by_name=False))
+    except ValueError:
+        return None
+
+
 class ServerPipes:
     """One server process. ``refusal`` says why the transport gave up on the server's output
     (a message over the bound); ``pid`` is the server's, once started."""
@@ -111,6 +129,7 @@ class ServerPipes:
         self.pid: int | None = None
         self.refusal: McpError | None = None
         self.ended = False  # the server's stdout is closed (or was given up on)
+        self.malformed = 0  # lines that were not JSON-RPC messages
 
     @asynccontextmanager
     async def streams(self) -> AsyncIterator[tuple[Any, Any]]:
@@ -148,9 +167,6 @@ class ServerPipes:
 
     async def _pump(self, process: anyio.abc.Process, sink: Any) -> None:
         """Every line of stdout as a message until it closes, or until one is over the bound."""
-        from mcp.shared.message import SessionMessage
-        from mcp_types import jsonrpc_message_adapter
-
         assert process.stdout is not None
         lines = LineReader()
         while True:
@@ -163,13 +179,10 @@ class ServerPipes:
                     self.refusal = CallFailed(f"the server sent a message over {MAX_LINE_BYTES // 2**20} MiB; "
                                               "the connection was closed")
                     return
-                if not line.strip():
+                message = _message(line)
+                if message is None:
+                    self.malformed += 1  # not JSON-RPC: dropped, never echoed
                     continue
-                try:
-                    message: SessionMessage | Exception = SessionMessage(jsonrpc_message_adapter.validate_json(
-                        line.decode("utf-8", "replace"), by_name=False))
-                except ValueError as error:
-                    message = error  # the session reports it; the line itself is never echoed
                 await sink.send(message)
 
     async def _write(self, process: anyio.abc.Process, source: Any) -> None:
