@@ -15,7 +15,19 @@ import anthropic
 import openai
 import pytest
 from peers import requires_claude
-from test_serve_support import KEY, PNG, TOOL_PREFIX, WEATHER_SCHEMA, ServeProcess, api_images, fa, tool_results
+from test_serve_support import api  # noqa: F401 - a fixture
+from test_serve_support import (
+    KEY,
+    PNG,
+    TOOL_PREFIX,
+    WEATHER_SCHEMA,
+    ServeProcess,
+    api_images,
+    fa,
+    reset_between_tests,
+    start_server,
+    tool_results,
+)
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -30,24 +42,13 @@ def weather(city: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def api():
-    with fa.FakeAnthropic() as fake:
-        yield fake
-
-
-@pytest.fixture(scope="module")
 def server(api, tmp_path_factory):
-    served = ServeProcess(tmp_path_factory.mktemp("serve"), api)
-    yield served
-    served.stop()
+    yield from start_server(api, tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)
 def fresh_script(api, server):
-    while not api.script.empty():
-        api.script.get_nowait()
-    yield
-    server.wait_no_claude()
+    yield from reset_between_tests(api, server)
 
 
 @pytest.fixture

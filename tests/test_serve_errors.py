@@ -16,7 +16,8 @@ import anthropic
 import openai
 import pytest
 from peers import requires_claude
-from test_serve_support import KEY, PNG, ServeProcess, fa
+from test_serve_support import api  # noqa: F401 - a fixture
+from test_serve_support import KEY, PNG, fa, reset_between_tests, start_server
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -26,25 +27,13 @@ CHAT = "/v1/chat/completions"
 
 
 @pytest.fixture(scope="module")
-def api():
-    with fa.FakeAnthropic() as fake:
-        yield fake
-
-
-@pytest.fixture(scope="module")
 def server(api, tmp_path_factory):
-    served = ServeProcess(tmp_path_factory.mktemp("serve-errors"), api, "--max-concurrent", "1")
-    yield served
-    served.stop()
-    assert served.leftovers() == ([], [])
+    yield from start_server(api, tmp_path_factory, "--max-concurrent", "1")
 
 
 @pytest.fixture(autouse=True)
 def fresh_script(api, server):
-    while not api.script.empty():
-        api.script.get_nowait()
-    yield
-    server.wait_no_claude()
+    yield from reset_between_tests(api, server)
 
 
 def post(server, path: str, body: bytes | dict, headers: dict | None = None) -> tuple[int, dict, dict]:

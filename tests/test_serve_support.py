@@ -3,7 +3,6 @@ real process on an ephemeral 127.0.0.1 port, and the leak checks."""
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import signal
@@ -13,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from claude_transport_support import live_processes_mentioning
 from peers import NODE_BIN
 
@@ -21,6 +21,7 @@ from hostlink.claude_code import metrics
 FAKES = Path(__file__).parent / "fakes"
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
+from test_llm_end_to_end import records  # noqa: E402 - the transcript records one API request carried
 
 KEY = "serve-test-key-0123456789"
 HOST_SCRIPT = Path(__file__).with_name("test_serve_host.py")
@@ -97,20 +98,6 @@ class ServeProcess:
         return live_processes_mentioning(str(self.root)), [f for f in files if f != metrics.FILE_NAME]
 
 
-def records(request: dict) -> list[dict]:
-    """The transcript records (JSON texts) Claude was sent in one API request."""
-    found = []
-    for message in request["messages"]:
-        if message["role"] != "user" or isinstance(message["content"], str):
-            continue
-        for block in message["content"]:
-            if block.get("type") == "text":
-                for line in block["text"].splitlines():
-                    try:
-                        found.append(json.loads(line))
-                    except ValueError:
-                        continue
-    return found
 
 
 def tool_results(request: dict) -> list[dict]:
@@ -120,3 +107,25 @@ def tool_results(request: dict) -> list[dict]:
 def api_images(request: dict) -> list[dict]:
     return [block for m in request["messages"] if isinstance(m["content"], list) for block in m["content"]
             if block.get("type") == "image"]
+
+
+@pytest.fixture(scope="module")
+def api():
+    with fa.FakeAnthropic() as fake:
+        yield fake
+
+
+def start_server(api: fa.FakeAnthropic, tmp_path_factory, *args: str):
+    """A module's server: yields it, then stops it and checks that nothing is left."""
+    served = ServeProcess(tmp_path_factory.mktemp("serve"), api, *args)
+    yield served
+    served.stop()
+    assert served.leftovers() == ([], [])
+
+
+def reset_between_tests(api: fa.FakeAnthropic, server: ServeProcess):
+    """An empty script for each test, and no claude left after it."""
+    while not api.script.empty():
+        api.script.get_nowait()
+    yield
+    server.wait_no_claude()

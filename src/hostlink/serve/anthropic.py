@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 from hostlink.host import (
@@ -20,7 +19,6 @@ from hostlink.host import (
     AssistantMessage,
     Done,
     ErrorEvent,
-    ModelSpec,
     ProviderSpec,
     StreamEvent,
     TextContent,
@@ -31,10 +29,10 @@ from hostlink.host import (
     ToolCallEvent,
     UserContent,
 )
-from hostlink.host import Context as HostContext
 from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
+    Parsed,
     ToolChoice,
     field,
     image,
@@ -53,12 +51,6 @@ ERROR_TYPES = {"invalid_request": "invalid_request_error", "authentication": "au
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}
 
 
-@dataclass(frozen=True)
-class Parsed:
-    model: ModelSpec
-    model_name: str
-    context: HostContext
-    stream: bool
 
 
 def error_body(error: ApiError) -> dict[str, Any]:

@@ -143,6 +143,17 @@ def resolve_model(provider: ProviderSpec, name: Any) -> ModelSpec:
     raise ApiError(404, "not_found", f"model {name[:80]!r} not found; available: {known}", param="model")
 
 
+@dataclass(frozen=True)
+class Parsed:
+    """A request read by either wire format: the model, the Context and how to answer."""
+
+    model: ModelSpec
+    model_name: str  # as the client named it, echoed in the answer
+    context: Context
+    stream: bool
+    include_usage: bool = False  # OpenAI's stream_options.include_usage
+
+
 # --- the conversation ------------------------------------------------------------------
 
 

@@ -15,7 +15,6 @@ import json
 import re
 import time
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 from hostlink.host import (
@@ -23,7 +22,6 @@ from hostlink.host import (
     AssistantMessage,
     Done,
     ErrorEvent,
-    ModelSpec,
     ProviderSpec,
     StreamEvent,
     TextContent,
@@ -32,10 +30,10 @@ from hostlink.host import (
     ToolCallEvent,
     UserContent,
 )
-from hostlink.host import Context as HostContext
 from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
+    Parsed,
     ToolChoice,
     field,
     image,
@@ -60,13 +58,6 @@ _DATA_URL = re.compile(r"data:(?P<mime>[\w.+-]+/[\w.+-]+);base64,(?P<data>.*)", 
 _ARGUMENT_PIECE = 256
 
 
-@dataclass(frozen=True)
-class Parsed:
-    model: ModelSpec
-    model_name: str
-    context: HostContext
-    stream: bool
-    include_usage: bool = False
 
 
 def error_body(error: ApiError) -> dict[str, Any]:
