@@ -30,7 +30,8 @@ from starlette.routing import Route
 
 from hostlink.host import CancelSignal, Done, ErrorEvent
 from hostlink.host.session import HostSession
-from hostlink.serve import anthropic, openai
+import hostlink.serve.anthropic as anthropic
+import hostlink.serve.openai as openai
 from hostlink.serve.core import PROVIDER, ApiError, invalid, provider_error, provider_spec
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
