@@ -57,3 +57,6 @@ def demo() -> None:
     from hostlink.cli.demo import run_demo
 
     run_demo()
+
+
+main.add_command(importlib.import_module("hostlink.cli.serve").serve_command)  # this CLI only, not llm's

@@ -1,0 +1,86 @@
+"""``hostlink serve``: the Claude Code provider as a local Anthropic Messages and OpenAI Chat
+Completions endpoint (see :mod:`hostlink.serve`).
+
+Importing this module stays cheap (click only); the server loads when the command runs.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from hostlink.cli.session import Fail, StderrNotifier
+
+if TYPE_CHECKING:
+    from hostlink.host import Extension
+    from hostlink.serve.server import Listening
+
+
+@click.command(name="serve")
+@click.option("--port", type=click.IntRange(0, 65535), default=8484, show_default=True,
+              help="Port on the loopback address (0: any free port).")
+@click.option("--host", "address", default="127.0.0.1", show_default=True,
+              help="127.0.0.1 or [::1]; no other address is accepted.")
+@click.option("--max-concurrent", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Requests served at once (each runs its own claude); more get 429.")
+@click.option("--token-env", metavar="VAR", help="Take the API key from this environment variable "
+              "instead of a random one.")
+def serve_command(port: int, address: str, max_concurrent: int, token_env: str | None) -> None:
+    """Serve Claude Code as a local Anthropic Messages and OpenAI Chat Completions API.
+
+    Any program that speaks either API can use your signed-in claude CLI as its model and
+    keep running its own tools. Stop with Ctrl-C: every running claude is stopped and every
+    private file removed.
+    """
+    from hostlink.claude_code.extension import ClaudeCodeExtension
+
+    run_server([ClaudeCodeExtension()], port=port, address=address, max_concurrent=max_concurrent,
+               token_env=token_env)
+
+
+def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_concurrent: int,
+               token_env: str | None) -> None:
+    """Serve ``extensions`` (which must include the Claude Code one) until stopped."""
+    import anyio
+
+    from hostlink.host.session import HostSession, trust_from_environment
+    from hostlink.serve.server import loopback_address, serve
+
+    try:
+        loopback_address(address)
+    except ValueError as error:
+        raise Fail(str(error)) from None
+    if token_env is not None:
+        token = os.environ.get(token_env, "")
+        if len(token) < 16:
+            raise Fail(f"--token-env {token_env}: the variable must hold a key of at least 16 characters")
+    else:
+        token = secrets.token_urlsafe(32)
+    host = HostSession(extensions, command="hostlink")
+
+    def listening(where: Listening) -> None:
+        key = f'"${token_env}"' if token_env is not None else f'"$(cat {where.key_file})"'
+        click.echo(f"hostlink serve: listening on {where.base_url} (Anthropic Messages at {where.base_url}/v1/messages, "
+                   f"OpenAI Chat Completions at {where.base_url}/v1)")
+        click.echo(f"export ANTHROPIC_BASE_URL={where.base_url}")
+        click.echo(f"export ANTHROPIC_API_KEY={key}")
+        click.echo(f"export OPENAI_BASE_URL={where.base_url}/v1")
+        click.echo(f"export OPENAI_API_KEY={key}")
+        click.echo("Ctrl-C stops the server.", err=True)
+
+    async def main() -> int | None:
+        return await serve(host, token=token, address=address, port=port, max_concurrent=max_concurrent,
+                           cwd=Path.cwd(), notifier=StderrNotifier(),
+                           project_trusted=trust_from_environment(os.environ), on_listening=listening)
+
+    stopped = anyio.run(main)
+    if stopped is not None:
+        import signal
+
+        click.echo(f"hostlink serve: stopped by {signal.Signals(stopped).name}; every request's claude was stopped",
+                   err=True)

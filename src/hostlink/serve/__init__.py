@@ -1,0 +1,14 @@
+"""``hostlink serve``: the Claude Code provider behind a local Anthropic Messages and OpenAI
+Chat Completions endpoint, a host like the CLI and the llm plugin.
+
+:func:`create_app` makes the ASGI app over a started :class:`~hostlink.host.session.HostSession`
+(mount it in another Starlette/FastAPI app, or test it in-process); :mod:`hostlink.serve.server`
+runs it with uvicorn on a loopback address. The client keeps its tools: Claude's proposals come
+back as ``tool_use`` blocks / ``tool_calls`` and nothing is executed by Claude or hostlink.
+"""
+
+from __future__ import annotations
+
+from hostlink.serve.app import MAX_BODY_BYTES, ServeState, create_app
+
+__all__ = ["MAX_BODY_BYTES", "ServeState", "create_app"]

@@ -1,0 +1,300 @@
+"""The ASGI app: access checks, the two generation endpoints, ``GET /v1/models``.
+
+Every request passes :class:`_Guard` first: any ``Origin`` header or a ``Host`` that is not
+the bound loopback address is refused (403: a web page cannot drive the endpoint), then the
+key is checked in constant time (``x-api-key`` or ``Authorization: Bearer``). A generation
+request reads its body (at most 32 MiB), parses it in its wire format, takes one of the
+``max_concurrent`` slots (429 with ``retry-after`` when none is free) and runs one fresh
+provider request with the whole conversation. While it runs, the client connection is
+watched: a client that goes away cancels the request's signal, which stops its ``claude``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import aclosing
+from types import ModuleType
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from hostlink.host import CancelSignal, Done, ErrorEvent
+from hostlink.host.session import HostSession
+import hostlink.serve.anthropic as anthropic
+import hostlink.serve.openai as openai
+from hostlink.serve.core import PROVIDER, ApiError, invalid, provider_error, provider_spec
+
+MAX_BODY_BYTES = 32 * 1024 * 1024
+DEFAULT_MAX_CONCURRENT = 4
+_STOPPING = ApiError(529, "overloaded", "the server is stopping")
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+class ServeState:
+    """What the app shares across requests: the session, the key, the running requests."""
+
+    def __init__(self, host: HostSession, token: str, max_concurrent: int,
+                 allowed_hosts: frozenset[str] | None) -> None:
+        if not token:
+            raise ValueError("the endpoint needs a non-empty token")
+        if max_concurrent < 1:
+            raise ValueError("max_concurrent must be at least 1")
+        self.host = host
+        self._token = token.encode()
+        self.max_concurrent = max_concurrent
+        self.allowed_hosts = allowed_hosts
+        self.running: set[CancelSignal] = set()
+        self.stopping = False
+
+    def stop_all(self, reason: str = "the server is stopping") -> None:
+        """Refuse new requests and cancel every running one (each stops its ``claude``)."""
+        self.stopping = True
+        for signal in list(self.running):
+            signal.cancel(reason)
+
+    def check(self, scope: Scope) -> None:
+        headers = {key.decode("latin-1").lower(): value for key, value in scope.get("headers", ())}
+        if "origin" in headers:
+            raise ApiError(403, "permission", "requests from web pages (with an Origin header) are refused")
+        if headers.get("host", b"").decode("latin-1").lower() not in self._hosts(scope):
+            raise ApiError(403, "permission", "the Host header is not this server's loopback address")
+        key = headers.get("x-api-key")
+        if key is None:
+            bearer = headers.get("authorization", b"")
+            key = bearer[7:].strip() if bearer[:7].lower() == b"bearer " else b""
+        if not hmac.compare_digest(key, self._token):
+            raise ApiError(401, "authentication", "a valid API key is required (x-api-key or Authorization: Bearer)")
+
+    def _hosts(self, scope: Scope) -> frozenset[str]:
+        if self.allowed_hosts is not None:
+            return self.allowed_hosts
+        server = scope.get("server")
+        if not server or server[1] is None:
+            return frozenset()
+        address, port = server
+        try:
+            if not ipaddress.ip_address(address).is_loopback:
+                return frozenset()
+        except ValueError:
+            return frozenset()
+        shown = f"[{address}]" if ":" in address else address
+        return frozenset({f"{shown}:{port}", f"localhost:{port}"})
+
+
+def _wire(scope: Scope) -> ModuleType:
+    """Which API's error shape a request gets: by path, then by the Anthropic SDK's header."""
+    path = scope.get("path", "")
+    if path.startswith("/v1/messages"):
+        return anthropic
+    if path.startswith("/v1/chat/"):
+        return openai
+    headers = dict(scope.get("headers", ()))
+    return anthropic if b"anthropic-version" in headers else openai
+
+
+async def _send_json(send: Send, status: int, body: Any, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    data = json.dumps(body, ensure_ascii=False).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+                            (b"cache-control", b"no-store"), *headers]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _send_error(send: Send, wire: ModuleType, error: ApiError) -> None:
+    headers = [(b"retry-after", str(error.retry_after).encode())] if error.retry_after is not None else []
+    await _send_json(send, error.status, wire.error_body(error), headers)
+
+
+class _Guard:
+    """Host/Origin and key checks in front of every route, answered in the API's own shape."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]], state: ServeState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            try:
+                self.state.check(scope)
+            except ApiError as error:
+                await _send_error(send, _wire(scope), error)
+                return
+        await self.app(scope, receive, send)
+
+
+class _ClientGone(Exception):
+    pass
+
+
+async def _read_body(scope: Scope, receive: Receive) -> bytes:
+    too_large = ApiError(413, "too_large", f"the request body is over {MAX_BODY_BYTES // (1024 * 1024)} MiB")
+    for key, value in scope.get("headers", ()):
+        if key.lower() == b"content-length" and value.isdigit() and int(value) > MAX_BODY_BYTES:
+            raise too_large
+    chunks, size, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _ClientGone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise too_large
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise invalid("", "the request body is not valid JSON") from None
+    if not isinstance(payload, dict):
+        raise invalid("", "the request body must be a JSON object")
+    return payload
+
+
+class _Generate:
+    """``POST /v1/messages`` or ``POST /v1/chat/completions`` (``wire`` decides which)."""
+
+    def __init__(self, state: ServeState, wire: ModuleType) -> None:
+        self.state = state
+        self.wire = wire
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state, wire = self.state, self.wire
+        try:
+            if state.stopping:
+                raise _STOPPING
+            parsed = wire.parse(_json_object(await _read_body(scope, receive)), provider_spec(state.host.registry.providers))
+            if len(state.running) >= state.max_concurrent:
+                raise ApiError(429, "rate_limit", f"more than {state.max_concurrent} requests at once; retry shortly",
+                               retry_after=1)
+        except _ClientGone:
+            return
+        except ApiError as error:
+            await _send_error(send, wire, error)
+            return
+        signal = CancelSignal()
+        state.running.add(signal)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_watch, receive, signal)
+                await self._answer(parsed, send, signal)
+                group.cancel_scope.cancel()
+        finally:
+            state.running.discard(signal)
+
+    async def _answer(self, parsed: Any, send: Send, signal: CancelSignal) -> None:
+        """Read the provider stream to its end (so its cleanup always completes)."""
+        wire = self.wire
+        streamer = wire.Streamer(parsed) if parsed.stream else None
+        started = False
+        outcome: Done | ErrorEvent | None = None
+        events = self.state.host.stream(PROVIDER, parsed.model, parsed.context, signal)
+        async with aclosing(events):
+            async for event in events:
+                if isinstance(event, (Done, ErrorEvent)):
+                    outcome = event
+                if streamer is None or _gone(signal):
+                    continue
+                if not started:
+                    if isinstance(event, ErrorEvent):
+                        continue  # answered below with its own status
+                    started = True
+                    await send({"type": "http.response.start", "status": 200,
+                                "headers": [(b"content-type", b"text/event-stream; charset=utf-8"),
+                                            (b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]})
+                    await send({"type": "http.response.body", "body": streamer.opening(), "more_body": True})
+                if isinstance(event, ErrorEvent) and event.code == "aborted":
+                    chunk = streamer.failed(_STOPPING)
+                else:
+                    chunk = streamer.feed(event)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if _gone(signal):
+            return
+        if started:
+            await send({"type": "http.response.body", "body": b""})
+        elif isinstance(outcome, Done):
+            await _send_json(send, 200, wire.message(parsed, outcome.message))
+        elif isinstance(outcome, ErrorEvent):
+            error = _STOPPING if outcome.code == "aborted" else provider_error(outcome)
+            await _send_error(send, wire, error)
+        else:
+            await _send_error(send, wire, ApiError(500, "api", "the provider ended without a result"))
+
+
+_DISCONNECTED = "the client disconnected"
+
+
+def _gone(signal: CancelSignal) -> bool:
+    return signal.reason == _DISCONNECTED
+
+
+async def _watch(receive: Receive, signal: CancelSignal) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    signal.cancel(_DISCONNECTED)
+
+
+def _models(state: ServeState) -> list[dict[str, Any]]:
+    created = int(time.time())
+    return [{"id": spec.id, "object": "model", "type": "model", "created": created,
+             "created_at": "2025-01-01T00:00:00Z", "owned_by": "claude-code", "display_name": spec.name}
+            for spec in provider_spec(state.host.registry.providers).models]
+
+
+def create_app(host_session: HostSession, *, token: str, max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+               allowed_hosts: frozenset[str] | None = None) -> Starlette:
+    """The endpoint as an ASGI app over a started ``host_session`` with ``claude-code``.
+
+    ``allowed_hosts`` are the accepted ``Host`` headers (default: the loopback address and
+    port the request arrived on, and ``localhost`` with that port). ``app.state.serve`` is
+    the :class:`ServeState` (``stop_all()`` cancels every running request).
+    """
+    state = ServeState(host_session, token, max_concurrent, allowed_hosts)
+
+    async def models(request: Request) -> JSONResponse:
+        data = _models(state)
+        wanted = request.path_params.get("model")
+        if wanted is not None:
+            found = [item for item in data if item["id"] == wanted or f"{PROVIDER}/{item['id']}" == wanted]
+            if not found:
+                raise ApiError(404, "not_found", f"model {wanted[:80]!r} not found")
+            return JSONResponse(found[0])
+        return JSONResponse({"object": "list", "data": data, "has_more": False,
+                             "first_id": data[0]["id"] if data else None,
+                             "last_id": data[-1]["id"] if data else None})
+
+    async def api_error(request: Request, error: Exception) -> JSONResponse:
+        if isinstance(error, HTTPException):
+            kind = {404: "not_found", 405: "invalid_request"}.get(error.status_code, "invalid_request")
+            error = ApiError(error.status_code, kind, "no such endpoint or method")
+        assert isinstance(error, ApiError)
+        return JSONResponse(_wire(request.scope).error_body(error), status_code=error.status)
+
+    app = Starlette(
+        routes=[
+            Route("/v1/messages", _Generate(state, anthropic), methods=["POST"]),
+            Route("/v1/chat/completions", _Generate(state, openai), methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/models/{model:path}", models, methods=["GET"]),
+        ],
+        middleware=[Middleware(_Guard, state=state)],
+        exception_handlers={HTTPException: api_error, ApiError: api_error},
+    )
+    app.state.serve = state
+    return app

@@ -1,0 +1,108 @@
+"""Running the endpoint: uvicorn on a loopback address, inside one host session.
+
+The session starts first and always shuts down last. Ctrl-C, SIGTERM and SIGHUP do not go
+through uvicorn's own handlers (which would skip the session's shutdown): each one cancels
+every running request (its ``claude`` stops at once) and asks uvicorn to finish; uvicorn
+closes its listener and connections, then the session shuts down and the key file goes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal as signals
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import uvicorn
+
+from hostlink.host import Notifier
+from hostlink.host.private import create_private_dir, remove_private_dir, write_private_file
+from hostlink.host.session import HostSession
+from hostlink.serve.app import ServeState, create_app
+
+LOOPBACK_ADDRESSES = {"127.0.0.1": "127.0.0.1", "::1": "::1", "[::1]": "::1", "localhost": "127.0.0.1"}
+STOP_SIGNALS = (signals.SIGINT, signals.SIGTERM, signals.SIGHUP)
+GRACEFUL_SECONDS = 15
+
+
+def loopback_address(address: str) -> str:
+    """The address to bind for ``address``; anything but loopback is refused."""
+    try:
+        return LOOPBACK_ADDRESSES[address.strip().lower()]
+    except KeyError:
+        raise ValueError(f"only 127.0.0.1 or [::1] can be bound, not {address[:60]!r}") from None
+
+
+@dataclass(frozen=True)
+class Listening:
+    """Where the endpoint listens, told to the caller once it accepts connections."""
+
+    address: str
+    port: int
+    key_file: Path
+
+    @property
+    def base_url(self) -> str:
+        shown = f"[{self.address}]" if ":" in self.address else self.address
+        return f"http://{shown}:{self.port}"
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, state: ServeState, on_listening: Callable[[int], None]) -> None:
+        super().__init__(config)
+        self._state = state
+        self._on_listening = on_listening
+        self.received: list[int] = []
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            loop.add_signal_handler(signum, self._stop, signum)
+        try:
+            yield
+        finally:
+            for signum in STOP_SIGNALS:
+                loop.remove_signal_handler(signum)
+
+    def _stop(self, signum: int) -> None:
+        self.received.append(signum)
+        self._state.stop_all()
+        self.should_exit = True
+
+    async def startup(self, sockets: list | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._on_listening(self.servers[0].sockets[0].getsockname()[1])
+
+
+async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", port: int = 8484,
+                max_concurrent: int = 4, cwd: Path, notifier: Notifier, project_trusted: bool = False,
+                on_listening: Callable[[Listening], None] = lambda listening: None) -> int | None:
+    """Serve until a stop signal; returns the signal number that stopped it (None otherwise).
+
+    The key lives in memory and in a 0600 file of a private runtime directory, removed at
+    the end with everything else the session made.
+    """
+    bind = loopback_address(address)
+    await host.start(cwd=cwd, project_trusted=project_trusted, notifier=notifier)
+    directory = None
+    try:
+        directory = create_private_dir("serve")
+        key_file = write_private_file(directory, "key", token)
+        app = create_app(host, token=token, max_concurrent=max_concurrent)
+        config = uvicorn.Config(app, host=bind, port=port, lifespan="off", log_level="warning", access_log=False,
+                                server_header=False, timeout_graceful_shutdown=GRACEFUL_SECONDS)
+        server = _Server(config, app.state.serve, lambda bound: on_listening(Listening(bind, bound, key_file)))
+        await server.serve()
+        return server.received[0] if server.received else None
+    finally:
+        with anyio.CancelScope(shield=True):
+            try:
+                await host.shutdown()
+            finally:
+                if directory is not None:
+                    remove_private_dir(directory)

@@ -1,0 +1,131 @@
+"""Shared by the serve tests (no tests here): the fake API upstream, ``hostlink serve`` as a
+real process on an ephemeral 127.0.0.1 port, and the leak checks."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from claude_transport_support import live_processes_mentioning
+from peers import NODE_BIN
+
+from hostlink.claude_code import metrics
+
+FAKES = Path(__file__).parent / "fakes"
+sys.path.insert(0, str(FAKES))
+import fake_anthropic as fa  # noqa: E402
+from test_llm_end_to_end import records  # noqa: E402 - the transcript records one API request carried
+
+KEY = "serve-test-key-0123456789"
+HOST_SCRIPT = Path(__file__).with_name("test_serve_host.py")
+TOOL_PREFIX = "mcp__hostlink__"  # how Claude names a client tool (the proposal server's catalog)
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+class ServeProcess:
+    """``hostlink serve`` (through tests/test_serve_host.py) with its own HOME and runtime dir."""
+
+    def __init__(self, root: Path, api: fa.FakeAnthropic, *args: str) -> None:
+        self.root = root
+        self.runtime = root / "runtime"
+        home = root / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("ANTHROPIC_", "OPENAI_"))}
+        env.update(PATH=f"{NODE_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin", HOME=str(home),
+                   HOSTLINK_RUNTIME_DIR=str(self.runtime), SERVE_TEST_KEY=KEY)
+        self.process = subprocess.Popen(
+            [sys.executable, str(HOST_SCRIPT), api.base_url, "--token-env", "SERVE_TEST_KEY", *args],
+            cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.banner = [self._line(60) for _ in range(5)]
+        self.base_url = self.banner[0].split("listening on ")[1].split(" ")[0]
+        self.port = int(self.base_url.rsplit(":", 1)[1])
+
+    def _line(self, timeout: float) -> str:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            line = ""
+        if not line:
+            self.process.kill()
+            raise AssertionError(f"hostlink serve did not start: {self.process.stderr.read()[-2000:]}")
+        return line.rstrip("\n")
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.put(line)
+        self._lines.put("")
+
+    def claude_pids(self) -> list[int]:
+        """The live claude children (and proposal servers) of this server's requests."""
+        return live_processes_mentioning(str(self.runtime))
+
+    def wait_for_claude(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.claude_pids():
+            assert time.monotonic() < deadline, "no claude started"
+            time.sleep(0.05)
+
+    def wait_no_claude(self, timeout: float = 15) -> None:
+        deadline = time.monotonic() + timeout
+        while self.claude_pids():
+            assert time.monotonic() < deadline, f"claude still running: {self.claude_pids()}"
+            time.sleep(0.05)
+
+    def stop(self, signum: int = signal.SIGTERM) -> tuple[int, str]:
+        if self.process.poll() is None:
+            self.process.send_signal(signum)
+        try:
+            _, stderr = self.process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, stderr = self.process.communicate()
+        return self.process.returncode, stderr
+
+    def leftovers(self) -> tuple[list[int], list[str]]:
+        """Processes and runtime files left (the doctor's last-request facts are kept on purpose)."""
+        files = sorted(p.name for p in self.runtime.iterdir()) if self.runtime.exists() else []
+        return live_processes_mentioning(str(self.root)), [f for f in files if f != metrics.FILE_NAME]
+
+
+
+
+def tool_results(request: dict) -> list[dict]:
+    return [record for record in records(request) if record.get("type") == "toolResult"]
+
+
+def api_images(request: dict) -> list[dict]:
+    return [block for m in request["messages"] if isinstance(m["content"], list) for block in m["content"]
+            if block.get("type") == "image"]
+
+
+@pytest.fixture(scope="module")
+def api():
+    with fa.FakeAnthropic() as fake:
+        yield fake
+
+
+def start_server(api: fa.FakeAnthropic, tmp_path_factory, *args: str):
+    """A module's server: yields it, then stops it and checks that nothing is left."""
+    served = ServeProcess(tmp_path_factory.mktemp("serve"), api, *args)
+    yield served
+    served.stop()
+    assert served.leftovers() == ([], [])
+
+
+def reset_between_tests(api: fa.FakeAnthropic, server: ServeProcess):
+    """An empty script for each test, and no claude left after it."""
+    while not api.script.empty():
+        api.script.get_nowait()
+    yield
+    server.wait_no_claude()
