@@ -15,8 +15,8 @@ import anthropic
 import openai
 import pytest
 from peers import requires_claude
-from test_serve_support import api  # noqa: F401 - a fixture
-from test_serve_support import (
+from serve_support import api  # noqa: F401 - a fixture
+from serve_support import (
     KEY,
     PNG,
     TOOL_PREFIX,

@@ -16,8 +16,8 @@ import anthropic
 import openai
 import pytest
 from peers import requires_claude
-from test_serve_support import api  # noqa: F401 - a fixture
-from test_serve_support import KEY, PNG, fa, reset_between_tests, start_server
+from serve_support import api  # noqa: F401 - a fixture
+from serve_support import KEY, PNG, fa, reset_between_tests, start_server
 
 pytestmark = [pytest.mark.slow, requires_claude]
 

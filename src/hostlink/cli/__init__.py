@@ -21,20 +21,26 @@ COMMAND_GROUPS = {
         "The Claude Code provider: doctor and diagnostics.",
     ),
 }
+# commands of the hostlink CLI alone (llm mounts only COMMAND_GROUPS)
+_OWN_COMMANDS = {
+    "serve": ("hostlink.cli.serve", "serve_command",
+              "Serve Claude Code as a local Anthropic Messages / OpenAI Chat Completions endpoint."),
+}
+_LAZY = {**COMMAND_GROUPS, **_OWN_COMMANDS}
 
 
 class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *COMMAND_GROUPS])
+        return sorted([*super().list_commands(ctx), *_LAZY])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in COMMAND_GROUPS:
-            module, attribute, _ = COMMAND_GROUPS[name]
+        if name in _LAZY:
+            module, attribute, _ = _LAZY[name]
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, help_text) for name, (_, _, help_text) in COMMAND_GROUPS.items()]
+        rows = [(name, help_text) for name, (_, _, help_text) in _LAZY.items()]
         rows += [(name, command.get_short_help_str()) for name, command in self.commands.items()]
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
@@ -58,5 +64,3 @@ def demo() -> None:
 
     run_demo()
 
-
-main.add_command(importlib.import_module("hostlink.cli.serve").serve_command)  # this CLI only, not llm's

@@ -24,14 +24,14 @@ import fake_anthropic as fa  # noqa: E402
 from test_llm_end_to_end import records  # noqa: E402 - the transcript records one API request carried
 
 KEY = "serve-test-key-0123456789"
-HOST_SCRIPT = Path(__file__).with_name("test_serve_host.py")
+HOST_SCRIPT = Path(__file__).with_name("serve_host.py")
 TOOL_PREFIX = "mcp__hostlink__"  # how Claude names a client tool (the proposal server's catalog)
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
 
 class ServeProcess:
-    """``hostlink serve`` (through tests/test_serve_host.py) with its own HOME and runtime dir."""
+    """``hostlink serve`` (through tests/serve_host.py) with its own HOME and runtime dir."""
 
     def __init__(self, root: Path, api: fa.FakeAnthropic, *args: str) -> None:
         self.root = root
