@@ -7,6 +7,7 @@ Attacks:
 - ``bad-utf8``: ``tools/call`` of ``bad`` answers with one invalid UTF-8 byte in the text;
   ``ok`` answers normally.
 - ``big-line MIB``: ``tools/call`` answers one text result of MIB MiB on one line.
+- ``many-items N``: ``tools/call`` answers N text items (one line of about 27 bytes each).
 - ``log-flood N``: before answering ``tools/call``, writes N malformed lines to stdout.
 - ``notification-flood N``: before answering ``tools/call``, sends N log notifications.
 - ``server-request``: before answering ``tools/call``, asks the client for sampling and roots
@@ -52,6 +53,8 @@ def call(ident, name: str) -> None:
                            "result": {"content": [{"type": "text", "text": "before-XX-after"}]}}).encode()
         out.write(line.replace(b"XX", b"\xff") + b"\n")
         return out.flush()
+    if ATTACK == "many-items":
+        return result(ident, {"content": [{"type": "text", "text": "x"}] * int(ARGUMENT)})
     if ATTACK == "big-line":
         return result(ident, {"content": [{"type": "text", "text": "x" * (int(ARGUMENT) * 1024 * 1024)}]})
     if ATTACK == "notification-flood":

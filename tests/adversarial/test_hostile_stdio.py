@@ -114,3 +114,26 @@ def test_requests_from_the_server_that_were_never_advertised_are_refused(tmp_pat
     run = run_cli(tmp_path, {"asks": stdio("server-request")}, "mcp", "call", "asks", "boom")
     assert (run.code, run.out) == (0, "refused: True\n"), run.err
     assert_contained(run, max_bytes=2048)
+
+
+def test_a_million_items_are_refused_before_they_become_objects(tmp_path):
+    run = run_cli(tmp_path, {"items": stdio("many-items", "1000000")}, "mcp", "call", "items", "boom")
+    assert run.code == 1
+    assert "sent a message of more than 100,000 items; it was not read" in run.err, run.err
+    assert_contained(run)
+
+
+@pytest.mark.anyio
+async def test_after_a_refused_message_the_connection_keeps_serving():
+    from hostlink.mcp.errors import CallFailed
+    from hostlink.mcp.runtime import McpRuntime
+    from hostlink.mcp.schema import parse_server
+
+    runtime = McpRuntime({"items": parse_server(stdio("many-items", "200000"))})
+    try:
+        with pytest.raises(CallFailed, match="more than 100,000 items"):
+            await runtime.call_tool("items", "boom", {})
+        assert (await runtime.call_tool("items", "ok", {})).content[0].text == "still here"
+        assert runtime.snapshot("items").state == "connected"
+    finally:
+        await runtime.aclose()

@@ -26,7 +26,6 @@ from hostlink.host import (
     Message,
     ModelSpec,
     ProviderSpec,
-    TextContent,
     ToolCall,
     ToolDefinition,
     ToolResultMessage,

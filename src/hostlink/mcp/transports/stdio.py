@@ -105,7 +105,7 @@ class StdioTransport:
 
     @property
     def refusals(self) -> int:
-        return int(self.refusal is not None)
+        return self._pipes.refusals if self._pipes is not None else 0
 
     @property
     def ended(self) -> bool:

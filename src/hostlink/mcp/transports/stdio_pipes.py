@@ -10,7 +10,9 @@ and every process the server started, whether or not the server itself has exite
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
     from hostlink.mcp.schema import StdioServer
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one message, as for HTTP
+MAX_TYPED_ITEMS = 100_000  # "type" keys in one message: a million content items took 2 GiB as SDK models
+_LEADING_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")')
 READ_BYTES = 1024 * 1024
 STDIN_GRACE_SECONDS = 2.0  # after stdin closes, before the group is signalled (the MCP spec's order)
 KILL_GRACE_SECONDS = 1.0
@@ -130,6 +134,7 @@ class ServerPipes:
         self.refusal: McpError | None = None
         self.ended = False  # the server's stdout is closed (or was given up on)
         self.malformed = 0  # lines that were not JSON-RPC messages
+        self.refusals = 0
 
     @asynccontextmanager
     async def streams(self) -> AsyncIterator[tuple[Any, Any]]:
@@ -176,14 +181,34 @@ class ServerPipes:
                 return  # the server closed stdout: the session sees the connection end
             for line in lines.feed(chunk):
                 if line is None:
-                    self.refusal = CallFailed(f"the server sent a message over {MAX_LINE_BYTES // 2**20} MiB; "
-                                              "the connection was closed")
+                    self._refuse(CallFailed(f"the server sent a message over {MAX_LINE_BYTES // 2**20} MiB; "
+                                            "the connection was closed"))
                     return
+                if line.count(b'"type"') > MAX_TYPED_ITEMS:
+                    answer = self._refuse(CallFailed(
+                        f"the server sent a message of more than {MAX_TYPED_ITEMS:,} items; it was not read"), line)
+                    if answer is None:  # nobody to answer: the connection cannot go on
+                        return
+                    await sink.send(answer)
+                    continue
                 message = _message(line)
                 if message is None:
                     self.malformed += 1  # not JSON-RPC: dropped, never echoed
                     continue
                 await sink.send(message)
+
+    def _refuse(self, error: McpError, line: bytes = b"") -> Any:
+        """Record a refused message; the error answer for the request it answered, if its id
+        leads the line (so that request fails now rather than at its timeout)."""
+        self.refusal, self.refusals = error, self.refusals + 1
+        found = _LEADING_ID.match(line[:512])
+        if found is None:
+            return None
+        from mcp.shared.message import SessionMessage
+        from mcp_types import ErrorData, JSONRPCError
+
+        return SessionMessage(JSONRPCError(jsonrpc="2.0", id=json.loads(found.group(1)),
+                                           error=ErrorData(code=-32603, message=str(error))))
 
     async def _write(self, process: anyio.abc.Process, source: Any) -> None:
         assert process.stdin is not None
