@@ -136,19 +136,19 @@ async def test_bad_init_inventory_fails_before_content(fake, runtime_dir, overri
 
 
 @pytest.mark.parametrize(
-    "control, wording",
+    "control, wording, code",
     [
-        ({"account": {"apiKeySource": "ANTHROPIC_API_KEY"}}, "API key"),
-        ({"account": {"tokenSource": "none"}}, "subscription"),
-        ({"account": {"apiProvider": "bedrock"}}, "third-party"),
-        ({"commands": [{"name": "review"}]}, "slash commands"),
-        ({"permission_mode": "default"}, "dontAsk"),
+        ({"account": {"apiKeySource": "ANTHROPIC_API_KEY"}}, "API key", "protocol_error"),
+        ({"account": {"tokenSource": "none"}}, "subscription", "not_signed_in"),
+        ({"account": {"apiProvider": "bedrock"}}, "third-party", "protocol_error"),
+        ({"commands": [{"name": "review"}]}, "slash commands", "protocol_error"),
+        ({"permission_mode": "default"}, "dontAsk", "protocol_error"),
     ],
 )
-async def test_bad_account_fails_before_the_prompt_is_written(fake, runtime_dir, control, wording):
+async def test_bad_account_fails_before_the_prompt_is_written(fake, runtime_dir, control, wording, code):
     fake.script({"op": "control", **control}, {"op": "read_user"}, {"op": "init"}, {"op": "result"})
     error = only_error(await collect(fake.provider(), context("secret prompt")))
-    assert error.code == "protocol_error" and wording in error.message
+    assert error.code == code and wording in error.message
     assert not any("secret prompt" in line for line in fake.logged("stdin"))
 
 

@@ -117,7 +117,8 @@ def validate_control_initialize(record: dict[str, Any], request_id: str, expect:
         raise ProtocolError("claude would use an API key, not the Claude subscription")
     token_source = account.get("tokenSource", "none")
     if token_source != ("none" if expect.testing else SUBSCRIPTION_TOKEN_SOURCE):
-        raise ProtocolError("claude is not signed in with a Claude subscription (run `claude` and /login)")
+        raise ProtocolError("claude is not signed in with a Claude subscription (run `claude` and /login)",
+                            code="not_signed_in")
     if body.get("commands") != []:
         raise ProtocolError("claude reported slash commands although they are disabled")
     if body.get("current_permission_mode") != "dontAsk":
@@ -161,7 +162,7 @@ def checked(check: Callable[..., T], *args: Any) -> T:
     try:
         return check(*args)
     except ProtocolError as exc:
-        raise ConversationError(str(exc)) from None
+        raise ConversationError(str(exc), code=exc.code) from None
 
 
 def check_cancelled(signal: CancelSignal | None) -> None:

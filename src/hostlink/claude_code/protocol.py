@@ -39,7 +39,13 @@ _USAGE_LIMIT = re.compile(r"usage limit|limit reached|out of (extra )?usage|spen
 
 
 class ProtocolError(Exception):
-    """The child said something the protocol does not allow; the request fails closed."""
+    """The child said something the protocol does not allow; the request fails closed.
+
+    ``code`` is the stable error code the request fails with."""
+
+    def __init__(self, message: str, code: str = "protocol_error") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def parse_record(line: bytes) -> dict[str, Any]:

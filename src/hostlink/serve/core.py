@@ -245,7 +245,7 @@ def provider_error(error: ErrorEvent) -> ApiError:
     code = error.code
     if code in ("invalid_request", "context_length_exceeded"):
         return ApiError(400, "invalid_request", error.message)
-    if code == "auth_failed" or (code == "protocol_error" and "signed in" in error.message):
+    if code in ("auth_failed", "not_signed_in"):
         return ApiError(401, "authentication", SIGN_IN)
     if code in ("rate_limited", "quota_exceeded"):
         return ApiError(429, "rate_limit", error.message, retry_after=None)
