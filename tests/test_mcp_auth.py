@@ -465,9 +465,10 @@ async def test_a_configured_ipv6_loopback_redirect_uri(fake_oauth):
     assert (await follow_link(raised.value.link)).status_code == 200
     await manager.wait_login("v6", server, 30)
     assert await manager.credential_state("v6", server) == "signed in"
-    with pytest.raises(AuthError, match="redirectUri"):
-        await manager.start_login("lh", http_server(fake_oauth.mcp, auth="oauth",
-                                                    oauth={"redirectUri": f"http://localhost:{port}/cb"}))
+    from hostlink.mcp.schema import SchemaError
+
+    with pytest.raises(SchemaError, match="redirectUri"):  # refused where the file is read, before any sign-in
+        http_server(fake_oauth.mcp, auth="oauth", oauth={"redirectUri": f"http://localhost:{port}/cb"})
     await manager.aclose()
 
 

@@ -30,6 +30,12 @@ from hostlink.mcp.store import (
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
 
 
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
 def _record(**changes) -> SecureRecord:
     base = dict(version=1, server="s", endpoint="http://127.0.0.1:1/mcp", issuer="http://127.0.0.1:2",
                 token_endpoint="http://127.0.0.1:2/token", client={"client_id": "c"})
@@ -276,14 +282,16 @@ async def test_credential_states_from_the_record():
     store, manager = SecureStore(), AuthManager()
     assert await manager.credential_state("s", server) == "signed out"
     states = [
-        (StoredTokens(access_token="a", expires_at=time.time() + 3600), None, "signed in"),
-        (StoredTokens(access_token="a", expires_at=None), None, "signed in"),
-        (StoredTokens(access_token="a", refresh_token="r", expires_at=time.time() - 1), None, "refreshable"),
-        (StoredTokens(access_token="a", expires_at=time.time() - 1), None, "expired"),
-        (None, "flow", "pending link"),
-        (None, None, "signed out"),
+        (StoredTokens(access_token="a", expires_at=time.time() + 3600), (None, None), "signed in"),
+        (StoredTokens(access_token="a", expires_at=None), (None, None), "signed in"),
+        (StoredTokens(access_token="a", refresh_token="r", expires_at=time.time() - 1), (None, None), "refreshable"),
+        (StoredTokens(access_token="a", expires_at=time.time() - 1), (None, None), "expired"),
+        (None, ("flow", os.getpid()), "pending link"),  # its waiting process lives
+        (None, ("flow", _dead_pid()), "signed out"),  # nobody waits for that link any more
+        (None, ("flow", None), "signed out"),
+        (None, (None, None), "signed out"),
     ]
-    for tokens, pending, expected in states:
-        await store.save(key, _record(endpoint=server.url, tokens=tokens, pending=pending))
+    for tokens, (pending, pid), expected in states:
+        await store.save(key, _record(endpoint=server.url, tokens=tokens, pending=pending, pending_pid=pid))
         assert await manager.credential_state("s", server) == expected
     await store.delete(key)
