@@ -66,18 +66,18 @@ async def test_auth_prints_a_link_waits_and_reports(configured):
 
 async def test_auth_times_out_and_refuses_non_link_servers(configured):
     result = hostlink("mcp", "auth", "fake", "--timeout", "1")
-    assert result.returncode == 1
+    assert result.returncode == 4  # authentication needed
     assert "still waiting for the browser" in result.stderr
     result = hostlink("mcp", "auth", "tok")
-    assert result.returncode == 1 and "FAKE_TOKEN_UNSET" in result.stderr
+    assert result.returncode == 4 and "FAKE_TOKEN_UNSET" in result.stderr
     result = hostlink("mcp", "auth", "nope")
-    assert result.returncode == 1 and "unknown MCP server" in result.stderr
+    assert result.returncode == 2 and "unknown MCP server" in result.stderr
 
 
 async def test_a_one_shot_command_without_sign_in_names_the_command_not_a_dead_link(configured):
     # The callback listener would die with the command: a link there could never work.
     result = hostlink("mcp", "call", "fake", "whoami")
-    assert result.returncode == 1
+    assert result.returncode == 4
     assert result.stderr.strip() == "MCP server 'fake' needs sign-in: run `hostlink mcp auth fake`"
     assert "/authorize?" not in result.stdout + result.stderr
     assert configured.counters()["register"] == 0 and configured.counters()["token_code"] == 0
@@ -87,7 +87,7 @@ async def test_a_one_shot_command_without_sign_in_names_the_command_not_a_dead_l
 @pytest.mark.parametrize("stop", ["timeout", "sigterm"])
 async def test_no_pending_state_is_shown_for_a_sign_in_nobody_waits_for(configured, stop):
     if stop == "timeout":
-        assert hostlink("mcp", "auth", "fake", "--timeout", "1").returncode == 1
+        assert hostlink("mcp", "auth", "fake", "--timeout", "1").returncode == 4
     else:
         proc = subprocess.Popen([*HOSTLINK, "mcp", "auth", "fake"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)

@@ -91,13 +91,57 @@ def test_untrusted_project_is_never_interpolated_nor_able_to_break_loading(tmp_p
     assert loaded.ignored_project_servers == ["x", "y"]
 
 
-def test_trusted_project_with_broken_file_fails_closed_naming_the_file(tmp_path, env):
-    write(user_mcp(tmp_path), {"a": {"command": "user-a"}})
+def test_trusted_project_with_a_broken_entry_fails_that_server_closed_naming_the_file(tmp_path, env):
+    write(user_mcp(tmp_path), {"a": {"command": "user-a"}, "x": {"command": "user-x"}})
     broken = write(project_hostlink(tmp_path), {"x": {"command": "x", "bogus": True}})
+    loaded = load(tmp_path, env, trusted=True)
+    assert loaded.broken == {"x": f"{broken}: mcpServers.x.bogus: unknown field"}
+    assert list(loaded.servers) == ["a"]  # the broken entry still replaced the user's "x"
+    assert loaded.sources["x"] == broken
+
+
+def test_trusted_project_with_a_structurally_broken_file_fails_the_load(tmp_path, env):
+    write(user_mcp(tmp_path), {"a": {"command": "user-a"}})
+    broken = write(project_hostlink(tmp_path), {"x y": {"command": "x"}})
     with pytest.raises(ConfigError) as err:
         load(tmp_path, env, trusted=True)
-    assert str(err.value) == f"{broken}: mcpServers.x.bogus: unknown field"
     assert err.value.source == broken
+
+
+def test_a_missing_variable_breaks_only_its_own_server(tmp_path, env):
+    source = write(user_mcp(tmp_path), {
+        "github": {"url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}},
+        "everything": {"command": "npx", "args": ["-y", "server-everything"]},
+    })
+    loaded = load(tmp_path, env, trusted=False)
+    assert list(loaded.servers) == ["everything"]
+    assert loaded.broken == {"github": f"{source}: mcpServers.github.headers.Authorization: "
+                                       "environment variable GITHUB_TOKEN is not set"}
+
+
+def test_a_later_good_entry_replaces_a_broken_one(tmp_path, env):
+    write(user_mcp(tmp_path), {"a": {"command": "${UNSET}"}})
+    write(user_hostlink(tmp_path), {"a": {"command": "fine"}})
+    loaded = load(tmp_path, env, trusted=False)
+    assert loaded.servers["a"].command == "fine" and loaded.broken == {}
+
+
+def test_a_disabled_entry_is_never_expanded(tmp_path, env):
+    write(user_mcp(tmp_path), {
+        "gh": {"url": "${GH_URL}/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}, "disabled": True},
+        "cmd": {"command": "${TOOL_BIN}", "env": {"K": "${SECRET_K}"}, "disabled": True},
+        "ok": {"command": "x"},
+    })
+    loaded = load(tmp_path, {**env, "GITHUB_TOKEN": "t-secret", "SECRET_K": "k"}, trusted=False)
+    assert loaded.broken == {}
+    assert loaded.servers["gh"].disabled and loaded.servers["gh"].transport == "http"
+    assert loaded.servers["cmd"].disabled and loaded.servers["cmd"].env == {"K": "${SECRET_K}"}
+    assert "t-secret" not in repr(loaded.servers)
+
+
+def test_a_disabled_entry_still_meets_the_schema_where_no_reference_is_involved(tmp_path, env):
+    source = write(user_mcp(tmp_path), {"off": {"command": "x", "bogus": 1, "disabled": True}})
+    assert load(tmp_path, env, trusted=False).broken == {"off": f"{source}: mcpServers.off.bogus: unknown field"}
 
 
 def test_broken_user_file_fails_the_whole_load(tmp_path, env):

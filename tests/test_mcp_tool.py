@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
-from mcp_runtime_support import Host, fixture_children, http_fixture, stdio, text
+from mcp_runtime_support import FIXTURE, Host, fixture_children, http_fixture, stdio, text
 
 from hostlink.host import CancelSignal, CommandFailed, ImageContent, Registry
 from hostlink.mcp.extension import McpExtension
@@ -66,12 +67,30 @@ async def test_registration_does_no_io_and_config_is_read_at_session_start(tmp_p
 async def test_broken_config_is_a_clear_error_at_session_start(tmp_path, runtime_dir):
     config_home = tmp_path / "config"
     (config_home / "mcp").mkdir(parents=True)
-    (config_home / "mcp" / "mcp.json").write_text('{"mcpServers": {"x": {"command": "a", "url": "https://e"}}}')
+    (config_home / "mcp" / "mcp.json").write_text('{"mcpServers": {"x": {"command": "a"},}}')
     host = Host(McpExtension(environ={"XDG_CONFIG_HOME": str(config_home)}), tmp_path)
     async with host:
         assert any(level == "error" for level, _ in host.notes.seen)
         result = await host.run(action="status")
         assert result.is_error and "MCP configuration is invalid" in text(result)
+
+
+async def test_a_broken_entry_is_that_servers_error_alone(tmp_path, runtime_dir):
+    config_home = tmp_path / "config"
+    (config_home / "mcp").mkdir(parents=True)
+    (config_home / "mcp" / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "x": {"command": "a", "url": "https://e"}, "fx": {"command": sys.executable, "args": [FIXTURE]}}}))
+    host = Host(McpExtension(environ={"XDG_CONFIG_HOME": str(config_home)}), tmp_path)
+    async with host:
+        assert [level for level, note in host.notes.seen if "'x' is misconfigured" in note] == ["warning"]
+        status = text(await host.run(action="status"))
+        assert "x: misconfigured: " in status and 'exactly one of "command"' in status
+        assert "fx: idle" in status
+        used = await host.run(action="tools", server="x")
+        assert used.is_error and "MCP server 'x' is misconfigured" in text(used)
+        assert not (await host.run(action="tools", server="fx")).is_error
+        everywhere = text(await host.run(action="tools"))
+        assert "[unavailable: MCP server 'x' is misconfigured]" in everywhere and "'echo'" in everywhere
 
 
 async def test_tool_input_is_validated(host):
@@ -263,6 +282,8 @@ async def test_host_command(host):
 
 async def test_results_carry_a_one_line_summary_for_host_displays(host):
     result = await host.run(action="call", server="fx", tool="echo", args={"text": "hello"})
-    assert result.details == {"summary": "mcp call fx/echo: ok, 1 text (5 chars)"}
+    assert result.details == {"summary": "mcp call fx/echo: ok, 1 text (5 chars)",
+                              "structuredContent": {"result": "hello"}}
     failed = await host.run(action="call", server="ghost", tool="x")
     assert failed.details["summary"] == "mcp call ghost/x: error, 1 text (" + str(len(text(failed))) + " chars)"
+    assert failed.details["error"] == "unknown_server"

@@ -68,7 +68,7 @@ def test_tools_connect_and_call(env, tmp_path):
     assert tools.returncode == 0, tools.stderr
     assert tools.stdout.split("\n")[0].split()[0] == "echo" and "app_only" not in tools.stdout
     as_json = json.loads(hostlink(env, tmp_path, "mcp", "tools", "fx", "--json").stdout)
-    assert {"name", "description", "inputSchema"} == set(as_json[0])
+    assert {"name", "title", "description", "inputSchema", "outputSchema", "annotations"} == set(as_json[0])
     connect = hostlink(env, tmp_path, "mcp", "connect", "fx")
     assert connect.stdout.strip() == "fx: connected (protocol 2026-07-28, hostlink-fixture 1.0.0, 11 tools)"
     call = hostlink(env, tmp_path, "mcp", "call", "fx", "add", '{"a": 2, "b": 3}')
@@ -83,16 +83,17 @@ def test_tools_connect_and_call(env, tmp_path):
     assert fixture_children() == []
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["tools", "ghost"], "unknown MCP server 'ghost' (known: fx, off, web)"),
-    (["connect", "off"], "MCP server 'off' is disabled in "),
-    (["call", "fx", "add", "[1]"], "JSON must be a JSON object"),
-    (["call", "fx", "add", "{bad"], "JSON must be a JSON object"),
-    (["connect", "web"], "MCP server 'web' cannot be reached at its URL"),
+@pytest.mark.parametrize(("argv", "message", "code"), [
+    (["tools", "ghost"], "unknown MCP server 'ghost' (known: fx, off, web)", 2),
+    (["connect", "off"], "MCP server 'off' is disabled in ", 2),
+    (["call", "fx", "add", "[1]"], "the arguments must be a JSON object of tool arguments (got a JSON list)", 2),
+    (["call", "fx", "add", "{bad"], "the arguments are not valid JSON: Expecting property name enclosed in double "
+                                    "quotes at line 1 column 2", 2),
+    (["connect", "web"], "MCP server 'web' cannot be reached at its URL", 3),
 ])
-def test_failures_are_one_line_with_exit_code_1(env, tmp_path, argv, message):
+def test_failures_are_one_line_with_their_exit_code(env, tmp_path, argv, message, code):
     result = hostlink(env, tmp_path, "mcp", *argv)
-    assert result.returncode == 1
+    assert result.returncode == code
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert "Traceback" not in result.stderr
@@ -101,7 +102,7 @@ def test_failures_are_one_line_with_exit_code_1(env, tmp_path, argv, message):
 def test_disconnect_and_reconnect_explain_and_never_connect(env, tmp_path):
     assert "idle" in hostlink(env, tmp_path, "mcp", "disconnect", "fx").stdout
     assert "reset to idle" in hostlink(env, tmp_path, "mcp", "reconnect", "fx").stdout
-    assert hostlink(env, tmp_path, "mcp", "reconnect", "ghost").returncode == 1
+    assert hostlink(env, tmp_path, "mcp", "reconnect", "ghost").returncode == 2
 
 
 def test_project_servers_need_trust(env, tmp_path):

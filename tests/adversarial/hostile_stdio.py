@@ -12,6 +12,9 @@ Attacks:
 - ``notification-flood N``: before answering ``tools/call``, sends N log notifications.
 - ``server-request``: before answering ``tools/call``, asks the client for sampling and roots
   (requests the client never advertised) and reports what came back.
+- ``fatal``: writes two lines to stderr (one with an escape sequence) and exits 3 at start.
+- ``stderr-flood N``: writes N numbered lines to stderr, then exits 3 at start.
+- ``noise``: writes a usage text (not JSON-RPC, with escapes) to stdout and exits 1 at start.
 - ``grandchild PIDFILE`` / ``setsid-grandchild PIDFILE``: at start, starts a sleeping child
   that keeps the server's stdout open (the second one in a session of its own) and writes
   the child's pid to PIDFILE.
@@ -76,6 +79,14 @@ def call(ident, name: str) -> None:
 
 
 def main() -> None:
+    if ATTACK in ("fatal", "stderr-flood"):
+        lines = (["loading config \x1b[31mred\x1b[0m", "FATAL: missing API_KEY"] if ATTACK == "fatal"
+                 else [f"line {index}" for index in range(int(ARGUMENT))])
+        sys.stderr.write("\n".join(lines) + "\n")
+        sys.exit(3)
+    if ATTACK == "noise":
+        out.write(b"Usage: server [stdio|http]\n\x1b]0;owned\x07Unknown transport: bogus-transport\n" * 50)
+        sys.exit(1)
     if ATTACK in ("grandchild", "setsid-grandchild"):
         import subprocess
 

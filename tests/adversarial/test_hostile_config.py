@@ -45,9 +45,10 @@ def test_a_hostile_document_loads_or_names_its_problem_without_echoing(tmp_path_
     (config / "mcp.json").write_text(json.dumps({"mcpServers": document}))
     environ = {"XDG_CONFIG_HOME": str(home), "SECRET": SECRET, "HOME": str(home)}
     try:
-        load_config(Path(home), False, environ)
+        messages = list(load_config(Path(home), False, environ).broken.values())
     except ConfigError as error:
-        message = str(error)
+        messages = [str(error)]
+    for message in messages:
         assert message.startswith(str(config / "mcp.json")), message
         assert SECRET not in message, message
         assert message.isprintable(), repr(message)

@@ -36,7 +36,7 @@ def hostile():
 def test_a_huge_redirect_location_is_not_logged_verbatim(tmp_path, hostile):
     servers = {"moved": {"url": f"{hostile}/redirect/mcp", "protocolVersion": "legacy"}}
     run = run_cli(tmp_path, servers, "mcp", "connect", "moved")
-    assert run.code == 1
+    assert run.code == 3
     assert "moved" in run.err and "[31mx[31mx" not in run.err and "xxxxxxxxxx" not in run.err
     assert_contained(run, max_bytes=2048)
 
@@ -44,5 +44,5 @@ def test_a_huge_redirect_location_is_not_logged_verbatim(tmp_path, hostile):
 def test_an_endless_event_stream_ends_at_the_timeout(tmp_path, hostile):
     servers = {"drip": {"url": f"{hostile}/endless-sse/mcp", "protocolVersion": "legacy", "requestTimeoutMs": 2000}}
     run = run_cli(tmp_path, servers, "mcp", "call", "drip", "boom")
-    assert run.code == 1 and "did not answer the call of tool 'boom' within 2000 ms" in run.err, run.err
+    assert run.code == 3 and "did not answer the call of tool 'boom' within 2000 ms" in run.err, run.err
     assert_contained(run, max_bytes=2048)

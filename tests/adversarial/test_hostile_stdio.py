@@ -42,7 +42,7 @@ def test_no_grandchild_outlives_the_command(tmp_path, attack):
 @pytest.mark.parametrize("code", ["-32000", "-32001"])
 def test_a_tools_error_code_is_the_tools_answer_not_transport_state(tmp_path, code):
     run = run_cli(tmp_path, {"err": stdio("tool-error", code)}, "mcp", "call", "err", "boom")
-    assert run.code == 1
+    assert run.code == 3  # the server refused the request (not the tool's own isError)
     assert "tool refused" in run.err and "closed the connection" not in run.err and "did not answer" not in run.err
     assert_contained(run)
 
@@ -88,7 +88,7 @@ def test_a_50_mib_line_arrives_within_the_timeout_and_memory_stays_bounded(tmp_p
 
 def test_a_line_over_64_mib_closes_the_connection_with_a_reason(tmp_path):
     run = run_cli(tmp_path, {"huge": stdio("big-line", "70")}, "mcp", "call", "huge", "boom")
-    assert run.code == 1
+    assert run.code == 3
     assert "sent a message over 64 MiB" in run.err
     assert_contained(run)
 
@@ -96,10 +96,10 @@ def test_a_line_over_64_mib_closes_the_connection_with_a_reason(tmp_path):
 def test_a_secret_command_is_never_echoed_and_a_missing_cwd_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("SECRET_COMMAND", "SUPERSECRET-42")
     run = run_cli(tmp_path, {"s": {"command": "${SECRET_COMMAND}"}}, "mcp", "connect", "s")
-    assert run.code == 1 and "SUPERSECRET-42" not in run.err and "${SECRET_COMMAND}" in run.err, run.err
+    assert run.code == 3 and "SUPERSECRET-42" not in run.err and "${SECRET_COMMAND}" in run.err, run.err
     missing = run_cli(tmp_path, {"c": {"command": sys.executable, "cwd": str(tmp_path / "nowhere")}},
                       "mcp", "connect", "c")
-    assert missing.code == 1 and 'working directory ("cwd") does not exist' in missing.err, missing.err
+    assert missing.code == 3 and 'working directory ("cwd") does not exist' in missing.err, missing.err
     assert "command not found" not in missing.err
     assert_contained(run)
 
@@ -118,8 +118,49 @@ def test_requests_from_the_server_that_were_never_advertised_are_refused(tmp_pat
 
 def test_a_million_items_are_refused_before_they_become_objects(tmp_path):
     run = run_cli(tmp_path, {"items": stdio("many-items", "1000000")}, "mcp", "call", "items", "boom")
-    assert run.code == 1
+    assert run.code == 3  # a server problem
     assert "sent a message of more than 100,000 items; it was not read" in run.err, run.err
+    assert_contained(run)
+
+
+# --- issue 15 #2: a failing server's own words, for a person; never the SDK's internals --------
+
+
+def test_a_failing_server_s_stderr_follows_the_one_line_reason(tmp_path):
+    run = run_cli(tmp_path, {"fatal": stdio("fatal")}, "mcp", "tools", "fatal")
+    assert run.code == 3
+    lines = run.err.splitlines()
+    assert lines[0].startswith("hostlink mcp: MCP server 'fatal' ") and "exited" in lines[0]
+    assert lines[1:] == ["the server said:", "  loading config red", "  FATAL: missing API_KEY"]
+    assert_contained(run)
+
+    called = run_cli(tmp_path, {"fatal": stdio("fatal")}, "mcp", "call", "fatal", "ok")
+    assert called.code == 3 and "  FATAL: missing API_KEY" in called.err.splitlines()
+    assert_contained(called)
+
+
+def test_the_tail_is_the_last_20_lines_and_verbose_shows_all_of_it(tmp_path):
+    run = run_cli(tmp_path, {"flood": stdio("stderr-flood", "100")}, "mcp", "tools", "flood")
+    lines = run.err.splitlines()
+    assert lines[1] == "the server said (last 20 of 100 lines; --verbose for all):"
+    assert lines[2:] == [f"  line {index}" for index in range(80, 100)]
+    assert_contained(run)
+    verbose = run_cli(tmp_path, {"flood": stdio("stderr-flood", "100")}, "mcp", "tools", "flood", "--verbose")
+    assert verbose.err.splitlines()[1:] == ["the server said:", *(f"  line {index}" for index in range(100))]
+    huge = run_cli(tmp_path, {"flood": stdio("stderr-flood", "100000")}, "mcp", "--verbose", "tools", "flood")
+    assert 6000 < len(huge.stderr) < 11000  # the whole bounded tail: 8 KiB, each line indented
+    assert huge.err.splitlines()[-1] == "  line 99999"
+    assert_contained(huge)
+
+
+def test_a_server_that_breaks_the_protocol_gets_one_line_naming_what_it_sent(tmp_path):
+    run = run_cli(tmp_path, {"noisy": stdio("noise")}, "mcp", "connect", "noisy")
+    lines = run.err.splitlines()
+    assert run.code == 3
+    assert "broke the protocol: it wrote 100 lines to stdout that are not JSON-RPC" in lines[0]
+    assert lines[1:3] == ["the server said:", "  stdout (not JSON-RPC): Usage: server [stdio|http]"]
+    assert "pydantic" not in run.err and "validation error" not in run.err.lower()
+    assert len(lines) == 3
     assert_contained(run)
 
 
@@ -137,3 +178,23 @@ async def test_after_a_refused_message_the_connection_keeps_serving():
         assert runtime.snapshot("items").state == "connected"
     finally:
         await runtime.aclose()
+
+
+@pytest.mark.anyio
+async def test_the_model_gets_the_classified_reason_without_the_server_s_words(tmp_path, monkeypatch):
+    from mcp_runtime_support import Host, text
+
+    from hostlink.host import CancelSignal, CommandFailed
+    from hostlink.mcp.extension import McpExtension
+    from hostlink.mcp.schema import parse_server
+
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path / "rt"))
+    servers = {"fatal": parse_server(stdio("fatal")), "noisy": parse_server(stdio("noise"))}
+    async with Host(McpExtension(servers=servers), tmp_path) as host:
+        for name in servers:
+            result = await host.run(action="tools", server=name)
+            assert result.is_error
+            assert "API_KEY" not in text(result) and "Usage" not in text(result) and "said" not in text(result)
+        with pytest.raises(CommandFailed) as failed:
+            await host.session.run_command("mcp", ["tools", "fatal"], CancelSignal())
+        assert "  FATAL: missing API_KEY" in str(failed.value).splitlines()  # the /mcp command is for a person

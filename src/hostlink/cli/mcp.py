@@ -9,14 +9,13 @@ server, so ``hostlink mcp status`` never pays for them.
 
 from __future__ import annotations
 
-import json
-import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from hostlink.cli.mcp_session import load, with_server
-from hostlink.cli.session import Fail, command_path, run_session
+from hostlink.cli.mcp_session import load, verbose, verbose_option, with_server
+from hostlink.cli.session import command_path, run_session
 
 if TYPE_CHECKING:
     from hostlink.host.session import HostSession
@@ -29,6 +28,7 @@ TRUST_HELP = "Also read the project's .mcp.json / .hostlink/mcp.json (env HOSTLI
 
 @click.group(name="mcp")
 @click.option("--trust-project", is_flag=True, help=TRUST_HELP)
+@verbose_option
 @click.pass_context
 def mcp_group(ctx: click.Context, trust_project: bool) -> None:
     """Inspect and use the configured MCP servers."""
@@ -36,7 +36,7 @@ def mcp_group(ctx: click.Context, trust_project: bool) -> None:
 
     from hostlink.host.session import trust_from_environment
 
-    ctx.obj = {"trust_project": trust_project or trust_from_environment(os.environ)}
+    ctx.obj = {**(ctx.obj or {}), "trust_project": trust_project or trust_from_environment(os.environ)}
 
 
 def _echo_json(value: Any) -> None:
@@ -48,11 +48,12 @@ def _echo_json(value: Any) -> None:
 async def _command(host: HostSession, *argv: str) -> str:
     from hostlink.host import CancelSignal
 
-    return await host.run_command("mcp", argv, CancelSignal())
+    context = click.get_current_context()
+    return await host.run_command("mcp", (*argv, "--verbose") if verbose(context) else argv, CancelSignal())
 
 
 @mcp_group.command()
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per server.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array with one object per server.")
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """List the configured servers (never connects)."""
@@ -61,14 +62,39 @@ def status(ctx: click.Context, as_json: bool) -> None:
     loaded = load(ctx)
     credentials = _credential_states(ctx, loaded)
     if as_json:
-        _echo_json([{"name": name, "source": str(loaded.sources.get(name, "")),
-                     "transport": render.transport_of(config), "disabled": config.disabled,
-                     "credentials": credentials.get(name)} for name, config in sorted(loaded.servers.items())])
+        _echo_json([_status_entry(loaded, credentials, name) for name in sorted([*loaded.servers, *loaded.broken])])
         return
-    if not loaded.servers:
-        click.echo("no MCP servers are configured")
+    if not loaded.servers and not loaded.broken:
+        click.echo(_nothing_configured(ctx))
         return
-    click.echo(render.table(render.status_rows(loaded.servers, loaded.sources, credentials)))
+    click.echo(render.table(render.status_rows(loaded.servers, loaded.sources, credentials, loaded.broken)))
+    for name in sorted(loaded.broken):
+        click.echo(f"{name}: misconfigured: {loaded.broken[name]}")
+
+
+def _status_entry(loaded: LoadedConfig, credentials: dict[str, str], name: str) -> dict[str, Any]:
+    from hostlink.mcp import render
+
+    config = loaded.servers.get(name)
+    entry: dict[str, Any] = {"name": name, "source": str(loaded.sources.get(name, ""))}
+    if config is None:
+        return {**entry, "transport": None, "disabled": None, "credentials": None, "error": loaded.broken[name]}
+    return {**entry, "transport": render.transport_of(config), "disabled": config.disabled,
+            "credentials": credentials.get(name), "error": None}
+
+
+def _nothing_configured(ctx: click.Context) -> str:
+    """Where a configuration goes, for a person who has none yet."""
+    import os
+
+    from hostlink.mcp.config import project_config_files, user_config_files
+
+    files = [str(path) for path in user_config_files(os.environ)]
+    project = [str(path) for path in project_config_files(Path.cwd())]
+    trust = "" if ctx.obj["trust_project"] else " (read only with --trust-project)"
+    return ("no MCP servers are configured; add them to " + " or ".join(files)
+            + f", or to the project's {' or '.join(project)}{trust}, as "
+            + '{"mcpServers": {"NAME": {"command": "…", "args": […]}}} (see the README)')
 
 
 def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, str]:
@@ -79,7 +105,7 @@ def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, st
     from hostlink.host.output import one_line
     from hostlink.mcp.extension import McpExtension
 
-    extension = McpExtension(servers=loaded.servers)
+    extension = McpExtension(servers=loaded.servers, broken=loaded.broken)
 
     async def ask(host: HostSession) -> dict[str, str]:
         auth = extension.runtime.auth if extension.runtime is not None else None
@@ -99,6 +125,7 @@ def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, st
 @click.argument("server")
 @click.option("--json", "as_json", is_flag=True, help="The tools as JSON, with input schemas.")
 @click.option("--offset", default=0, type=click.IntRange(0), help="With --json: skip this many tools.")
+@verbose_option
 @click.pass_context
 def tools(ctx: click.Context, server: str, as_json: bool, offset: int) -> None:
     """List the tools SERVER offers to the model."""
@@ -108,8 +135,7 @@ def tools(ctx: click.Context, server: str, as_json: bool, offset: int) -> None:
         if not as_json:
             return await _command(host, "tools", server)
         assert extension.runtime is not None
-        return [{"name": t.name, "description": t.description, "inputSchema": t.input_schema}
-                for t in await extension.runtime.list_tools(server) if model_visible(t)]
+        return [_tool_entry(t) for t in await extension.runtime.list_tools(server) if model_visible(t)]
 
     listed = with_server(ctx, server, listing)
     if not as_json:
@@ -119,6 +145,18 @@ def tools(ctx: click.Context, server: str, as_json: bool, offset: int) -> None:
     _echo_json(entries)
     if footer:
         click.echo(f"{command_path()}: {footer}", err=True)
+
+
+def _tool_entry(tool: Any) -> dict[str, Any]:
+    """A tool as ``tools --json`` shows it: the MCP fields a script needs, sanitized."""
+    import json
+
+    from hostlink.host.output import compact_json
+
+    entry = {"name": tool.name, "title": tool.title, "description": tool.description,
+             "inputSchema": tool.input_schema, "outputSchema": tool.output_schema,
+             "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None}
+    return json.loads(compact_json(entry))
 
 
 def _bounded_json_entries(items: list[Any], offset: int) -> tuple[list[Any], str | None]:
@@ -144,6 +182,7 @@ def _bounded_json_entries(items: list[Any], offset: int) -> tuple[list[Any], str
 @mcp_group.command()
 @click.argument("server")
 @click.option("--json", "as_json", is_flag=True, help="The connection snapshot as JSON.")
+@verbose_option
 @click.pass_context
 def connect(ctx: click.Context, server: str, as_json: bool) -> None:
     """Connect to SERVER, list its tools and report the connection."""
@@ -191,41 +230,9 @@ def _explain(ctx: click.Context, server: str, state: str) -> None:
     click.echo(f"{server}: {state}")
 
 
-@mcp_group.command()
-@click.argument("server")
-@click.argument("tool")
-@click.argument("arguments", default="{}", metavar="JSON")
-@click.option("--json", "as_json", is_flag=True, help="The bounded result as JSON.")
-@click.pass_context
-def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bool) -> None:
-    """Call TOOL on SERVER with a JSON object of arguments (for scripts)."""
-    try:
-        args = json.loads(arguments)
-    except ValueError:
-        raise Fail("JSON must be a JSON object of tool arguments") from None
-    if not isinstance(args, dict):
-        raise Fail("JSON must be a JSON object of tool arguments")
-
-    async def called(extension: McpExtension, host: HostSession) -> Any:
-        from hostlink.host import CancelSignal
-
-        return await host.run_tool("mcp", {"action": "call", "server": server, "tool": tool, "args": args},
-                                   CancelSignal())
-
-    result = with_server(ctx, server, called)
-    if as_json:
-        _echo_json({"isError": result.is_error, "content": [
-            {"type": "text", "text": item.text} if item.type == "text"
-            else {"type": "image", "mimeType": item.mime_type, "data": item.data} for item in result.content]})
-    else:
-        for item in result.content:
-            click.echo(item.text if item.type == "text" else f"[image {item.mime_type}, {len(item.data)} base64 chars]",
-                       err=result.is_error)
-    if result.is_error:
-        sys.exit(1)
-
-
 from hostlink.cli.mcp_auth import auth_command, logout_command  # noqa: E402 - cheap: click only
+from hostlink.cli.mcp_call import call  # noqa: E402 - cheap: click only
 
+mcp_group.add_command(call)
 mcp_group.add_command(auth_command)
 mcp_group.add_command(logout_command)

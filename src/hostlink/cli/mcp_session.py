@@ -26,26 +26,48 @@ def load(ctx: click.Context) -> LoadedConfig:
     try:
         loaded = load_config(Path.cwd(), bool(ctx.obj["trust_project"]))
     except ConfigError as exc:
-        raise Fail(f"invalid MCP configuration: {exc}") from None
+        raise Fail(f"invalid MCP configuration: {exc}", "invalid_config") from None
     if loaded.ignored_project_servers:
         click.echo(f"{command_path()}: ignored servers of the untrusted project (use --trust-project): "
                    + ", ".join(loaded.ignored_project_servers), err=True)
     return loaded
 
 
+def verbose_option(command: Callable[..., T]) -> Callable[..., T]:
+    """``--verbose``: after a failure, everything the server said (its whole bounded stderr
+    tail), not only its last lines. Also accepted before the subcommand."""
+    def remember(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.ensure_object(dict)["verbose"] = True
+        return value
+
+    return click.option("--verbose", "-v", is_flag=True, expose_value=False, callback=remember,
+                        help="After a failure, show everything the server said (its stderr tail).")(command)
+
+
+def verbose(ctx: click.Context) -> bool:
+    return bool(ctx.find_root().obj and ctx.find_root().obj.get("verbose")) or bool((ctx.obj or {}).get("verbose"))
+
+
 def with_server(ctx: click.Context, server: str,
                 work: Callable[[McpExtension, HostSession], Awaitable[T]]) -> T:
     """Run ``work(extension, host)`` in a host session over the configured servers, after
-    checking that SERVER is configured and enabled."""
-    from hostlink.mcp.errors import McpError
+    checking that SERVER is configured and enabled. A failure is its one line, then what the
+    server said about it (for the person at the terminal)."""
+    from hostlink.mcp import render
+    from hostlink.mcp.errors import McpError, error_code
     from hostlink.mcp.extension import McpExtension
     from hostlink.mcp.runtime import enabled_config
 
     loaded = load(ctx)
-    extension = McpExtension(servers=loaded.servers)
+    extension = McpExtension(servers=loaded.servers, broken=loaded.broken)
 
     async def checked(host: HostSession) -> T:
-        enabled_config(loaded.servers, server, loaded.sources.get(server))  # the one check, naming the file
-        return await work(extension, host)
+        try:
+            # the one check, naming the file
+            enabled_config(loaded.servers, server, loaded.sources.get(server), broken=loaded.broken)
+            return await work(extension, host)
+        except McpError as error:
+            raise Fail(str(error), error_code(error), render.server_words(error, verbose=verbose(ctx))) from None
 
-    return run_session([extension], checked, trusted=bool(ctx.obj["trust_project"]), shown=(McpError,))
+    return run_session([extension], checked, trusted=bool(ctx.obj["trust_project"]))

@@ -3,7 +3,9 @@
 A command builds its extensions, runs its work in a :class:`HostSession` (started in the
 working directory, notices to stderr) and is gone: every connection closed and every server
 stopped before the process exits, also on SIGTERM or SIGHUP. Failures are one line naming
-the command of the host it runs in (``hostlink mcp: …`` or ``llm mcp: …``), exit status 1.
+the command of the host it runs in (``hostlink mcp: …`` or ``llm mcp: …``), perhaps followed
+by what a server said, or with ``--json`` ``{"error": {"code", "message"}}`` on stdout; the
+exit status says the kind (EXIT_CODES).
 """
 
 from __future__ import annotations
@@ -21,17 +23,52 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+# 0 ok, 1 a tool's own error (or another failure), 2 usage or configuration, 3 connection or
+# server, 4 authentication needed; the keys are the codes of ``--json`` errors.
+EXIT_CODES = {
+    "tool_error": 1, "error": 1, "unknown_tool": 2,
+    "usage": 2, "invalid_config": 2, "unknown_server": 2, "server_disabled": 2, "invalid_arguments": 2,
+    "connection_failed": 3, "request_failed": 3, "timeout": 3,
+    "auth_required": 4, "auth_failed": 4,
+}
+
+
 class Fail(click.ClickException):
-    """A one-line explanation and exit code 1."""
+    """A one-line explanation (then ``words``, lines for a person), its code and exit status;
+    under ``--json`` the error object on stdout instead."""
 
-    exit_code = 1
-
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, code: str = "usage", words: Sequence[str] = (), *, prefixed: bool = True) -> None:
         super().__init__(message)
+        self.prefixed = prefixed  # False: the message is the mcp tool's answer, shown as it is
+        self.code = code
+        self.exit_code = EXIT_CODES.get(code, 1)
+        self.words = list(words)
         self.prefix = command_path()  # at raise time: click shows it after its context is gone
+        self.as_json = json_requested()
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"{self.prefix}: {self.message}", err=True)
+        if self.as_json:
+            from hostlink.host.output import compact_json
+
+            first = self.message.split("\n", 1)[0]
+            click.echo(compact_json({"error": {"code": self.code, "message": first}}))
+            return
+        first = f"{self.prefix}: {self.message}" if self.prefixed else self.message
+        click.echo("\n".join([first, *self.words]), err=True)
+
+
+def json_requested() -> bool:
+    """Whether the running command was asked for ``--json``."""
+    context = click.get_current_context(silent=True)
+    return bool(context is not None and context.params.get("as_json"))
+
+
+def _code_of(error: BaseException) -> str:
+    """The code of a failure an extension raised (a command's failure carries it as its cause)."""
+    from hostlink.mcp.errors import error_code
+
+    cause = error.__cause__ if isinstance(error.__cause__, Exception) else error
+    return error_code(cause)
 
 
 def host_command() -> str:
@@ -82,7 +119,7 @@ def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], A
     try:
         return anyio.run(main)
     except (CommandFailed, *shown) as error:
-        raise Fail(str(error)) from None
+        raise Fail(str(error), _code_of(error)) from None
     except Terminated as stopped:
         click.echo(f"{command_path()}: {stopped}; every server it started was stopped", err=True)
         raise SystemExit(128 + stopped.signum) from None

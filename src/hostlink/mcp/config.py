@@ -5,10 +5,13 @@ Sources, in order (a later file replaces a whole server entry of the same name):
 the host trusts the project, ``<cwd>/.mcp.json`` and ``<cwd>/.hostlink/mcp.json``. An
 untrusted project can neither add nor override a server: its names are only reported.
 
-Each file is ``{"mcpServers": {NAME: entry}}`` (the format other MCP clients use). A broken
-file that is read (user files, trusted project files) fails the whole load with a
-ConfigError naming the file and the field: dropping it silently would change which
-server a name means. Messages never contain values (they may be secrets).
+Each file is ``{"mcpServers": {NAME: entry}}`` (the format other MCP clients use). A file
+whose structure is broken (unreadable, not JSON, not that shape, a bad server name, too many
+servers) fails the whole load with a ConfigError naming the file: dropping it silently would
+change which servers exist. A problem inside one entry (a ``${VAR}`` that is not set, a field
+the schema refuses) belongs to that server alone: the name stays taken, by a broken entry
+whose reason names the file and the field, and the other servers work. A disabled entry is
+never expanded. Messages never contain values (they may be secrets).
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ from typing import Any
 from hostlink.mcp.schema import (
     ENV_NAME_PATTERN,
     NAME_PATTERN,
+    HttpServer,
     SchemaError,
     ServerConfig,
+    StdioServer,
     parse_server,
     safe_key,
 )
@@ -48,11 +53,13 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class LoadedConfig:
-    """The merged configuration: servers by name, the file each came from, ignored names."""
+    """The merged configuration: servers by name, the file each came from, ignored names, and
+    the entries that cannot be used with the reason (file and field, never a value)."""
 
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     sources: dict[str, Path] = field(default_factory=dict)
     ignored_project_servers: list[str] = field(default_factory=list)
+    broken: dict[str, str] = field(default_factory=dict)
 
 
 def user_config_files(environ: Mapping[str, str]) -> list[Path]:
@@ -70,34 +77,39 @@ def project_config_files(cwd: Path) -> list[Path]:
 
 
 def load_config(cwd: Path, project_trusted: bool, environ: Mapping[str, str] | None = None) -> LoadedConfig:
-    """Read every source in order and merge; raise ConfigError on the first broken file."""
+    """Read every source in order and merge; raise ConfigError on the first structurally broken
+    file; a broken entry is kept in ``broken`` (a later file's entry replaces it as any other)."""
     environ = os.environ if environ is None else environ
-    servers: dict[str, ServerConfig] = {}
-    sources: dict[str, Path] = {}
-    ignored: list[str] = []
+    loaded = LoadedConfig()
+    ignored = loaded.ignored_project_servers
     for path in user_config_files(environ):
-        _merge(path, _read(path), environ, servers, sources)
+        _merge(path, _read(path), environ, loaded)
     for path in project_config_files(Path(cwd)):
         if project_trusted:
-            _merge(path, _read(path), environ, servers, sources)
+            _merge(path, _read(path), environ, loaded)
         else:
             ignored.extend(n for n in _untrusted_names(path) if n not in ignored)
-    return LoadedConfig(servers=servers, sources=sources, ignored_project_servers=ignored)
+    return loaded
 
 
-def _merge(path: Path, text: str | None, environ: Mapping[str, str],
-           servers: dict[str, ServerConfig], sources: dict[str, Path]) -> None:
+def _merge(path: Path, text: str | None, environ: Mapping[str, str], loaded: LoadedConfig) -> None:
     if text is None:
         return
-    for name, server in parse_document(text, path, environ).items():
-        servers[name] = server
-        sources[name] = path
-    if len(servers) > MAX_SERVERS:
+    for name, raw in _server_entries(_load_json(text, path), path).items():
+        loaded.servers.pop(name, None)
+        loaded.broken.pop(name, None)
+        loaded.sources[name] = path
+        try:
+            loaded.servers[name] = _parse_entry(name, raw, path, environ)
+        except ConfigError as exc:
+            loaded.broken[name] = str(exc)
+    if len(loaded.sources) > MAX_SERVERS:
         raise ConfigError(path, "mcpServers", f"more than {MAX_SERVERS} servers in all configuration files")
 
 
 def parse_document(text: str, source: Path, environ: Mapping[str, str] | None = None) -> dict[str, ServerConfig]:
-    """Parse one ``{"mcpServers": {...}}`` document, interpolating ``${VAR}`` from environ."""
+    """Parse one ``{"mcpServers": {...}}`` document, interpolating ``${VAR}`` from environ;
+    strict: the first broken entry raises ConfigError."""
     environ = os.environ if environ is None else environ
     entries = _server_entries(_load_json(text, source), source)
     return {name: _parse_entry(name, raw, source, environ) for name, raw in entries.items()}
@@ -179,6 +191,8 @@ def _server_entries(document: Any, source: Path) -> dict[str, Any]:
 
 def _parse_entry(name: str, raw: Any, source: Path, environ: Mapping[str, str]) -> ServerConfig:
     prefix = f"mcpServers.{name}"
+    if isinstance(raw, dict) and raw.get("disabled") is True:
+        return _disabled_entry(raw, source, prefix)
     try:
         server = parse_server(_interpolate_entry(raw, environ))
     except SchemaError as exc:
@@ -186,6 +200,22 @@ def _parse_entry(name: str, raw: Any, source: Path, environ: Mapping[str, str]) 
     if server.transport == "stdio" and raw["command"] != server.command:
         return server.as_written(raw["command"])  # expanded from ${VAR}: messages show the reference
     return server
+
+
+def _disabled_entry(raw: dict[str, Any], source: Path, prefix: str) -> ServerConfig:
+    """A disabled entry is never expanded (its ``${VAR}`` may well be unset) and never used:
+    checked as written, or, where an unexpanded reference is what the schema refuses, kept
+    as its transport alone, enough to be listed as disabled."""
+    try:
+        return parse_server(raw)
+    except SchemaError as exc:
+        if "${" not in json.dumps(raw):
+            raise ConfigError(source, f"{prefix}.{exc.field}" if exc.field else prefix, exc.problem) from None
+    if ("command" in raw) == ("url" in raw):
+        raise ConfigError(source, prefix, 'exactly one of "command" (stdio) or "url" (Streamable HTTP) is required')
+    if "command" in raw:
+        return StdioServer.model_construct(command=str(raw["command"]), disabled=True)
+    return HttpServer.model_construct(url=str(raw["url"]), disabled=True)
 
 
 def _interpolate_entry(raw: Any, environ: Mapping[str, str]) -> Any:

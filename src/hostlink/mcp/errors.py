@@ -8,11 +8,22 @@ from __future__ import annotations
 
 
 class McpError(Exception):
-    """Base of every MCP client error; ``str(error)`` is safe to show."""
+    """Base of every MCP client error; ``str(error)`` is safe to show.
+
+    ``detail`` is what the server itself said about it (a stdio server's last stderr lines, a
+    line it wrote that is not JSON-RPC), sanitized and bounded: for a person at a terminal
+    only, never for the model.
+    """
+
+    detail: str | None = None
 
 
 class ServerNotFound(McpError):
     """The named server is not in the loaded configuration."""
+
+
+class ServerMisconfigured(McpError):
+    """The named server's configuration entry cannot be used; the message says why."""
 
 
 class ServerDisabled(McpError):
@@ -41,6 +52,30 @@ class AuthRequired(McpError):
 
 class AuthError(McpError):
     """Authentication failed for a reason other than missing credentials."""
+
+
+class InvalidArguments(McpError):
+    """Arguments (of the ``mcp`` tool, or of the tool it calls) that do not match the schema."""
+
+
+class UnknownTool(McpError):
+    """The server does not offer the named tool (to the model)."""
+
+
+# A stable, machine-readable name for each kind of failure (``--json`` errors, exit codes).
+_CODES: tuple[tuple[type[McpError], str], ...] = (
+    (ServerNotFound, "unknown_server"), (ServerMisconfigured, "invalid_config"), (ServerDisabled, "server_disabled"),
+    (InvalidArguments, "invalid_arguments"), (UnknownTool, "unknown_tool"), (AuthRequired, "auth_required"), (AuthError, "auth_failed"),
+    (RequestTimedOut, "timeout"), (ConnectFailed, "connection_failed"), (CallFailed, "request_failed"),
+)
+
+
+def error_code(error: BaseException) -> str:
+    """The stable code of an MCP client error (``"error"`` for any other)."""
+    for kind, code in _CODES:
+        if isinstance(error, kind):
+            return code
+    return "error"
 
 
 def first_error(exc: BaseException) -> BaseException:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from hostlink.mcp.schema import ServerConfig
 
 COMMAND_USAGE = ("usage: /mcp status | tools SERVER | connect SERVER | disconnect SERVER | reconnect SERVER"
-                 " | auth SERVER | logout SERVER")
+                 " | auth SERVER | logout SERVER  (--verbose: all a failing server said)")
 SignedIn = Callable[[str], Awaitable[None]]
 AuthFactory = Callable[["Mapping[str, ServerConfig]", "Notifier | None", "SignedIn | None", str, bool],
                        "AuthManager | None"]
@@ -50,8 +50,10 @@ class McpExtension:
     """``servers`` replaces reading the configuration files (the demo and tests use it)."""
 
     def __init__(self, *, servers: Mapping[str, ServerConfig] | None = None,
-                 environ: Mapping[str, str] | None = None, auth_factory: AuthFactory = default_auth) -> None:
+                 environ: Mapping[str, str] | None = None, auth_factory: AuthFactory = default_auth,
+                 broken: Mapping[str, str] | None = None) -> None:
         self._fixed_servers = dict(servers) if servers is not None else None
+        self._fixed_broken = dict(broken or {})  # with ``servers``: the entries that cannot be used
         self._environ = environ
         self._auth_factory = auth_factory
         self.runtime: McpRuntime | None = None
@@ -77,6 +79,7 @@ class McpExtension:
         from hostlink.mcp.runtime import McpRuntime
 
         servers: Mapping[str, ServerConfig] = {}
+        broken: Mapping[str, str] = {}
         if self._fixed_servers is not None:
             servers = self._fixed_servers
         else:
@@ -88,13 +91,15 @@ class McpExtension:
                 self._problem = f"the MCP configuration is invalid: {exc}"
                 session.notifier.notify(self._problem, "error")
             else:
-                servers, self.sources = loaded.servers, dict(loaded.sources)
+                servers, broken, self.sources = loaded.servers, loaded.broken, dict(loaded.sources)
+                for name in sorted(broken):
+                    session.notifier.notify(f"MCP server {name!r} is misconfigured: {broken[name]}", "warning")
                 if loaded.ignored_project_servers:
                     session.notifier.notify(
                         "MCP servers from the untrusted project were ignored: "
                         + ", ".join(loaded.ignored_project_servers), "warning")
         self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command, session.lasting)
-        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command)
+        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, broken={**self._fixed_broken, **broken})
         self.output = session.output
 
     async def _signed_in(self, name: str) -> None:
@@ -114,13 +119,15 @@ class McpExtension:
                 await auth.aclose()
 
     async def _command(self, argv: Sequence[str], signal: CancelSignal) -> str:
+        verbose = "--verbose" in argv
         try:
             state = self._state()
             if state is None:
                 raise CommandFailed("the MCP client is not running")
-            return await run_command(state[0], list(argv))
-        except McpError as exc:
-            raise CommandFailed(str(exc)) from None
+            return await run_command(state[0], [arg for arg in argv if arg != "--verbose"])
+        except McpError as exc:  # for a person: the one line, then what the server said
+            # ``from exc``: a host can tell the kind of failure (error_code) by its cause
+            raise CommandFailed("\n".join([str(exc), *render.server_words(exc, verbose=verbose)])) from exc
 
 
 async def run_command(runtime: McpRuntime, argv: list[str]) -> str:

@@ -17,14 +17,53 @@ if TYPE_CHECKING:
     from hostlink.mcp.schema import ServerConfig
 
 
+def needs_task(tool: Any) -> bool:
+    """A tool that can only be called with task augmentation (``execution.taskSupport``
+    ``"required"``), which hostlink does not support."""
+    execution = getattr(tool, "execution", None)
+    return getattr(execution, "task_support", None) == "required"
+
+
 def model_visible(tool: Any) -> bool:
-    """False for tools whose ``_meta.ui.visibility`` leaves out the model (MCP Apps)."""
+    """False for tools whose ``_meta.ui.visibility`` leaves out the model (MCP Apps) and for
+    tools that require task augmentation (never callable here)."""
+    if needs_task(tool):
+        return False
     meta = tool.meta or {}
     ui = meta.get("ui") if isinstance(meta, Mapping) else None
     visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
     if visibility is None:
         return True
     return isinstance(visibility, list) and "model" in visibility
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """``"; did you mean 'echo'?"`` for a close known name (sanitized), or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(one_line(match, 64)) for match in close) + "?"
+
+
+def parameters_line(schema: Any) -> str:
+    """``message (string, required), count (integer)``: a tool's parameters from its input
+    schema, bounded, for an argument error."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping) or not properties:
+        return "(none)"
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    parts = []
+    for key, spec in list(properties.items())[:PARAMETERS_SHOWN]:
+        kind = spec.get("type", "any") if isinstance(spec, Mapping) else "any"
+        kind = "|".join(map(str, kind)) if isinstance(kind, list) else str(kind)
+        parts.append(f"{one_line(str(key), 64)} ({one_line(kind, 40)}{', required' if key in required else ''})")
+    more = len(properties) - PARAMETERS_SHOWN
+    return ", ".join(parts) + (f", and {more} more" if more > 0 else "")
+
+
+PARAMETERS_SHOWN = 30
 
 
 def transport_of(config: ServerConfig) -> str:
@@ -35,10 +74,13 @@ def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
     """``name: state (protocol …, server name version, N tools): error`` for people;
     ``name: state, transport, protocol …, tools: N, error: …`` for the model."""
     tools = None if snapshot.tools is None else sum(1 for tool in snapshot.tools if model_visible(tool))
+    tasks = 0 if snapshot.tools is None else sum(1 for tool in snapshot.tools if needs_task(tool))
+    hidden = f"{tasks} hidden: they require tasks" if tasks else None
     if for_model:
         parts = [f"{snapshot.server}: {snapshot.state}", snapshot.transport]
         parts += [f"protocol {snapshot.protocol_version}"] if snapshot.protocol_version else []
         parts += [f"tools: {tools}"] if tools is not None else []
+        parts += [hidden] if hidden else []
         parts += [f"error: {snapshot.error}"] if snapshot.error is not None else []
         return ", ".join(parts)
     details = []
@@ -48,6 +90,8 @@ def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
         details.append(one_line(f"{snapshot.server_name} {snapshot.server_version or ''}", 60))
     if tools is not None:
         details.append(f"{tools} tools")
+    if hidden:
+        details.append(hidden)
     line = f"{snapshot.server}: {snapshot.state}"
     if details:
         line += f" ({', '.join(details)})"
@@ -59,13 +103,15 @@ def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
 def status_lines(runtime: McpRuntime, names: Sequence[str] | None = None, *, for_model: bool = False) -> list[str]:
     """One line a server (``names``, default every configured one), never connecting: a
     disabled server says so, an unknown one raises ServerNotFound."""
-    names = sorted(runtime.servers) if names is None else names
+    names = sorted([*runtime.servers, *runtime.broken]) if names is None else names
     if not names:
         return ["no MCP servers are configured"]
     lines = []
     for name in names:
         config = runtime.servers.get(name)
-        if config is not None and config.disabled:
+        if config is None and name in runtime.broken:
+            lines.append(f"{name}: misconfigured: {one_line(runtime.broken[name], 300)}")
+        elif config is not None and config.disabled:
             lines.append(f"{name}: disabled")
         else:
             lines.append(snapshot_line(runtime.snapshot(name), for_model=for_model))
@@ -73,11 +119,15 @@ def status_lines(runtime: McpRuntime, names: Sequence[str] | None = None, *, for
 
 
 def status_rows(servers: dict[str, ServerConfig], sources: dict[str, Any],
-                credentials: dict[str, str]) -> list[list[str]]:
-    """Rows of the status table: name, source, transport, enabled, credentials."""
+                credentials: dict[str, str], broken: Mapping[str, str] | None = None) -> list[list[str]]:
+    """Rows of the status table: name, source, transport, enabled, credentials; a broken
+    entry is a row too (``broken``: its reason, printed under the table)."""
     rows = [["NAME", "SOURCE", "TRANSPORT", "DISABLED", "CREDENTIALS"]]
-    for name in sorted(servers):
-        config = servers[name]
+    for name in sorted([*servers, *(broken or ())]):
+        config = servers.get(name)
+        if config is None:
+            rows.append([name, str(sources.get(name, "-")), "-", "-", "misconfigured (see below)"])
+            continue
         rows.append([name, str(sources.get(name, "-")), transport_of(config),
                      "yes" if config.disabled else "no", credentials.get(name, "-")])
     return rows
@@ -86,6 +136,30 @@ def status_rows(servers: dict[str, ServerConfig], sources: dict[str, Any],
 def table(rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+
+
+WORDS_LINES, WORDS_BYTES = 20, 4096  # of what a server said, after a failure's one line
+
+
+def server_words(error: BaseException | None, *, verbose: bool = False) -> list[str]:
+    """What the server itself said about ``error`` (its ``detail``), indented under a heading,
+    for a person: the last 20 lines / 4 KiB, or with ``verbose`` the whole bounded tail.
+    Never for the model."""
+    detail = getattr(error, "detail", None)
+    if not detail:
+        return []
+    lines = detail.splitlines()
+    kept = lines
+    if not verbose:
+        kept, size = [], 0
+        for line in reversed(lines[-WORDS_LINES:]):
+            size += len(line.encode()) + 1
+            if size > WORDS_BYTES and kept:
+                break
+            kept.insert(0, line[-WORDS_BYTES:])
+    heading = "the server said" if len(kept) == len(lines) else \
+        f"the server said (last {len(kept)} of {len(lines)} lines; --verbose for all)"
+    return [f"{heading}:", *(f"  {line}" for line in kept)]
 
 
 def tool_line(tool: Any) -> str:

@@ -29,12 +29,20 @@ from hostlink.mcp.errors import (
     McpError,
     RequestTimedOut,
     ServerDisabled,
+    ServerMisconfigured,
     ServerNotFound,
     first_error,
 )
 from hostlink.mcp.schema import HttpServer, ServerConfig
 from hostlink.mcp.sdk_log import take_over_sdk_logging
-from hostlink.mcp.transports import MODERN_VERSION, Transport, client_factory, open_transport, verify_modern
+from hostlink.mcp.transports import (
+    MODERN_VERSION,
+    Transport,
+    client_factory,
+    open_transport,
+    verify_modern,
+    with_words,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -103,13 +111,15 @@ class McpRuntime:
     """Connections to the configured servers of one host session.
 
     ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice in
-    messages names it.
+    messages names it. ``broken`` holds the configured names whose entries cannot be used,
+    with the reason.
     """
 
     def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None,
-                 command: str = "hostlink") -> None:
+                 command: str = "hostlink", broken: Mapping[str, str] | None = None) -> None:
         take_over_sdk_logging()
         self._servers = dict(servers)
+        self._broken = dict(broken or {})
         self._auth = auth
         self._command = command
         self._conns: dict[str, _Connection] = {}
@@ -120,6 +130,10 @@ class McpRuntime:
     @property
     def servers(self) -> Mapping[str, ServerConfig]:
         return self._servers
+
+    @property
+    def broken(self) -> Mapping[str, str]:
+        return self._broken
 
     @property
     def auth(self) -> AuthManager | None:
@@ -133,7 +147,7 @@ class McpRuntime:
 
     def config(self, name: str) -> ServerConfig:
         """The configuration of an enabled server; ServerNotFound or ServerDisabled otherwise."""
-        return enabled_config(self._servers, name)
+        return enabled_config(self._servers, name, broken=self._broken)
 
     def _connection(self, name: str) -> _Connection:
         if self._closed:
@@ -202,7 +216,7 @@ class McpRuntime:
             conn.client = None
             conn.transport.release()
             if not conn.ready.is_set():
-                self._publish(conn, state="failed", error=error)
+                self._publish(conn, state="failed", error=error and with_words(error, conn.transport))
                 conn.ready.set()
             elif conn.snapshot.state == "connected":
                 self._publish(conn, state="closed" if self._closed else "idle")
@@ -334,7 +348,8 @@ class McpRuntime:
             return conn.snapshot.error  # a sibling already latched it
         refusal = conn.transport.refusal
         cause = f": {refusal}" if refusal is not None else f" closed the connection during {what}" + conn.transport.note()
-        error = ConnectFailed(f"MCP server {name!r}{cause}; use reconnect to start it again")
+        error = with_words(ConnectFailed(f"MCP server {name!r}{cause}; use reconnect to start it again"),
+                           conn.transport)
         if conn.snapshot.state == "connected":
             self._publish(conn, state="failed", error=error)
             conn.closing.set()
@@ -461,16 +476,23 @@ def _describe(client: Client) -> dict[str, Any]:
     }
 
 
-def enabled_config(servers: Mapping[str, ServerConfig], name: str, source: object = None) -> ServerConfig:
+def enabled_config(servers: Mapping[str, ServerConfig], name: str, source: object = None,
+                   broken: Mapping[str, str] | None = None) -> ServerConfig:
     """The configuration of the enabled server ``name``: the one check every front end makes.
 
-    ServerNotFound or ServerDisabled (saying where it is disabled: ``source``, e.g. the file
-    it came from) otherwise.
+    ServerNotFound, ServerMisconfigured (its entry in ``broken``, with the reason) or
+    ServerDisabled (saying where it is disabled: ``source``, e.g. the file it came from)
+    otherwise.
     """
     config = servers.get(name)
+    if config is None and broken and name in broken:
+        raise ServerMisconfigured(f"MCP server {name!r} is misconfigured: {broken[name]}")
     if config is None:
-        known = ", ".join(sorted(servers)) or "none configured"
-        raise ServerNotFound(f"unknown MCP server {name!r} (known: {known})")
+        from hostlink.mcp.render import did_you_mean
+
+        names = sorted([*servers, *(broken or ())])
+        raise ServerNotFound(f"unknown MCP server {name!r} (known: {', '.join(names) or 'none configured'})"
+                             + did_you_mean(name, names))
     if config.disabled:
         raise ServerDisabled(f"MCP server {name!r} is disabled in {source or 'its configuration'}")
     return config

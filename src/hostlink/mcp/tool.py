@@ -18,7 +18,7 @@ from hostlink.host import CancelSignal, ImageContent, TextContent, ToolResult, T
 from hostlink.host.cancel import cancelled_by
 from hostlink.host.output import bound_content, compact_json, one_line, strip_controls
 from hostlink.mcp import render
-from hostlink.mcp.errors import AuthRequired, CallFailed, McpError
+from hostlink.mcp.errors import AuthRequired, CallFailed, InvalidArguments, McpError, UnknownTool, error_code
 from hostlink.mcp.render import model_visible
 
 if TYPE_CHECKING:
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 ACTIONS = ("status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth")
 LIST_PAGE_CAP = 50  # pages fetched for resources/templates/prompts listings
 DESCRIPTION_CHARS = 300  # of a tool's description in a listing
+SEE_TOOLS = "(see action 'tools')"  # a host names its own command instead
+VIOLATIONS_SHOWN = 10  # of an argument error's schema violations
+STRUCTURED_DETAIL_CHARS = 1024 * 1024  # a call's structured content handed to the host as a value
 
 DESCRIPTION = (
     "Reach the user's configured MCP servers through one tool.\n"
@@ -68,8 +71,9 @@ PARAMETERS: Mapping[str, Any] = {
 Resolve = Callable[[], "tuple[McpRuntime, OutputSession] | None"]
 
 
-class ToolInputError(McpError):
+class ToolInputError(InvalidArguments):
     """The model's arguments to the ``mcp`` tool itself are wrong."""
+
 
 
 def mcp_tool(resolve: Resolve) -> ToolSpec:
@@ -91,15 +95,21 @@ def mcp_tool(resolve: Resolve) -> ToolSpec:
 
 
 async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
-    """Run one action; every failure becomes a tool error with a safe message."""
+    """Run one action; every failure becomes a tool error with a safe message.
+
+    ``details`` (for the host, never the model's content) has the one-line ``summary``, the
+    failure's ``error`` code when hostlink failed (not the tool), and a call's
+    ``structuredContent`` when its JSON is at most 1 MiB.
+    """
+    details: dict[str, Any] = {}
     try:
         _check_input(args)
         result = await _HANDLERS[args["action"]](runtime, output, args)
     except AuthRequired as exc:
-        result = _error(_with_link(str(exc), exc.link))
+        result, details["error"] = _error(_with_link(str(exc), exc.link)), error_code(exc)
     except McpError as exc:
-        result = _error(str(exc))
-    return replace(result, details={"summary": render.summary(args, result)})
+        result, details["error"] = _error(str(exc)), error_code(exc)
+    return replace(result, details={**(result.details or {}), **details, "summary": render.summary(args, result)})
 
 
 def _with_link(text: str, link: str | None) -> str:
@@ -175,6 +185,9 @@ async def _tools(runtime: McpRuntime, output: OutputSession | None, args: Mappin
     terms = str(args.get("query") or "").lower().split()
     listings: dict[str, Any] = {}
     problems: dict[str, str] = {}
+    if not args.get("server"):
+        problems.update((name, f"MCP server {name!r} is misconfigured") for name in runtime.broken)
+        names = sorted([*names, *runtime.broken])
 
     async def fetch(name: str) -> None:
         try:
@@ -182,12 +195,13 @@ async def _tools(runtime: McpRuntime, output: OutputSession | None, args: Mappin
         except McpError as exc:
             problems[name] = str(exc)
 
-    if len(names) == 1:
+    if len(names) == 1 and not problems:
         listings[names[0]] = await runtime.list_tools(names[0])  # its error is the answer
     else:
         async with anyio.create_task_group() as group:  # servers are searched in parallel
             for name in names:
-                group.start_soon(fetch, name)
+                if name not in problems:
+                    group.start_soon(fetch, name)
     found: list[tuple[str, Any]] = []
     for name in names:
         for tool in listings.get(name, ()):
@@ -210,7 +224,13 @@ async def _call(runtime: McpRuntime, output: OutputSession | None, args: Mapping
     tool = await _advertised(runtime, server, tool_name)
     _check_arguments(tool, arguments)
     result = await runtime.call_tool(server, tool_name, arguments)
-    return ToolResult(content=bound_content(_call_content(result), output), is_error=bool(result.is_error))
+    details: dict[str, Any] = {}
+    if result.structured_content is not None:
+        structured = compact_json(result.structured_content)
+        if len(structured) <= STRUCTURED_DETAIL_CHARS:
+            details["structuredContent"] = json.loads(structured)  # sanitized as the model sees it
+    return ToolResult(content=bound_content(_call_content(result), output), is_error=bool(result.is_error),
+                      details=details)
 
 
 async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
@@ -219,11 +239,15 @@ async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
         tools = await runtime.list_tools(server, refresh=refresh)
         for tool in tools:
             if tool.name == tool_name:
+                if render.needs_task(tool):
+                    raise UnknownTool(f"tool {one_line(tool_name, 100)!r} of MCP server {server!r} requires task "
+                                      "augmentation, which hostlink does not support; it is not offered")
                 if not model_visible(tool):
                     break
                 return tool
-    raise CallFailed(f"MCP server {server!r} does not offer a tool named {one_line(tool_name, 100)!r} "
-                     "to the model (see action 'tools')")
+    visible = [tool.name for tool in tools if model_visible(tool)]
+    raise UnknownTool(f"MCP server {server!r} does not offer a tool named {one_line(tool_name, 100)!r} "
+                      f"to the model{render.did_you_mean(tool_name, visible)} {SEE_TOOLS}")
 
 
 def _check_arguments(tool: Any, arguments: dict[str, Any]) -> None:
@@ -235,8 +259,25 @@ def _check_arguments(tool: Any, arguments: dict[str, Any]) -> None:
     except SchemaError:
         raise CallFailed(f"tool {tool.name!r} has an invalid input schema; not calling it") from None
     if errors:
-        raise ToolInputError(f"arguments do not match the input schema of tool {tool.name!r}: "
-                             f"{_schema_error(errors[0])}")
+        raise ToolInputError(argument_problems(tool, arguments, errors))
+
+
+def argument_problems(tool: Any, arguments: Mapping[str, Any], errors: Sequence[Any]) -> str:
+    """Every violation (at most VIOLATIONS_SHOWN), the properties the schema does not know,
+    and the tool's parameters: what it takes to fix the arguments in one go."""
+    lines = [f"arguments do not match the input schema of tool {one_line(tool.name, 100)!r}:"]
+    lines += [f"- {_schema_error(error)}" for error in errors[:VIOLATIONS_SHOWN]]
+    if len(errors) > VIOLATIONS_SHOWN:
+        lines.append(f"- and {len(errors) - VIOLATIONS_SHOWN} more")
+    schema = tool.input_schema if isinstance(tool.input_schema, Mapping) else {}
+    known = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else None
+    if known is not None and "patternProperties" not in schema:
+        reported = " ".join(str(error.message) for error in errors)
+        unexpected = [key for key in arguments if key not in known and repr(key) not in reported]
+        lines += [f"- unexpected property {one_line(key, 64)!r} (not a parameter of the tool)"
+                  for key in unexpected[:VIOLATIONS_SHOWN]]
+    lines.append(f"parameters: {render.parameters_line(schema)}")
+    return "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=128)

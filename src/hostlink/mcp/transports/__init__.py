@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from hostlink.mcp.errors import ConnectFailed
+from hostlink.mcp.errors import ConnectFailed, McpError
 
 if TYPE_CHECKING:
     import anyio
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     import httpx2
     from mcp import Client
 
-    from hostlink.mcp.errors import McpError
     from hostlink.mcp.schema import ServerConfig
 
 MODERN_VERSION = "2026-07-28"
@@ -56,8 +55,19 @@ class Transport(Protocol):
     def note(self) -> str:
         """A classified suffix for an error message (``": …"``), or ``""``."""
 
+    def said(self) -> str | None:
+        """What the server itself said (sanitized, bounded), for a person only; or None."""
+
     def setup_error(self, name: str, exc: BaseException) -> McpError | None:
         """A setup failure only this transport has, as a safe error; None otherwise."""
+
+
+def with_words(error: McpError, transport: Transport) -> McpError:
+    """``error`` with what the server said about it attached as ``detail`` (for a person)."""
+    said = transport.said()
+    if said and error.detail is None:
+        error.detail = said
+    return error
 
 
 def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.Auth | None]],

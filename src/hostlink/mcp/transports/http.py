@@ -254,6 +254,9 @@ class HttpTransport:
     def note(self) -> str:
         return ""
 
+    def said(self) -> str | None:
+        return None
+
     def setup_error(self, name: str, exc: BaseException) -> McpError | None:
         """A setup failure only HTTP has (a failing status that did not ask for credentials, an
         unreachable URL) as a safe error; None leaves it to the caller."""

@@ -63,6 +63,15 @@ class StderrTail:
                 return
             self.data = (self.data + chunk)[-STDERR_TAIL_BYTES:]
 
+    def text(self) -> str:
+        """The tail as sanitized text, starting on a whole line when the start was cut."""
+        from hostlink.host.output import strip_controls
+
+        text = self.data.decode("utf-8", "replace")
+        if len(self.data) >= STDERR_TAIL_BYTES and "\n" in text:
+            text = text.split("\n", 1)[1]
+        return strip_controls(text).strip("\n")
+
     def classify(self) -> str | None:
         """A fixed phrase for what the tail shows; the raw text is never repeated."""
         text = self.data.decode("utf-8", "replace").lower()
@@ -127,7 +136,9 @@ class StdioTransport:
             if mode != "auto" or not (isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED):
                 raise
             # Some older servers exit on any request before `initialize`, such as the
-            # auto probe: one fresh process with the legacy handshake, and no more.
+            # auto probe: one fresh process with the legacy handshake, and no more. What the
+            # first one said is dropped, so a person reads the second's words once.
+            tail.data = b""
             self._pipes = ServerPipes(self._config, tail.writer)
             client = client_for(self._pipes.streams(), "legacy")
             await stack.enter_async_context(client)
@@ -151,7 +162,22 @@ class StdioTransport:
     def note(self) -> str:
         """``": <what stderr showed>"`` for an error message, or nothing."""
         phrase = self.stderr.classify() if self.stderr is not None else None
+        pipes = self._pipes
+        if pipes is not None and pipes.noise:
+            noise = (f"the server broke the protocol: it wrote {pipes.noise} line{'s' if pipes.noise > 1 else ''} "
+                     "to stdout that are not JSON-RPC")
+            phrase = f"{noise}; {phrase}" if phrase else noise
         return f": {phrase}" if phrase else ""
+
+    def said(self) -> str | None:
+        """The first non-JSON-RPC stdout line and the stderr tail, sanitized, for a person."""
+        parts = []
+        if self._pipes is not None and self._pipes.first_noise is not None:
+            parts.append(f"stdout (not JSON-RPC): {self._pipes.first_noise}")
+        tail = self.stderr.text() if self.stderr is not None else ""
+        if tail:
+            parts.append(tail)
+        return "\n".join(parts) or None
 
     def setup_error(self, name: str, exc: BaseException) -> McpError | None:
         """A start failure only a child process has, as a safe error."""

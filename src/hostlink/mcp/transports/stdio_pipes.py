@@ -33,6 +33,7 @@ _LEADING_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\
 READ_BYTES = 1024 * 1024
 STDIN_GRACE_SECONDS = 2.0  # after stdin closes, before the group is signalled (the MCP spec's order)
 KILL_GRACE_SECONDS = 1.0
+NOISE_BYTES, NOISE_CHARS = 1024, 200  # of the first stdout line that is not JSON-RPC, for a person
 
 
 class LineReader:
@@ -133,8 +134,9 @@ class ServerPipes:
         self.pid: int | None = None
         self.refusal: McpError | None = None
         self.ended = False  # the server's stdout is closed (or was given up on)
-        self.malformed = 0  # lines that were not JSON-RPC messages
         self.refusals = 0
+        self.noise = 0  # lines on stdout that are not JSON-RPC: dropped, never handed on
+        self.first_noise: str | None = None  # the first of them, sanitized and cut: for a person only
 
     @asynccontextmanager
     async def streams(self) -> AsyncIterator[tuple[Any, Any]]:
@@ -193,7 +195,7 @@ class ServerPipes:
                     continue
                 message = _message(line)
                 if message is None:
-                    self.malformed += 1  # not JSON-RPC: dropped, never echoed
+                    self._noted(line)
                     continue
                 await sink.send(message)
 
@@ -209,6 +211,13 @@ class ServerPipes:
 
         return SessionMessage(JSONRPCError(jsonrpc="2.0", id=json.loads(found.group(1)),
                                            error=ErrorData(code=-32603, message=str(error))))
+
+    def _noted(self, line: bytes) -> None:
+        from hostlink.host.output import one_line
+
+        self.noise += 1
+        if self.first_noise is None:
+            self.first_noise = one_line(line[:NOISE_BYTES].decode("utf-8", "replace"), NOISE_CHARS)
 
     async def _write(self, process: anyio.abc.Process, source: Any) -> None:
         assert process.stdin is not None
