@@ -349,6 +349,8 @@ async def test_api_errors_are_errors_never_text(fake, runtime_dir, fields, code,
     error = only_error(events)
     assert (error.code, error.retryable) == (code, retryable)
     assert fields["result"] not in error.message
+    if code == "quota_exceeded":  # the reset time the API gave, for a person and for a retry
+        assert error.resets_at == 1767225600 and "at 2026-01-01 00:00 UTC" in error.message
 
 
 async def test_rate_limit_events_become_bounded_notices(fake, runtime_dir):

@@ -161,9 +161,10 @@ async def test_api_errors_fail_closed(api, home, runtime_dir):
     api.push(fa.overflow())
     (error,) = await collect(provider, context())
     assert isinstance(error, ErrorEvent) and error.code == "context_length_exceeded"
-    api.push(fa.usage_limit())
+    api.push(fa.usage_limit(resets_at=1767225600))
     (error,) = await collect(provider, context())
     assert isinstance(error, ErrorEvent) and (error.code, error.retryable) == ("quota_exceeded", False)
+    assert error.resets_at == 1767225600 and "try again at 2026-01-01 00:00 UTC" in error.message
     api.push(fa.server_error())
     (error,) = await collect(provider, context())
     assert isinstance(error, ErrorEvent) and (error.code, error.retryable) == ("provider_unavailable", True)

@@ -180,9 +180,10 @@ def test_more_than_max_concurrent_is_429_with_retry_after(server, api):
 
 
 def test_the_clis_usage_limit_is_429_and_an_overload_529(server, api):
-    api.push(fa.usage_limit())
-    status, _, body = post(server, MESSAGES, ask())
+    api.push(fa.usage_limit())  # resets an hour from now
+    status, headers, body = post(server, MESSAGES, ask())
     assert status == 429 and anthropic_error(body) [0] == "rate_limit_error"
+    assert 3500 < int(headers["retry-after"]) <= 3600 and "try again at" in anthropic_error(body)[1]
     api.push(fa.server_error())
     with pytest.raises(openai.APIStatusError) as raised:
         openai.OpenAI(base_url=server.base_url + "/v1", api_key=KEY, max_retries=0).chat.completions.create(**chat())

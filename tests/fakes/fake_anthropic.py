@@ -87,8 +87,11 @@ def overflow() -> HttpError:
     return HttpError(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")
 
 
-def usage_limit() -> HttpError:
-    return HttpError(429, "rate_limit_error", "Claude AI usage limit reached|1767225600")
+def usage_limit(resets_at: int | None = None) -> HttpError:
+    """The subscription's usage-limit error, which ends in ``|<unix time it resets>``
+    (an hour from now unless given)."""
+    resets_at = int(time.time()) + 3600 if resets_at is None else resets_at
+    return HttpError(429, "rate_limit_error", f"Claude AI usage limit reached|{resets_at}")
 
 
 def server_error() -> HttpError:

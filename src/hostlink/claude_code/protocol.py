@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,8 @@ MAX_NOTICE_CHARS = 200
 _TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _OVERFLOW = re.compile(r"prompt is too long|context (length|window)|too many (input )?tokens", re.I)
 _USAGE_LIMIT = re.compile(r"usage limit|limit reached|out of (extra )?usage|spend cap", re.I)
+# The API's usage-limit error ends in "|<unix time it resets>".
+_RESETS_AT = re.compile(r"limit reached\|(\d{9,11})\b")
 
 
 class ProtocolError(Exception):
@@ -327,10 +330,15 @@ def classify_error(record: dict[str, Any]) -> ErrorEvent:
     if record.get("terminal_reason") == "prompt_too_long" or _OVERFLOW.search(wording):
         return ErrorEvent("the conversation is too long for the model's context window", code="context_length_exceeded")
     if _USAGE_LIMIT.search(wording):
+        resets = _RESETS_AT.search(wording)
+        resets_at = int(resets.group(1)) if resets else None
+        when = (time.strftime("at %Y-%m-%d %H:%M UTC", time.gmtime(resets_at)) if resets_at is not None
+                else "after it resets")
         return ErrorEvent(
-            "the Claude subscription's usage limit is reached; try again after it resets",
+            f"the Claude subscription's usage limit is reached; try again {when}",
             code="quota_exceeded",
             retryable=False,
+            resets_at=resets_at,
         )
     shown = f" (HTTP {status})" if isinstance(status, int) else ""
     if status == 429 or kind in ("rate_limit", "rate_limit_error"):

@@ -283,11 +283,13 @@ class Done:
 
 @dataclass(frozen=True)
 class ErrorEvent:
-    """A failed request. ``code`` is a stable identifier such as ``context_length_exceeded``."""
+    """A failed request. ``code`` is a stable identifier such as ``context_length_exceeded``;
+    ``resets_at`` (unix time) is when a usage limit lifts, when the provider said."""
 
     message: str
     code: str = "provider_error"
     retryable: bool = False
+    resets_at: int | None = None
     type: Literal["error"] = "error"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -248,7 +249,8 @@ def provider_error(error: ErrorEvent) -> ApiError:
     if code in ("auth_failed", "not_signed_in"):
         return ApiError(401, "authentication", SIGN_IN)
     if code in ("rate_limited", "quota_exceeded"):
-        return ApiError(429, "rate_limit", error.message, retry_after=None)
+        wait = None if error.resets_at is None else max(1, error.resets_at - int(time.time()))
+        return ApiError(429, "rate_limit", error.message, retry_after=wait)
     if code == "provider_unavailable":
         return ApiError(529, "overloaded", error.message)
     if code == "unavailable":
