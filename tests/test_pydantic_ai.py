@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from claude_transport_support import FAKES, live_processes_mentioning
 from llm_support import leftover_processes
 from pydantic import BaseModel
 from pydantic_ai import Agent, BinaryContent
-from pydantic_ai.exceptions import ModelAuthenticationError, ModelQuotaExceededError, UserError
+from pydantic_ai.exceptions import ModelAPIError, ModelAuthenticationError, ModelQuotaExceededError, UserError
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -113,6 +114,42 @@ async def test_an_untrusted_project_configures_nothing(project, marker):
     assert leftover_processes(marker) == []
 
 
+ENDS_ENTERED = """
+import asyncio, sys
+from pydantic_ai import Agent
+from pydantic_ai.models.function import FunctionModel
+from test_pydantic_ai import calls_for_big_output
+from hostlink.adapters.pydantic_ai import HostlinkMcp
+
+async def main():
+    agent = Agent(FunctionModel(calls_for_big_output), toolsets=[HostlinkMcp(trust_project=True, cwd=sys.argv[1])])
+    await agent.__aenter__()  # and never leaves
+    print((await agent.run("go")).output)
+
+asyncio.run(main())
+"""
+
+
+def calls_for_big_output(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    if not any(isinstance(part, ToolReturnPart) for message in messages for part in getattr(message, "parts", ())):
+        arguments = {"action": "call", "server": "demo", "tool": "big_output", "args": {"lines": 20000}}
+        return ModelResponse(parts=[ToolCallPart("mcp", arguments)])
+    return ModelResponse(parts=[TextPart("done")])
+
+
+def test_a_process_that_ends_inside_the_agent_context_leaves_nothing(project, marker, runtime_dir):
+    """The call overflows into a private file; the process exits without leaving the context."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", ENDS_ENTERED, str(project)], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr[-2000:]
+    for _ in range(50):  # the server sees its standard input close
+        if not leftover_processes(marker):
+            break
+        time.sleep(0.1)
+    assert leftover_processes(marker) == []
+
+
 @pytest.mark.anyio
 async def test_outside_an_agent_the_toolset_says_how_to_use_it():
     with pytest.raises(UserError, match="pass it to an Agent"):
@@ -123,6 +160,34 @@ def test_importing_the_adapter_pays_no_mcp_sdk_import():
     code = "import sys, hostlink.adapters.pydantic_ai; print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_history_takes_data_images_and_names_what_it_cannot_take():
+    from pydantic_ai.messages import ImageUrl, ModelRequest, UserPromptPart
+    from pydantic_ai.models import ModelRequestParameters
+
+    from hostlink.adapters.pydantic_ai.history import context_of
+
+    data_url = "data:image/png;base64," + base64.b64encode(PNG).decode()
+    request = ModelRequest(parts=[UserPromptPart(["look", ImageUrl(data_url)])])
+    (message,) = context_of([request], ModelRequestParameters(), None).messages
+    assert [part.type for part in message.content] == ["text", "image"] and message.content[1].mime_type == "image/png"
+    with pytest.raises(UserError, match="not as a web URL"):
+        context_of([ModelRequest(parts=[UserPromptPart([ImageUrl("https://example.invalid/a.png")])])],
+                   ModelRequestParameters(), None)
+    with pytest.raises(UserError, match="cannot take BinaryContent input"):
+        context_of([ModelRequest(parts=[UserPromptPart([BinaryContent(b"%PDF", media_type="application/pdf")])])],
+                   ModelRequestParameters(), None)
+
+
+@pytest.mark.anyio
+async def test_without_the_claude_cli_the_error_says_how_to_install_it(tmp_path):
+    model = ClaudeCodeModel("sonnet", cwd=tmp_path, environ={"HOME": str(tmp_path), "PATH": str(tmp_path)})
+    with pytest.raises(ModelAPIError, match="npm install -g @anthropic-ai/claude-code") as raised:
+        await Agent(model).run("hello")
+    assert raised.value.provider_error_code == "unavailable"
+    with pytest.raises(UserError, match="use one of"):
+        ClaudeCodeModel("gpt-5")
 
 
 # --- ClaudeCodeModel with the real claude CLI ----------------------------------------------
@@ -172,6 +237,24 @@ async def test_claude_proposes_a_function_tool_and_pydantic_ai_runs_it(claude_mo
     first, second = api.messages_requests()
     assert "mcp__hostlink__weather" in [tool["name"] for tool in first["tools"]]
     assert "sunny in Paris" in json.dumps(second["messages"])  # the result, in the history Claude gets
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_arguments_pydantic_ai_refuses_come_back_to_claude_as_a_failed_call(claude_model, api):
+    agent = Agent(claude_model)
+
+    @agent.tool_plain
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return f"sunny in {city}"
+
+    api.push(fa.tool_use("mcp__hostlink__weather", {"town": "Paris"}),
+             fa.tool_use("mcp__hostlink__weather", {"city": "Paris"}), fa.text("Sunny."))
+    assert (await agent.run("weather in Paris?")).output == "Sunny."
+    second = json.dumps(api.messages_requests()[1]["messages"])
+    assert "city" in second and "Field required" in second  # pydantic-ai's validation error, as the call's result
 
 
 class City(BaseModel):

@@ -4,14 +4,16 @@ agent on any model.
 The toolset is a host session over the MCP extension: entering it (``async with agent:``,
 or each run when the agent is not entered) reads the configuration — the project's only
 when ``trust_project`` — and leaving the last entry closes every connection, stops every
-server process and removes the session's private files. The MCP SDK is imported at the
-first call, not here. Sign-in links and every other result come back as the tool's
+server process and removes the session's private files. A process that ends with the
+toolset still entered removes those files at exit, and its servers see their standard input
+close. The MCP SDK is imported at the first call, not here. Sign-in links and every other result come back as the tool's
 result; an error result is a failed tool call the model sees (pydantic-ai's ``ToolFailed``,
 which costs no retry).
 """
 
 from __future__ import annotations
 
+import atexit
 import base64
 import logging
 from pathlib import Path
@@ -72,6 +74,7 @@ class HostlinkMcp(AbstractToolset[Any]):
                 await host.start(cwd=self.cwd or Path.cwd(), project_trusted=self.trust_project,
                                  notifier=_LogNotifier())
                 self._host = host
+                atexit.register(self._at_exit)
             self._entered += 1
         return self
 
@@ -80,9 +83,15 @@ class HostlinkMcp(AbstractToolset[Any]):
             self._entered -= 1
             if self._entered == 0 and self._host is not None:
                 host, self._host = self._host, None
+                atexit.unregister(self._at_exit)
                 with anyio.CancelScope(shield=True):
                     await host.shutdown()
         return None
+
+    def _at_exit(self) -> None:
+        """The event loop is gone by now: what is left to do without it is the files."""
+        if self._host is not None and self._host.output is not None:
+            self._host.output.close()
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         host = self._started()
