@@ -19,6 +19,7 @@ BENCHMARKS = {
     "mcp": "bench.bench_mcp",
     "provider": "bench.bench_provider",
     "llm": "bench.bench_llm",
+    "serve": "bench.bench_serve",
 }
 
 

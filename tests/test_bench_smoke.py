@@ -28,7 +28,8 @@ ALWAYS = {
 WITH_PEERS = {
     ("mcp-server-everything",): ["first mcp call (connect), everything", "mcp call p50, everything echo",
                                  "mcp 10 concurrent calls, everything"],
-    ("claude",): ["provider request vs bare claude -p"],
+    ("claude",): ["provider request vs bare claude -p", "serve request p50 vs in-process",
+                  "serve 2 concurrent vs one at a time", "serve 2 concurrent vs 2 concurrent in-process"],
     ("claude", "mcp-server-everything"): ["llm -T mcp tool round trip"],
 }
 CELL = re.compile(r"^-?\d+(\.\d+)?(e[+-]?\d+)? \S+$")
