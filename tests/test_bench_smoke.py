@@ -30,7 +30,7 @@ WITH_PEERS = {
                                  "mcp 10 concurrent calls, everything"],
     ("claude",): ["provider request vs bare claude -p", "serve request p50 vs in-process",
                   "serve 2 concurrent vs one at a time", "serve 2 concurrent vs 2 concurrent in-process"],
-    ("claude", "mcp-server-everything"): ["llm -T mcp tool round trip"],
+    ("claude", "mcp-server-everything"): ["llm -T mcp tool round trip vs 2 bare", "llm -T mcp tool round trip vs its unavoidable"],
 }
 CELL = re.compile(r"^-?\d+(\.\d+)?(e[+-]?\d+)? \S+$")
 RATIO = re.compile(r"^\d+(\.\d+)?x$")

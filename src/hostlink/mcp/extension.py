@@ -98,6 +98,10 @@ class McpExtension:
                     session.notifier.notify(
                         "MCP servers from the untrusted project were ignored: "
                         + ", ".join(loaded.ignored_project_servers), "warning")
+        if session.lasting:
+            from hostlink.mcp.prefetch import import_in_background
+
+            import_in_background(servers)
         self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command, session.lasting)
         self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, broken={**self._fixed_broken, **broken})
         self.output = session.output
