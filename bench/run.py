@@ -1,15 +1,20 @@
-"""Run the benchmarks and print one table: ``python -m bench.run [--quick] [NAME ...]``.
+"""Run the benchmarks and print one table: ``python -m bench.run [--quick] [--json FILE] [NAME ...]``.
 
 ``--quick`` is the CI smoke: tiny sizes and one repetition, so a benchmark cannot rot; its
-numbers mean nothing. Benchmarks never fail on a number.
+numbers mean nothing. ``--json FILE`` also writes the table (machine, commit, rows) for
+tracking runs over time. Benchmarks never fail on a number.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
+import json
 import os
 import platform
+import subprocess
+from pathlib import Path
 
 from bench.common import format_table
 
@@ -26,16 +31,32 @@ BENCHMARKS = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, one repetition")
+    parser.add_argument("--json", metavar="FILE", type=Path, help="also write the table as JSON to FILE")
     parser.add_argument("names", nargs="*", help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})")
     args = parser.parse_args()
     unknown = sorted(set(args.names) - set(BENCHMARKS))
     if unknown:
         parser.error(f"unknown benchmark: {', '.join(unknown)}")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    print(f"machine: {machine}")
     rows = []
     for name in args.names or BENCHMARKS:
         rows.extend(importlib.import_module(BENCHMARKS[name]).run(quick=args.quick))
     print(format_table(rows))
+    if args.json is not None:
+        table = {"machine": machine, "commit": _commit(), "quick": args.quick,
+                 "rows": [{**dataclasses.asdict(row), "ratio": row.ratio} for row in rows]}
+        args.json.write_text(json.dumps(table, indent=2) + "\n")
+
+
+def _commit() -> str | None:
+    """The checkout's commit, with ``-dirty`` when it has changes; None outside git."""
+    try:
+        described = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"], capture_output=True,
+                                   text=True, timeout=10, cwd=Path(__file__).parent)
+    except OSError:
+        return None
+    return described.stdout.strip() or None
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ every row), never how big a number is: benchmarks do not fail on speed.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -72,3 +73,18 @@ def test_unknown_benchmark_name_is_refused():
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "unknown benchmark: nosuch" in result.stderr
+
+
+def test_json_writes_machine_commit_and_every_row(tmp_path):
+    target = tmp_path / "bench.json"
+    result = subprocess.run([sys.executable, "-m", "bench.run", "--quick", "--json", str(target), "output"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    table = json.loads(target.read_text())
+    assert " cores, Python " in table["machine"] and table["quick"] is True
+    assert table["commit"] and re.fullmatch(r"[0-9a-f]{12}(-dirty)?", table["commit"])
+    printed = [row[0] for row in _table(result.stdout)]
+    assert [row["name"] for row in table["rows"]] == printed
+    for row in table["rows"]:
+        assert set(row) == {"name", "baseline", "hostlink", "unit", "goal", "ratio"}
+        assert row["ratio"] == row["hostlink"] / row["baseline"]
