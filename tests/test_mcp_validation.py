@@ -1,0 +1,58 @@
+"""The call path's schema checks: the compiled validator decides, jsonschema explains, and
+nothing a schema refers to is ever fetched."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from jsonschema import SchemaError
+
+from hostlink.mcp import validation
+from hostlink.mcp.validation import violations
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 5}, "days": {"type": "integer"}},
+          "required": ["city"], "additionalProperties": False}
+
+
+def test_a_valid_value_has_no_violations_and_a_refused_one_names_each():
+    assert violations(SCHEMA, {"city": "Rome", "days": 3}) == []
+    errors = violations(SCHEMA, {"city": "Amsterdam", "days": "3", "extra": 1})
+    assert sorted(error.message for error in errors) == sorted([
+        "'Amsterdam' is too long", "'3' is not of type 'integer'",
+        "Additional properties are not allowed ('extra' was unexpected)"])
+
+
+def test_both_validators_are_built_once_per_schema():
+    validation._validators.cache_clear()
+    for _ in range(3):
+        violations(SCHEMA, {"city": "Rome"})
+    fast, full = validation._validators(validation.json.dumps(SCHEMA, sort_keys=True))
+    assert fast is not None and validation._validators.cache_info().misses == 1
+
+
+def test_a_schema_only_pythons_regex_engine_reads_is_checked_by_jsonschema_alone():
+    schema = {"type": "string", "pattern": r"^(?P<word>a+)(?P=word)$"}  # a backreference
+    fast, _ = validation._validators(validation.json.dumps(schema, sort_keys=True))
+    assert violations(schema, "aaaa") == [] and [e.message for e in violations(schema, "aaa")]
+    assert fast is None or fast.is_valid("aaaa")
+
+
+def test_an_invalid_schema_is_refused():
+    with pytest.raises(SchemaError):
+        violations({"type": "strin"}, "x")
+
+
+def test_a_reference_outside_the_schema_is_never_fetched():
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"
+    try:
+        with pytest.raises(SchemaError, match="refers to a schema it does not contain"):
+            violations({"type": "object", "properties": {"a": {"$ref": url}}}, {"a": 1})
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected
+    finally:
+        listener.close()
