@@ -70,6 +70,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(render.table(render.status_rows(loaded.servers, loaded.sources, credentials, loaded.broken)))
     for name in sorted(loaded.broken):
         click.echo(f"{name}: misconfigured: {loaded.broken[name]}")
+    for name, config in sorted(loaded.servers.items()):
+        note = render.filter_note(name, config)
+        if note is not None:
+            click.echo(f"{note}; `{command_path()} connect {name}` counts the tools they hide")
 
 
 def _status_entry(loaded: LoadedConfig, credentials: dict[str, str], name: str) -> dict[str, Any]:
