@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from llm_support import LlmDirs, run_llm
+from mcp_config_support import environment, hostlink, seed, user_file
 
 OTHERS = {"mcpServers": {"files": {"command": "npx", "args": ["-y", "@scope/files", "${ROOT:-.}"],
                                    "env": {"API_KEY": "${API_KEY}"}},
@@ -28,35 +28,6 @@ STYLES = {
     "non-ASCII as written": json.dumps(UNICODE, indent=2, ensure_ascii=False) + "\n",
     "non-ASCII escaped": json.dumps(UNICODE, indent=2) + "\n",
 }
-
-
-def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("HOSTLINK_TRUST_PROJECT", "API_KEY", "GH_TOKEN")}
-    env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
-               HOSTLINK_RUNTIME_DIR=str(tmp_path / "rt"), **extra)
-    return env
-
-
-def hostlink(tmp_path: Path, *argv: str, env: dict[str, str] | None = None, stdin: str | None = None,
-             prelude: str = "") -> subprocess.CompletedProcess[str]:
-    (tmp_path / "project").mkdir(exist_ok=True)
-    code = f"import sys\n{prelude}\nfrom hostlink.cli import main\nsys.argv[0] = 'hostlink'\nmain()"
-    result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
-                            env=env or environment(tmp_path), cwd=tmp_path / "project", timeout=60, input=stdin)
-    assert "Traceback" not in result.stdout + result.stderr, result.stderr
-    return result
-
-
-def user_file(tmp_path: Path) -> Path:
-    return tmp_path / "config" / "hostlink" / "mcp.json"
-
-
-def seed(tmp_path: Path, text: str, mode: int = 0o600) -> Path:
-    path = user_file(tmp_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(mode)
-    return path
 
 
 @pytest.mark.parametrize("style", list(STYLES))

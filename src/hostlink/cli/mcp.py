@@ -237,6 +237,8 @@ def _explain(ctx: click.Context, server: str, state: str) -> None:
 from hostlink.cli.mcp_auth import auth_command, logout_command  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp_call import call  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp_config import add_command, add_json_command, get_command, remove_command  # noqa: E402
+from hostlink.cli.mcp_import import import_command  # noqa: E402
 
-for command in (call, auth_command, logout_command, add_command, add_json_command, remove_command, get_command):
+for command in (call, auth_command, logout_command, add_command, add_json_command, remove_command, get_command,
+                import_command):
     mcp_group.add_command(command)
