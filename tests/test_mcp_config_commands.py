@@ -101,6 +101,8 @@ REFUSED = [
     (["add", "k", "--env", "1BAD=x", "--", "srv"], "mcpServers.k.env"),
     (["remove", "ghost"], "has no server named 'ghost'"),
     (["add-json", "k", '{"command": "!pass show token"}'], 'starting with "!"'),
+    (["add-json", "k", '{"command": "srv", "env": {"A": "!cmd ${X}"}}'], 'starting with "!"'),
+    (["add-json", "k", '{"url": "https://a.example/${X}", "bogus": "${X}"}'], "mcpServers.k.bogus: unknown field"),
 ]
 
 
@@ -114,6 +116,16 @@ def test_a_refused_edit_leaves_the_file_byte_identical(tmp_path, argv, said):
     assert "sk-live-123" not in result.stderr and "abc123" not in result.stderr and "hunter2" not in result.stderr
     assert path.read_bytes() == before and path.stat().st_mtime_ns == mtime
     assert sorted(p.name for p in path.parent.iterdir()) == ["mcp.json"]
+
+
+def test_a_url_made_of_variables_is_checked_when_used(tmp_path):
+    added = hostlink(tmp_path, "mcp", "add-json", "u", '{"url": "${MCP_URL}"}')
+    assert added.returncode == 0, added.stderr
+    assert "u: url depends on ${…} and is checked when the server is used" in added.stderr
+    assert "MCP_URL is not set here" in added.stderr
+    status = hostlink(tmp_path, "mcp", "status", "--json",
+                      env=environment(tmp_path, MCP_URL="https://mcp.example.com/mcp"))
+    assert json.loads(status.stdout)[0]["error"] is None
 
 
 def test_a_broken_file_is_never_rewritten(tmp_path):

@@ -32,7 +32,7 @@ def open_target(scope: str) -> ConfigFile:
     from hostlink.mcp.config_edit import EditRefused, open_file, target_file
 
     try:
-        return open_file(target_file(scope, os.environ, Path.cwd()))  # type: ignore[arg-type]
+        return open_file(target_file(scope, os.environ, Path.cwd()))
     except EditRefused as exc:
         raise Fail(f"{exc}; nothing was written", "invalid_config") from None
 

@@ -64,7 +64,7 @@ def import_command(program: str, path: Path | None, dry_run: bool, yes: bool, sc
         elif file.servers.get(name) == entry:
             same.append(name)
         elif name in file.servers:
-            refused[name] = f"{name!r} is already configured differently in {file.path}; remove it first to take this one"
+            refused[name] = f"{name!r} is already configured differently in {file.path}; remove it to take this one"
         else:
             try:
                 warnings += check_entry(name, entry, file.path, os.environ, literal=literal)

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from hostlink.mcp.config import (
     MAX_FILE_BYTES,
@@ -35,7 +35,6 @@ from hostlink.mcp.config import (
 )
 from hostlink.mcp.schema import NAME_PATTERN, safe_key
 
-Scope = Literal["user", "project"]
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|AUTHORIZATION", re.IGNORECASE)
 # a value that keeps its secret in the environment: an optional auth scheme, then references
 REFERENCE_ONLY = re.compile(r"\s*(?:[A-Za-z]+\s+)?(?:\$\{[A-Za-z_][A-Za-z0-9_]*(?::-)?\}[\s:]*)+")
@@ -47,7 +46,7 @@ class EditRefused(Exception):
     """The edit was refused; the file is unchanged. The message never contains a value."""
 
 
-def target_file(scope: Scope, environ: Mapping[str, str], cwd: Path) -> Path:
+def target_file(scope: str, environ: Mapping[str, str], cwd: Path) -> Path:
     """The file a scope writes: hostlink's own user file, or ``.mcp.json`` in ``cwd``."""
     return user_config_files(environ)[1] if scope == "user" else project_config_files(cwd)[0]
 
@@ -115,10 +114,11 @@ def check_entry(name: str, raw: Any, path: Path, environ: Mapping[str, str], *, 
     try:
         parse_entry(name, raw, path, _Assumed(environ, unset))
     except ConfigError as exc:
-        top = exc.field.removeprefix(f"mcpServers.{name}.").split(".")[0]
-        if not (isinstance(raw, dict) and "${" in json.dumps(raw.get(top))):
+        # a URL that is all or mostly ${…} can only be judged once its variables are known
+        if not (exc.field == f"mcpServers.{name}.url" and isinstance(raw, dict)
+                and "${" in str(raw.get("url"))):
             raise EditRefused(str(exc)) from None
-        warnings.append(f"{name}: {top} depends on ${{…}} and is checked when the server is used")
+        warnings.append(f"{name}: url depends on ${{…}} and is checked when the server is used")
     warnings += [f"{name}: the variable {var} is not set here; the server needs it when used" for var in unset]
     return warnings
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hostlink.mcp.schema import ServerConfig
-
-T = TypeVar("T")
 
 
 def hidden_by(config: ServerConfig, name: str) -> str | None:
@@ -27,12 +25,12 @@ def hidden_by(config: ServerConfig, name: str) -> str | None:
     return None
 
 
-def filter_tools(config: ServerConfig, tools: Sequence[T]) -> tuple[tuple[T, ...], tuple[int, int]]:
-    """The kept tools, and how many includeTools and excludeTools hid."""
-    kept: list[T] = []
+def filter_tools(config: ServerConfig, tools: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[int, int]]:
+    """The kept tools (MCP ``Tool`` objects), and how many includeTools and excludeTools hid."""
+    kept: list[Any] = []
     hidden = {"includeTools": 0, "excludeTools": 0}
     for tool in tools:
-        reason = hidden_by(config, getattr(tool, "name", ""))
+        reason = hidden_by(config, tool.name)
         if reason is None:
             kept.append(tool)
         else:
