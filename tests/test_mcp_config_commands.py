@@ -229,6 +229,26 @@ def test_a_crash_between_temp_file_and_rename_leaves_the_original(tmp_path):
     assert "a" in json.loads(path.read_text())["mcpServers"]
 
 
+SLOW_RENAME = ("import os, time\nrename = os.replace\n"
+               "def slow(*a, **k):\n    time.sleep(0.5)\n    rename(*a, **k)\nos.replace = slow")
+
+
+def test_edits_at_the_same_time_lose_nothing(tmp_path):
+    import subprocess
+
+    path = seed(tmp_path, STYLES["two spaces"])
+    code = f"import sys\n{SLOW_RENAME}\nfrom hostlink.cli import main\nsys.argv[0] = 'hostlink'\nmain()"
+    (tmp_path / "project").mkdir(exist_ok=True)
+    running = [subprocess.Popen([sys.executable, "-c", code, "mcp", "add", f"s{i}", "--", "x"],
+                                env=environment(tmp_path), cwd=tmp_path / "project", stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    outputs = [process.communicate(timeout=60) for process in running]
+    assert [process.returncode for process in running] == [0, 0, 0, 0], outputs
+    assert set(json.loads(path.read_text())["mcpServers"]) == {"files", "remote", "s0", "s1", "s2", "s3"}
+    assert any("waiting for another edit of" in err for _, err in outputs)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["mcp.json"]
+
+
 def test_the_commands_are_mounted_under_llm(tmp_path):
     dirs = LlmDirs(tmp_path).create(mcp_config=None)
     source = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}  # this checkout

@@ -28,11 +28,18 @@ MAX_STDIN_BYTES = 1024 * 1024
 
 
 def open_target(scope: str) -> ConfigFile:
-    """The scope's file, read for an edit; a broken file is a usage failure."""
-    from hostlink.mcp.config_edit import EditRefused, open_file, target_file
+    """The scope's file, read for an edit under the edit lock (held until the command ends);
+    a broken file is a usage failure."""
+    from hostlink.mcp.config_edit import EditRefused, lock_for_edit, open_file, target_file
 
+    path = target_file(scope, os.environ, Path.cwd())
     try:
-        return open_file(target_file(scope, os.environ, Path.cwd()))
+        release = lock_for_edit(path, lambda: warn([f"waiting for another edit of {path} to finish"]))
+    except OSError as exc:
+        raise Fail(f"cannot edit {path} ({exc.strerror or type(exc).__name__})", "error") from None
+    click.get_current_context().call_on_close(release)
+    try:
+        return open_file(path)
     except EditRefused as exc:
         raise Fail(f"{exc}; nothing was written", "invalid_config") from None
 

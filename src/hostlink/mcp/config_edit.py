@@ -17,7 +17,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -220,6 +220,30 @@ def save(file: ConfigFile, document: Mapping[str, Any]) -> bool:
         return False
     replace_file(file.path, text)
     return True
+
+
+def lock_for_edit(path: Path, waiting: Callable[[], None]) -> Callable[[], None]:
+    """Hold an exclusive lock on the directory of the file ``path`` names from before it is
+    read until the edit is done (the returned release), so two edits at once cannot lose
+    each other's entries; ``waiting`` runs first when another edit holds it. A directory
+    lock leaves no lock file behind."""
+    try:
+        import fcntl
+    except ImportError:  # no flock on this platform: edits are not serialized
+        return lambda: None
+    directory = Path(os.path.realpath(path)).parent
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            waiting()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return lambda: os.close(fd)
 
 
 TEMP_PATTERN = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp")
