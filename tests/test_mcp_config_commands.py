@@ -134,6 +134,9 @@ def test_a_broken_file_is_never_rewritten(tmp_path):
     result = hostlink(tmp_path, "mcp", "add", "b", "--", "y")
     assert result.returncode == 2 and "invalid JSON at line 1" in result.stderr and "fix the file" in result.stderr
     assert path.read_bytes() == before
+    shown = hostlink(tmp_path, "mcp", "get", "a", "--json")
+    assert shown.returncode == 2 and json.loads(shown.stdout)["error"]["code"] == "invalid_config"
+    assert "no readable configuration file has a server named 'a'" in json.loads(shown.stdout)["error"]["message"]
 
 
 def test_literal_secrets_need_literal_and_get_never_shows_them(tmp_path):

@@ -73,9 +73,9 @@ def warn(lines: list[str]) -> None:
         click.echo(f"{command_path()}: {line}", err=True)
 
 
-def configured_in(name: str) -> list[tuple[Path, Any]]:
+def configured_in(name: str, unreadable: list[str] | None = None) -> list[tuple[Path, Any]]:
     """Each configuration file (user and project, in load order) whose mcpServers has
-    ``name``, with that entry as written."""
+    ``name``, with that entry as written; why a file could not be read goes to ``unreadable``."""
     from hostlink.mcp.config import ConfigError, load_json, project_config_files, read_text, user_config_files
 
     found = []
@@ -83,7 +83,8 @@ def configured_in(name: str) -> list[tuple[Path, Any]]:
         try:
             text = read_text(path)
             document = load_json(text, path) if text is not None else None
-        except ConfigError:
+        except ConfigError as exc:
+            (unreadable if unreadable is not None else []).append(str(exc))
             continue
         servers = document.get("mcpServers") if isinstance(document, dict) else None
         if isinstance(servers, dict) and name in servers:
@@ -227,7 +228,10 @@ def get_command(ctx: click.Context, name: str, as_json: bool) -> None:
 
     project = project_config_files(Path.cwd())
     trusted = bool((ctx.obj or {}).get("trust_project"))
-    found = configured_in(name)
+    unreadable: list[str] = []
+    found = configured_in(name, unreadable)
+    if not found and unreadable:
+        raise Fail(f"no readable configuration file has a server named {name!r}; {unreadable[0]}", "invalid_config")
     if not found:
         raise Fail(f"no configuration file has a server named {name!r}", "unknown_server")
     source, raw = ([item for item in found if trusted or item[0] not in project] or found)[-1]
