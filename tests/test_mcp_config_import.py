@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from mcp_config_support import environment, hostlink, user_file
 
-from hostlink.mcp.config_import import convert, source_path, strip_comments
+from hostlink.cli.mcp_import import SOURCES
+from hostlink.mcp.config_import import PROGRAMS, convert, source_path, strip_comments
 
 PROJECT = "project"  # the working directory hostlink() runs in, under tmp_path
 
@@ -209,6 +210,13 @@ def test_a_yes_on_the_terminal_writes(tmp_path):
     assert process.wait(timeout=60) == 0
     os.close(primary)
     assert json.loads(user_file(tmp_path).read_text())["mcpServers"] == {"a": {"command": "a"}}
+
+
+def test_the_command_offers_every_program_and_loads_cheaply():
+    assert SOURCES == tuple(PROGRAMS)
+    loaded = subprocess.run([sys.executable, "-c", "import sys, hostlink.cli.mcp; print('pydantic' in sys.modules)"],
+                            capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "False"  # `hostlink mcp --help` pays for click alone
 
 
 def test_documented_locations_per_platform():

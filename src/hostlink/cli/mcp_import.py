@@ -16,7 +16,9 @@ import click
 
 from hostlink.cli.mcp_config import LITERAL_OPTION, SCOPE_OPTION, open_target, warn, write
 from hostlink.cli.session import Fail
-from hostlink.mcp.config_import import PROGRAMS
+
+# hostlink.mcp.config_import.PROGRAMS, named here so that loading the mcp group stays cheap
+SOURCES = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "gemini")
 
 
 def _describe(entry: dict[str, Any]) -> str:
@@ -34,7 +36,7 @@ def _describe(entry: dict[str, Any]) -> str:
 
 
 @click.command(name="import")
-@click.option("--from", "program", type=click.Choice(list(PROGRAMS)), required=True,
+@click.option("--from", "program", type=click.Choice(SOURCES), required=True,
               help="The program whose MCP servers to take.")
 @click.option("--file", "path", type=click.Path(dir_okay=False, path_type=Path),
               help="Read this file (in that program's format) instead of its user configuration.")
@@ -45,7 +47,7 @@ def _describe(entry: dict[str, Any]) -> str:
 def import_command(program: str, path: Path | None, dry_run: bool, yes: bool, scope: str, literal: bool) -> None:
     """Import the MCP servers of Claude Desktop, Claude Code, Cursor, VS Code, Windsurf or the Gemini CLI."""
     from hostlink.mcp.config_edit import EditRefused, check_entry, with_entries
-    from hostlink.mcp.config_import import ImportFailed, read_source, source_path
+    from hostlink.mcp.config_import import PROGRAMS, ImportFailed, read_source, source_path
     from hostlink.mcp.schema import NAME_PATTERN, safe_key
 
     source = path or source_path(program, os.environ)
