@@ -70,6 +70,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(render.table(render.status_rows(loaded.servers, loaded.sources, credentials, loaded.broken)))
     for name in sorted(loaded.broken):
         click.echo(f"{name}: misconfigured: {loaded.broken[name]}")
+    for name, config in sorted(loaded.servers.items()):
+        note = render.filter_note(name, config)
+        if note is not None:
+            click.echo(f"{note}; `{command_path()} connect {name}` counts the tools they hide")
 
 
 def _status_entry(loaded: LoadedConfig, credentials: dict[str, str], name: str) -> dict[str, Any]:
@@ -232,7 +236,9 @@ def _explain(ctx: click.Context, server: str, state: str) -> None:
 
 from hostlink.cli.mcp_auth import auth_command, logout_command  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp_call import call  # noqa: E402 - cheap: click only
+from hostlink.cli.mcp_config import add_command, add_json_command, get_command, remove_command  # noqa: E402
+from hostlink.cli.mcp_import import import_command  # noqa: E402
 
-mcp_group.add_command(call)
-mcp_group.add_command(auth_command)
-mcp_group.add_command(logout_command)
+for command in (call, auth_command, logout_command, add_command, add_json_command, remove_command, get_command,
+                import_command):
+    mcp_group.add_command(command)

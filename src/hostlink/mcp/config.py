@@ -38,7 +38,7 @@ from hostlink.mcp.schema import (
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_SERVERS = 64
-_VAR = re.compile(r"\$\{([^}]*)\}")
+VAR_REFERENCE = re.compile(r"\$\{([^}]*)\}")
 
 
 class ConfigError(Exception):
@@ -83,10 +83,10 @@ def load_config(cwd: Path, project_trusted: bool, environ: Mapping[str, str] | N
     loaded = LoadedConfig()
     ignored = loaded.ignored_project_servers
     for path in user_config_files(environ):
-        _merge(path, _read(path), environ, loaded)
+        _merge(path, read_text(path), environ, loaded)
     for path in project_config_files(Path(cwd)):
         if project_trusted:
-            _merge(path, _read(path), environ, loaded)
+            _merge(path, read_text(path), environ, loaded)
         else:
             ignored.extend(n for n in _untrusted_names(path) if n not in ignored)
     return loaded
@@ -95,12 +95,12 @@ def load_config(cwd: Path, project_trusted: bool, environ: Mapping[str, str] | N
 def _merge(path: Path, text: str | None, environ: Mapping[str, str], loaded: LoadedConfig) -> None:
     if text is None:
         return
-    for name, raw in _server_entries(_load_json(text, path), path).items():
+    for name, raw in server_entries(load_json(text, path), path).items():
         loaded.servers.pop(name, None)
         loaded.broken.pop(name, None)
         loaded.sources[name] = path
         try:
-            loaded.servers[name] = _parse_entry(name, raw, path, environ)
+            loaded.servers[name] = parse_entry(name, raw, path, environ)
         except ConfigError as exc:
             loaded.broken[name] = str(exc)
     if len(loaded.sources) > MAX_SERVERS:
@@ -111,11 +111,11 @@ def parse_document(text: str, source: Path, environ: Mapping[str, str] | None = 
     """Parse one ``{"mcpServers": {...}}`` document, interpolating ``${VAR}`` from environ;
     strict: the first broken entry raises ConfigError."""
     environ = os.environ if environ is None else environ
-    entries = _server_entries(_load_json(text, source), source)
-    return {name: _parse_entry(name, raw, source, environ) for name, raw in entries.items()}
+    entries = server_entries(load_json(text, source), source)
+    return {name: parse_entry(name, raw, source, environ) for name, raw in entries.items()}
 
 
-def _read(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
     """The file's text, None when it does not exist. Never blocks on a FIFO or device."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -136,7 +136,7 @@ def _read(path: Path) -> str | None:
         raise ConfigError(path, "", f"is not valid UTF-8 (byte offset {exc.start})") from None
 
 
-def _load_json(text: str, source: Path) -> Any:
+def load_json(text: str, source: Path) -> Any:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
         raise ConfigError(source, "", "is larger than 1 MiB")
     try:
@@ -171,7 +171,7 @@ def _no_constant(name: str) -> Any:
     raise ValueError(name)
 
 
-def _server_entries(document: Any, source: Path) -> dict[str, Any]:
+def server_entries(document: Any, source: Path) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise ConfigError(source, "", 'must be a JSON object with an "mcpServers" object')
     extra = [k for k in document if k != "mcpServers"]
@@ -189,7 +189,7 @@ def _server_entries(document: Any, source: Path) -> dict[str, Any]:
     return entries
 
 
-def _parse_entry(name: str, raw: Any, source: Path, environ: Mapping[str, str]) -> ServerConfig:
+def parse_entry(name: str, raw: Any, source: Path, environ: Mapping[str, str]) -> ServerConfig:
     prefix = f"mcpServers.{name}"
     if isinstance(raw, dict) and raw.get("disabled") is True:
         return _disabled_entry(raw, source, prefix)
@@ -256,8 +256,8 @@ def _expand(value: str, where: str, environ: Mapping[str, str], bang_ok: bool = 
             return default
         raise SchemaError(where, f"environment variable {name} is not set")
 
-    expanded = _VAR.sub(replace, value)
-    if "${" in _VAR.sub("", value):
+    expanded = VAR_REFERENCE.sub(replace, value)
+    if "${" in VAR_REFERENCE.sub("", value):
         raise SchemaError(where, "unterminated ${ reference")
     return expanded
 
@@ -269,7 +269,7 @@ def _untrusted_names(path: Path) -> list[str]:
     nothing here raises.
     """
     try:
-        text = _read(path)
-        return [] if text is None else list(_server_entries(_load_json(text, path), path))
+        text = read_text(path)
+        return [] if text is None else list(server_entries(load_json(text, path), path))
     except ConfigError:
         return []

@@ -75,7 +75,10 @@ def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
     ``name: state, transport, protocol …, tools: N, error: …`` for the model."""
     tools = None if snapshot.tools is None else sum(1 for tool in snapshot.tools if model_visible(tool))
     tasks = 0 if snapshot.tools is None else sum(1 for tool in snapshot.tools if needs_task(tool))
-    hidden = f"{tasks} hidden: they require tasks" if tasks else None
+    notes = [f"{tasks} hidden: they require tasks"] if tasks else []
+    notes += [f"{count} hidden by {key}" for key, count in zip(("includeTools", "excludeTools"), snapshot.filtered)
+              if count]
+    hidden = ", ".join(notes) or None
     if for_model:
         parts = [f"{snapshot.server}: {snapshot.state}", snapshot.transport]
         parts += [f"protocol {snapshot.protocol_version}"] if snapshot.protocol_version else []
@@ -131,6 +134,17 @@ def status_rows(servers: dict[str, ServerConfig], sources: dict[str, Any],
         rows.append([name, str(sources.get(name, "-")), transport_of(config),
                      "yes" if config.disabled else "no", credentials.get(name, "-")])
     return rows
+
+
+def filter_note(name: str, config: ServerConfig) -> str | None:
+    """``NAME: tool filters: includeTools (2 patterns)`` when the server has any, for a
+    listing that does not connect (a connection counts what they hide)."""
+    def patterns(items: Sequence[str]) -> str:
+        return f"{len(items)} pattern{'' if len(items) == 1 else 's'}"
+
+    parts = [f"includeTools ({patterns(config.include_tools)})"] if config.include_tools is not None else []
+    parts += [f"excludeTools ({patterns(config.exclude_tools)})"] if config.exclude_tools else []
+    return f"{name}: tool filters: {', '.join(parts)}" if parts else None
 
 
 def table(rows: Sequence[Sequence[str]]) -> str:

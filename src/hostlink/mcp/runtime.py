@@ -35,6 +35,7 @@ from hostlink.mcp.errors import (
 )
 from hostlink.mcp.schema import HttpServer, ServerConfig
 from hostlink.mcp.sdk_log import take_over_sdk_logging
+from hostlink.mcp.tool_filter import filter_tools
 from hostlink.mcp.transports import (
     MODERN_VERSION,
     Transport,
@@ -70,7 +71,8 @@ class Snapshot:
     server_name: str | None = None  # as the server reports it: untrusted text
     server_version: str | None = None
     capabilities: frozenset[str] = frozenset()  # of tools, resources, prompts, completions
-    tools: tuple[Tool, ...] | None = None  # the last complete listing, unfiltered
+    tools: tuple[Tool, ...] | None = None  # the last complete listing, without what includeTools/excludeTools hide
+    filtered: tuple[int, int] = (0, 0)  # how many tools includeTools and excludeTools hid from it
     error: McpError | None = None
     pid: int | None = None  # the stdio server process, when it could be identified
 
@@ -356,7 +358,7 @@ class McpRuntime:
         return error
 
     async def list_tools(self, name: str, *, refresh: bool = True) -> tuple[Tool, ...]:
-        """All tools the server advertises. Listings in flight are shared by every caller."""
+        """The tools the server advertises, less what its tool filters hide; shared in flight."""
         conn = await self._ready(name)
         if not refresh and conn.snapshot.tools is not None:
             return conn.snapshot.tools
@@ -385,8 +387,8 @@ class McpRuntime:
                     break
             else:
                 raise CallFailed(f"MCP server {name!r} listed more than {TOOLS_PAGE_CAP} pages of tools")
-            flight.result = tuple(tools)
-            self._publish(conn, tools=flight.result)
+            flight.result, filtered = filter_tools(conn.config, tools)
+            self._publish(conn, tools=flight.result, filtered=filtered)
         except Exception as exc:  # noqa: BLE001 - handed to every waiter
             flight.error = exc
         finally:

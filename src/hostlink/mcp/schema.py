@@ -29,6 +29,7 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HEADER_NAME_PATTERN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
 MAX_ARGS = 128
+MAX_TOOL_PATTERNS = 256  # of includeTools / excludeTools each
 
 
 class SchemaError(ValueError):
@@ -176,10 +177,16 @@ class OAuthSettings(_Strict):
         return self
 
 
+ToolPattern = Annotated[Text, Field(min_length=1, max_length=200)]
+
+
 class _Common(_Strict):
     protocol_version: Literal["auto", "legacy", "2026-07-28"] = "auto"
     request_timeout_ms: int = Field(15000, ge=100, le=300000)
     disabled: bool = False
+    # the tools the model may see and call: exact names or fnmatch globs (the Gemini CLI's keys)
+    include_tools: list[ToolPattern] | None = Field(None, max_length=MAX_TOOL_PATTERNS)
+    exclude_tools: list[ToolPattern] = Field(default_factory=list, max_length=MAX_TOOL_PATTERNS)
 
 
 class StdioServer(_Common):
