@@ -59,22 +59,34 @@ def read_arguments(arguments: str) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True,
               help="The result as one JSON object (isError, content, structuredContent); errors as "
                    '{"error": {"code", "message"}}.')
+@click.option("--timeout", type=click.FloatRange(0.1, 3600), metavar="SECONDS",
+              help="How long the call may go without an answer or a progress notification (instead of "
+                   "SERVER's requestTimeoutMs, which still bounds its setup).")
 @verbose_option
 @click.pass_context
-def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bool) -> None:
+def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bool, timeout: float | None) -> None:
     """Call TOOL on SERVER with a JSON object of arguments (JSON "-": read it from stdin).
 
-    Exit status: 0 ok, 1 the tool reported an error, 2 usage or configuration, 3 connection
-    or server, 4 authentication needed.
+    On a terminal, a call that reports progress shows it on one line of stderr. Exit status:
+    0 ok, 1 the tool reported an error, 2 usage or configuration, 3 connection or server,
+    4 authentication needed.
     """
     args = read_arguments(arguments)
 
     async def called(extension: McpExtension, host: HostSession) -> Any:
+        from hostlink.cli.progress_line import ProgressLine
         from hostlink.host import CancelSignal
+        from hostlink.host.progress import CallWatch, watching
         from hostlink.mcp import render
 
-        result = await host.run_tool("mcp", {"action": "call", "server": server, "tool": tool, "args": args},
-                                     CancelSignal())
+        line = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
+        try:
+            with watching(CallWatch(line, timeout)):
+                result = await host.run_tool("mcp", {"action": "call", "server": server, "tool": tool, "args": args},
+                                             CancelSignal())
+        finally:
+            if line is not None:
+                line.clear()
         assert extension.runtime is not None
         failed = extension.runtime.snapshot(server).error if result.is_error else None
         return result, render.server_words(failed, verbose=verbose(ctx))
@@ -85,7 +97,10 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
         from hostlink.mcp.tool import SEE_TOOLS
 
         message = "\n".join(item.text for item in result.content if item.type == "text")
-        raise Fail(message.replace(SEE_TOOLS, f"(see `{command_path()} tools {server}`)"), code, words, prefixed=False)
+        message = message.replace(SEE_TOOLS, f"(see `{command_path()} tools {server}`)")
+        if code == "timeout":
+            message += "; wait longer with --timeout SECONDS (the call) or a larger requestTimeoutMs (setup and calls)"
+        raise Fail(message, code, words, prefixed=False)
     _show(result, as_json)
     if result.is_error:
         sys.exit(EXIT_CODES["tool_error"])
