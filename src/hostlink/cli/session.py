@@ -95,9 +95,10 @@ class StderrNotifier:
 
 
 def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], Awaitable[T]], *,
-                trusted: bool = False, lasting: bool = False,
+                trusted: bool = False, lasting: bool = False, keep_output: bool = False,
                 shown: tuple[type[Exception], ...] = ()) -> T:
-    """Run ``work(host)`` in a started host session and always shut it down.
+    """Run ``work(host)`` in a started host session and always shut it down (``keep_output``:
+    see :class:`HostSession`).
 
     The host's CommandFailed and the ``shown`` errors (an extension's, whose messages are
     safe to show) become :class:`Fail`; a termination signal exits 128 + its number.
@@ -107,7 +108,7 @@ def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], A
     from hostlink.host import CommandFailed
     from hostlink.host.session import HostSession, Terminated
 
-    host = HostSession(extensions, command=host_command(), lasting=lasting)
+    host = HostSession(extensions, command=host_command(), lasting=lasting, keep_output=keep_output)
 
     async def main() -> T:
         async def started() -> T:
