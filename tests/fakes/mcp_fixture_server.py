@@ -99,9 +99,10 @@ def build_server():
     def structured(city: str = "Paris") -> Weather:
         return Weather(city=city, celsius=21.5, conditions=["sunny", "dry"])
 
-    @server.tool(description="Always fails with an isError result.")
-    def fail() -> CallToolResult:
-        return CallToolResult(content=[TextContent(type="text", text="fixture failure")], is_error=True)
+    @server.tool(description="Always fails with an isError result (structured: with structured content too).")
+    def fail(structured: bool = False) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="fixture failure")], is_error=True,
+                              structured_content={"code": 7, "why": "\x1b[31mfixture\x1b[0m"} if structured else None)
 
     @server.tool(description="Only for the app audience; a model must never see it.",
                  meta={"ui": {"visibility": ["app"]}})
