@@ -26,7 +26,7 @@ T = TypeVar("T")
 # 0 ok, 1 a tool's own error (or another failure), 2 usage or configuration, 3 connection or
 # server, 4 authentication needed; the keys are the codes of ``--json`` errors.
 EXIT_CODES = {
-    "tool_error": 1, "error": 1, "unknown_tool": 2,
+    "tool_error": 1, "error": 1, "output_too_large": 1, "unknown_tool": 2,
     "usage": 2, "invalid_config": 2, "unknown_server": 2, "server_disabled": 2, "invalid_arguments": 2,
     "connection_failed": 3, "request_failed": 3, "timeout": 3,
     "auth_required": 4, "auth_failed": 4,
