@@ -116,6 +116,10 @@ def test_a_failed_call_leaves_no_file_it_created(tmp_path):
     failed = hostlink(env, tmp_path, "mcp", "call", "demo", "big_outptu", "{}", "-o", str(target))
     assert failed.returncode == 2 and "did you mean 'big_output'" in failed.stderr
     assert not target.exists()
+    kept = tmp_path / "kept.txt"
+    kept.write_text("earlier result\n")
+    assert hostlink(env, tmp_path, "mcp", "call", "demo", "big_outptu", "{}", "-o", str(kept)).returncode == 2
+    assert kept.read_text() == "earlier result\n"  # a failed call leaves an existing file as it was
     tool_error = hostlink(env, tmp_path, "mcp", "call", "demo", "fail", "{}", "-o", str(target))
     assert tool_error.returncode == 1 and "failed on purpose" in target.read_text()
 

@@ -4,7 +4,8 @@ The result is bounded as the model's would be, but the command's host session ke
 beyond the inline window in its private overflow file (at most 50 MiB a session); the text is
 written out whole from there, still sanitized, before the session removes it. FILE is opened
 before the call, so a bad path fails before any tool runs: a new file is created 0600, an
-existing regular file is overwritten, and a symlink, directory or anything else is refused.
+existing regular file is overwritten once there is a result to write (a failed call leaves it
+as it was), and a symlink, directory or anything else is refused.
 """
 
 from __future__ import annotations
@@ -62,8 +63,7 @@ def open_sink(output: str | None, full: bool) -> Sink | None:
         os.close(fd)
         raise Fail(f"--output {output!r} is not a regular file; not written")
     os.set_blocking(fd, True)
-    os.ftruncate(fd, 0)
-    return Sink(os.fdopen(fd, "wb"), output, created)
+    return Sink(os.fdopen(fd, "wb"), output, created)  # emptied only when the result is written
 
 
 def _why(error: OSError) -> str:
@@ -88,6 +88,8 @@ def write_whole(result: ToolResult, output: OutputSession | None, sink: Sink, as
     whole = overflows[-1] if overflows else None
     if isinstance(whole, str):
         raise Fail(f"the result is too large to write whole ({whole})", "output_too_large")
+    if sink.path is not None:
+        sink.stream.truncate(0)
     # bound_content joins every text into the first item: the one an overflow file holds whole
     cut = next((item for item in result.content if item.type == "text"), None) if whole is not None else None
     if as_json:
