@@ -61,10 +61,12 @@ def test_a_terminal_sees_the_progress_line_redrawn_and_cleared(tmp_path):
     code, out, seen = on_a_terminal(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 2, "steps": 4}')
     assert code == 0, seen
     assert out == "Long running operation completed. Duration: 2 seconds, Steps: 4.\n"
-    erase = ERASE_LINE.encode()
-    assert seen == b"".join(erase + line for line in (
-        b"[#####...............] 1/4", b"[##########..........] 2/4",
-        b"[###############.....] 3/4", b"[####################] 4/4")) + erase
+    every = ["[#####...............] 1/4", "[##########..........] 2/4",
+             "[###############.....] 3/4", "[####################] 4/4"]
+    drawn = seen.decode().split(ERASE_LINE)
+    assert drawn[0] == "" and drawn[-1] == ""  # each draw starts by erasing the line, and the end erases it
+    # in order; a redraw within 0.1 s of the last is skipped, so a busy machine may show fewer
+    assert len(drawn[1:-1]) >= 2 and drawn[1:-1] == [line for line in every if line in drawn[1:-1]], seen
 
 
 def test_a_progress_message_is_drawn_sanitized_and_bounded(tmp_path):
@@ -140,7 +142,7 @@ async def test_progress_never_outlasts_the_hard_maximum():
         started = anyio.current_time()
         with pytest.raises(RequestTimedOut, match="kept reporting progress but did not finish .* within 2 s"):
             await call_with_progress(client, "everything", LONG, {"duration": 6, "steps": 12}, 1000, max_seconds=2)
-        assert 1.9 <= anyio.current_time() - started < 4
+        assert 1.9 <= anyio.current_time() - started < 8
         seen: list[tuple[float, float | None]] = []
         with watching(CallWatch(lambda progress, total, message: seen.append((progress, total)))):
             done = await call_with_progress(client, "everything", LONG, {"duration": 1, "steps": 2}, 1000)
