@@ -184,3 +184,26 @@ def test_a_task_required_tool_is_hidden_and_counted(tmp_path):
     assert called.returncode == 2
     assert "requires task augmentation, which hostlink does not support" in called.stderr
     assert "-32601" not in called.stderr
+
+
+# --- 5. a tool's own error under --json is the result object, not {"error": …} ---------------
+
+
+def test_a_tool_error_under_json_is_the_result_object(tmp_path):
+    env = configure(tmp_path, {"fx": FX, "demo": {"command": sys.executable, "args": ["-m", "hostlink.demo"]}})
+    fixture = hostlink(env, tmp_path, "mcp", "call", "fx", "fail", "--json")
+    assert (fixture.returncode, fixture.stderr) == (1, "")
+    assert json.loads(fixture.stdout) == {"isError": True, "content": [{"type": "text", "text": "fixture failure"}]}
+    raised = hostlink(env, tmp_path, "mcp", "call", "demo", "fail", '{"reason": "\\u001b[31mno\\u001b[0m luck"}',
+                      "--json")
+    assert raised.returncode == 1 and raised.stderr == ""
+    shown = json.loads(raised.stdout)
+    assert shown["isError"] is True and "error" not in shown
+    assert "no luck" in shown["content"][0]["text"]
+    assert "\x1b" not in raised.stdout and "\\u001b" not in raised.stdout
+    structured = hostlink(env, tmp_path, "mcp", "call", "fx", "fail", '{"structured": true}', "--json")
+    assert structured.returncode == 1
+    assert "\x1b" not in structured.stdout  # structured data stays data: JSON-escaped, never raw on the terminal
+    assert json.loads(structured.stdout)["structuredContent"] == {"code": 7, "why": "\x1b[31mfixture\x1b[0m"}
+    plain = hostlink(env, tmp_path, "mcp", "call", "fx", "fail")
+    assert (plain.returncode, plain.stdout, plain.stderr) == (1, "", "fixture failure\n")

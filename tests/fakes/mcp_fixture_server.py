@@ -31,7 +31,7 @@ ITEMS = ("alpha", "beta", "gamma")
 def build_server():
     """The SDK MCPServer with every fixture tool, resource, template and prompt."""
     import anyio
-    from mcp.server.mcpserver import Image, MCPServer
+    from mcp.server.mcpserver import Context, Image, MCPServer
     from mcp_types import CallToolResult, Completion, ResourceTemplateReference, TextContent
     from pydantic import BaseModel
 
@@ -74,6 +74,17 @@ def build_server():
     def escapes() -> str:
         return ESCAPES_TEXT
 
+    @server.tool(description="Report progress steps times, each message laden with escapes, then answer.")
+    async def progress(steps: int, ctx: Context, pause: float = 0.3) -> str:
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps, f"step {step} {ESCAPES_TEXT}")
+            await anyio.sleep(pause)
+        return f"done after {steps} steps"
+
+    @server.tool(description="Return lines lines, each laden with terminal escape and control sequences.")
+    def many_escapes(lines: int) -> str:
+        return "".join(f"line {number}: {ESCAPES_TEXT}\n" for number in range(lines))
+
     @server.tool(description="Return count images; n_bytes > 0 makes each that many raw bytes.")
     def image(count: int = 1, n_bytes: int = 0) -> list[Image]:
         data = PNG_1X1 if n_bytes <= 0 else b"\x89PNG" + b"\0" * max(0, n_bytes - 4)
@@ -88,9 +99,10 @@ def build_server():
     def structured(city: str = "Paris") -> Weather:
         return Weather(city=city, celsius=21.5, conditions=["sunny", "dry"])
 
-    @server.tool(description="Always fails with an isError result.")
-    def fail() -> CallToolResult:
-        return CallToolResult(content=[TextContent(type="text", text="fixture failure")], is_error=True)
+    @server.tool(description="Always fails with an isError result (structured: with structured content too).")
+    def fail(structured: bool = False) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="fixture failure")], is_error=True,
+                              structured_content={"code": 7, "why": "\x1b[31mfixture\x1b[0m"} if structured else None)
 
     @server.tool(description="Only for the app audience; a model must never see it.",
                  meta={"ui": {"visibility": ["app"]}})

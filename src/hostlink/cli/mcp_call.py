@@ -59,50 +59,80 @@ def read_arguments(arguments: str) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True,
               help="The result as one JSON object (isError, content, structuredContent); errors as "
                    '{"error": {"code", "message"}}.')
+@click.option("--timeout", type=click.FloatRange(0.1, 3600), metavar="SECONDS",
+              help="How long the call may go without an answer or a progress notification (instead of "
+                   "SERVER's requestTimeoutMs, which still bounds its setup).")
+@click.option("--output", "-o", metavar="FILE",
+              help="Write the whole result to FILE (created 0600), not the 50 KiB inline window.")
+@click.option("--full", is_flag=True, help="Write the whole result to stdout, which must not be a terminal.")
 @verbose_option
 @click.pass_context
-def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bool) -> None:
+def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bool, timeout: float | None,
+         output: str | None, full: bool) -> None:
     """Call TOOL on SERVER with a JSON object of arguments (JSON "-": read it from stdin).
 
-    Exit status: 0 ok, 1 the tool reported an error, 2 usage or configuration, 3 connection
-    or server, 4 authentication needed.
+    On a terminal, a call that reports progress shows it on one line of stderr. Exit status:
+    0 ok, 1 the tool reported an error, 2 usage or configuration, 3 connection or server,
+    4 authentication needed.
     """
+    from hostlink.cli.mcp_output import open_sink, write_whole
+
     args = read_arguments(arguments)
+    sink = open_sink(output, full)
 
     async def called(extension: McpExtension, host: HostSession) -> Any:
+        from hostlink.cli.progress_line import ProgressLine
         from hostlink.host import CancelSignal
+        from hostlink.host.progress import CallWatch, watching
         from hostlink.mcp import render
 
-        result = await host.run_tool("mcp", {"action": "call", "server": server, "tool": tool, "args": args},
-                                     CancelSignal())
+        line = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
+        try:
+            with watching(CallWatch(line, timeout)):
+                result = await host.run_tool("mcp", {"action": "call", "server": server, "tool": tool, "args": args},
+                                             CancelSignal())
+        finally:
+            if line is not None:
+                line.clear()
         assert extension.runtime is not None
         failed = extension.runtime.snapshot(server).error if result.is_error else None
+        if sink is not None and "error" not in (result.details or {}):
+            write_whole(result, host.output, sink, as_json)  # before the session removes its overflow
         return result, render.server_words(failed, verbose=verbose(ctx))
 
-    result, words = with_server(ctx, server, called)
+    try:
+        result, words = with_server(ctx, server, called, keep_output=sink is not None)
+    except BaseException:
+        if sink is not None:
+            sink.discard()
+        raise
     code = (result.details or {}).get("error")
     if code is not None:  # hostlink failed, not the tool: the error, its kind, the server's words
+        if sink is not None:
+            sink.discard()
         from hostlink.mcp.tool import SEE_TOOLS
 
         message = "\n".join(item.text for item in result.content if item.type == "text")
-        raise Fail(message.replace(SEE_TOOLS, f"(see `{command_path()} tools {server}`)"), code, words, prefixed=False)
-    _show(result, as_json)
+        message = message.replace(SEE_TOOLS, f"(see `{command_path()} tools {server}`)")
+        if code == "timeout":
+            message += "; wait longer with --timeout SECONDS (the call) or a larger requestTimeoutMs (setup and calls)"
+        raise Fail(message, code, words, prefixed=False)
+    if sink is None:
+        _show(result, as_json)
     if result.is_error:
         sys.exit(EXIT_CODES["tool_error"])
 
 
 def _show(result: ToolResult, as_json: bool) -> None:
-    from hostlink.host.output import compact_json
+    """The bounded result; when it was cut, where the whole of it can be had."""
+    from hostlink.cli.mcp_output import item_line, result_object
+    from hostlink.host.output import TRUNCATED, compact_json
 
+    if any(item.type == "text" and item.text.rsplit("\n", 1)[-1].startswith(TRUNCATED) for item in result.content):
+        click.echo(f"{command_path()}: the result was cut to its inline window; --output FILE or --full "
+                   "writes it whole", err=True)
     if as_json:
-        shown: dict[str, Any] = {"isError": result.is_error, "content": [
-            {"type": "text", "text": item.text} if item.type == "text"
-            else {"type": "image", "mimeType": item.mime_type, "data": item.data} for item in result.content]}
-        structured = (result.details or {}).get("structuredContent")
-        if structured is not None:
-            shown["structuredContent"] = structured
-        click.echo(compact_json(shown))
+        click.echo(compact_json(result_object(result)))
         return
     for item in result.content:
-        click.echo(item.text if item.type == "text" else f"[image {item.mime_type}, {len(item.data)} base64 chars]",
-                   err=result.is_error)
+        click.echo(item_line(item), err=result.is_error)

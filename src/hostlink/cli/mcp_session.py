@@ -50,10 +50,10 @@ def verbose(ctx: click.Context) -> bool:
 
 
 def with_server(ctx: click.Context, server: str,
-                work: Callable[[McpExtension, HostSession], Awaitable[T]]) -> T:
+                work: Callable[[McpExtension, HostSession], Awaitable[T]], *, keep_output: bool = False) -> T:
     """Run ``work(extension, host)`` in a host session over the configured servers, after
     checking that SERVER is configured and enabled. A failure is its one line, then what the
-    server said about it (for the person at the terminal)."""
+    server said about it (for the person at the terminal). ``keep_output``: see HostSession."""
     from hostlink.mcp import render
     from hostlink.mcp.errors import McpError, error_code
     from hostlink.mcp.extension import McpExtension
@@ -70,4 +70,4 @@ def with_server(ctx: click.Context, server: str,
         except McpError as error:
             raise Fail(str(error), error_code(error), render.server_words(error, verbose=verbose(ctx))) from None
 
-    return run_session([extension], checked, trusted=bool(ctx.obj["trust_project"]))
+    return run_session([extension], checked, trusted=bool(ctx.obj["trust_project"]), keep_output=keep_output)

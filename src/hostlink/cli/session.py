@@ -26,7 +26,7 @@ T = TypeVar("T")
 # 0 ok, 1 a tool's own error (or another failure), 2 usage or configuration, 3 connection or
 # server, 4 authentication needed; the keys are the codes of ``--json`` errors.
 EXIT_CODES = {
-    "tool_error": 1, "error": 1, "unknown_tool": 2,
+    "tool_error": 1, "error": 1, "output_too_large": 1, "unknown_tool": 2,
     "usage": 2, "invalid_config": 2, "unknown_server": 2, "server_disabled": 2, "invalid_arguments": 2,
     "connection_failed": 3, "request_failed": 3, "timeout": 3,
     "auth_required": 4, "auth_failed": 4,
@@ -95,9 +95,10 @@ class StderrNotifier:
 
 
 def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], Awaitable[T]], *,
-                trusted: bool = False, lasting: bool = False,
+                trusted: bool = False, lasting: bool = False, keep_output: bool = False,
                 shown: tuple[type[Exception], ...] = ()) -> T:
-    """Run ``work(host)`` in a started host session and always shut it down.
+    """Run ``work(host)`` in a started host session and always shut it down (``keep_output``:
+    see :class:`HostSession`).
 
     The host's CommandFailed and the ``shown`` errors (an extension's, whose messages are
     safe to show) become :class:`Fail`; a termination signal exits 128 + its number.
@@ -107,7 +108,7 @@ def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], A
     from hostlink.host import CommandFailed
     from hostlink.host.session import HostSession, Terminated
 
-    host = HostSession(extensions, command=host_command(), lasting=lasting)
+    host = HostSession(extensions, command=host_command(), lasting=lasting, keep_output=keep_output)
 
     async def main() -> T:
         async def started() -> T:

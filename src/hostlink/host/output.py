@@ -29,6 +29,7 @@ MAX_INLINE_LINES = 2000
 SESSION_OVERFLOW_BUDGET = 50 * 1024 * 1024
 MAX_INLINE_IMAGES = 4
 MAX_IMAGE_BASE64 = 2 * 1024 * 1024
+TRUNCATED = "[output truncated: "  # how the line that says what was cut begins
 
 _CHUNK_CHARS = 1 << 20
 _MAX_PENDING = 256  # an unfinished escape sequence longer than this is dropped as garbage
@@ -142,6 +143,9 @@ class OutputSession:
         self._used = 0
         self._dir: Path | None = None
         self._count = 0
+        # Each text cut so far: the file holding it whole, or why none was kept. A host that
+        # writes a result out whole (a command's --output) reads it from there.
+        self.overflows: list[Path | str] = []
 
     @property
     def used_bytes(self) -> int:
@@ -204,6 +208,8 @@ class _Overflow:
     def finish(self) -> Path | None:
         if self._handle is not None:
             self._handle.close()
+        if self._session is not None:
+            self._session.overflows.append(self._path if not self.refused else self.reason or "not kept")
         return None if self.refused else self._path
 
 
@@ -253,7 +259,7 @@ def bound_text(text: str, session: OutputSession | None) -> str:
     if path is None and overflow.reason is not None:
         where += f" ({overflow.reason})"
     notice = (
-        f"[output truncated: showing {shown_lines} of {total_lines} lines, "
+        f"{TRUNCATED}showing {shown_lines} of {total_lines} lines, "
         f"{len(inline)} of {total_bytes} bytes; {where}]"
     )
     return inline.decode("utf-8") + ("" if inline.endswith(b"\n") or not inline else "\n") + notice

@@ -57,15 +57,18 @@ class HostSession:
     ``lasting=False`` is for one-shot hosts (a CLI command): nothing is left to finish later —
     output beyond the inline bounds is not kept in files that would vanish when the process
     exits, and a missing sign-in names the command that signs in rather than a link.
+    ``keep_output`` keeps it all the same, for a one-shot host that writes a result out whole
+    before it exits (:attr:`OutputSession.overflows` says where each cut text went).
     """
 
     def __init__(self, extensions: Sequence[Extension], *, command: str = "hostlink",
-                 lasting: bool = True) -> None:
+                 lasting: bool = True, keep_output: bool = False) -> None:
         self.registry = Registry()
         for extension in extensions:
             extension.register(self.registry)
         self.command = command
         self._lasting = lasting
+        self._keep_output = keep_output
         self.output: OutputSession | None = None
         self._state = "new"  # -> started -> closed
 
@@ -83,7 +86,7 @@ class HostSession:
         except (PrivateStateError, OSError) as error:  # a planted root: the session still runs
             shown = str(error) if isinstance(error, PrivateStateError) else type(error).__name__
             notifier.notify(f"stale private state was not recovered: {shown}", "warning")
-        self.output = OutputSession() if self._lasting else None
+        self.output = OutputSession() if self._lasting or self._keep_output else None
         await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier,
                                                   output=self.output, command=self.command, lasting=self._lasting))
 

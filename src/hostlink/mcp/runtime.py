@@ -33,6 +33,7 @@ from hostlink.mcp.errors import (
     ServerNotFound,
     first_error,
 )
+from hostlink.mcp.progress import call_with_progress
 from hostlink.mcp.schema import HttpServer, ServerConfig
 from hostlink.mcp.sdk_log import take_over_sdk_logging
 from hostlink.mcp.tool_filter import filter_tools
@@ -398,8 +399,9 @@ class McpRuntime:
             flight.done.set()
 
     async def call_tool(self, name: str, tool: str, arguments: dict[str, Any]) -> Any:
+        ms = self.config(name).request_timeout_ms  # a wait that each progress notification restarts
         return await self._request(name, f"the call of tool {tool!r}",
-                                   lambda client: client.call_tool(tool, arguments))
+                                   lambda client: call_with_progress(client, name, tool, arguments, ms))
 
     async def list_resources(self, name: str, cursor: str | None = None) -> Any:
         return await self._request(name, "resources/list", lambda client: client.list_resources(cursor=cursor))

@@ -42,6 +42,7 @@ from hostlink.mcp.store import (
     SecureRecord,
     SecureStore,
     StoredTokens,
+    StoreError,
     credential_lock,
     record_key,
     same_issuer,
@@ -188,7 +189,7 @@ class SignIns:
         self._command, self._notifier, self._on_signed_in = command, notifier, on_signed_in
         self.hub = CallbackHub()
         self.logins: dict[str, _Login] = {}
-        self.failed: dict[str, str] = {}
+        self.failed: dict[str, tuple[str, bool]] = {}  # the reason, and whether retrying alone can help
 
     def state(self, key: str) -> str | None:
         """``authorization failed``, ``pending link`` or None (ask the store)."""
@@ -213,9 +214,14 @@ class SignIns:
         return [login.task for login in self.logins.values() if login.task is not None]
 
     def raise_if_failed(self, name: str, key: str) -> None:
+        """The latched failure; a retry is suggested only when retrying alone can help (an
+        unusable keyring needs fixing first, and its reason says how)."""
         if key in self.failed:
+            reason, retry_helps = self.failed[key]
+            if not retry_helps:
+                raise AuthError(f"authorization_failed: sign-in to MCP server {name!r} failed: {reason}")
             raise AuthError(
-                f"authorization_failed: sign-in to MCP server {name!r} failed ({self.failed[key]}); "
+                f"authorization_failed: sign-in to MCP server {name!r} failed ({reason}); "
                 f"retry with `{self._command} mcp auth {name}` or the mcp tool's action \"auth\""
             )
 
@@ -297,7 +303,8 @@ class SignIns:
         except Exception as error:
             login.error = _describe(error)
             if not login.cancelled and self._generation.get(key, 0) == login.generation:
-                self.failed[key] = login.error
+                keyring = isinstance(error, StoreError) and error.state in ("unavailable", "locked")
+                self.failed[key] = (login.error, not keyring)
         finally:
             outcome = (f"Sign-in to MCP server {name!r} failed: {login.error}." if login.error
                        else f"Signed in to MCP server {name!r}.")

@@ -108,15 +108,19 @@ def _keyring_class():
 
 
 def _classify(error: BaseException) -> StoreError:
+    """A backend failure as a StoreError saying what is missing and how to fix it (runs in
+    the worker thread: finding out asks the session bus)."""
     from keyring.errors import KeyringLocked
+
+    from hostlink.mcp.keyring_advice import LOCKED_REASON, unavailable_reason
 
     if isinstance(error, StoreError):
         return error
     if isinstance(error, KeyringLocked):
-        return StoreError("locked", "the OS keyring is locked; unlock it and retry")
-    return StoreError(
-        "unavailable", f"the OS keyring is unavailable ({type(error).__name__}); no credentials were read or written"
-    )
+        return StoreError("locked", f"{LOCKED_REASON}; hostlink keeps credentials only in the OS keyring, so "
+                                    "none were read or written")
+    return StoreError("unavailable", f"the OS keyring is unavailable: {unavailable_reason()}; hostlink keeps "
+                                     "credentials only in the OS keyring, so none were read or written")
 
 
 class SecureStore:

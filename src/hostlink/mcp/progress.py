@@ -1,0 +1,53 @@
+"""A tool call that asks for progress, and whose timeout every progress notification restarts.
+
+``requestTimeoutMs`` bounds how long a server may stay silent, not how long a tool may work:
+a call that keeps reporting progress keeps running, up to a hard maximum, so a long job that
+says how it is doing is not cut off at 15 s while a silent, stuck one still is. The SDK's own
+read timeout never restarts, so it is set past the hard maximum and this clock decides. The
+host's :class:`~hostlink.host.progress.CallWatch` gets the progress and may set the timeout.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from hostlink.host.progress import current_watch
+from hostlink.mcp.errors import RequestTimedOut
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+MAX_CALL_SECONDS = 3600.0  # a call that keeps reporting progress ends here all the same
+_SDK_SLACK_SECONDS = 5.0  # the SDK's read timeout comes after ours, never first
+
+
+async def call_with_progress(client: Client, server: str, tool: str, arguments: dict[str, Any],
+                             timeout_ms: int, max_seconds: float = MAX_CALL_SECONDS) -> Any:
+    """``tools/call`` with a progress token; progress goes to the watch's listener and restarts
+    the wait (``timeout_ms``, or the watch's timeout), never past ``max_seconds`` in all."""
+    watch = current_watch()
+    idle = watch.timeout if watch.timeout is not None else timeout_ms / 1000
+    limit = max(max_seconds, idle)
+    started = anyio.current_time()
+    progressed = False
+
+    with anyio.CancelScope(deadline=started + idle) as scope:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal progressed
+            progressed = True
+            scope.deadline = min(anyio.current_time() + idle, started + limit)
+            if watch.listener is not None:
+                watch.listener(progress, total, message)
+
+        return await client.call_tool(tool, arguments, read_timeout_seconds=limit + _SDK_SLACK_SECONDS,
+                                      progress_callback=on_progress)
+    if anyio.current_time() >= started + limit:
+        raise RequestTimedOut(f"MCP server {server!r} kept reporting progress but did not finish the call of tool "
+                              f"{tool!r} within {limit:g} s, the most a call may take")
+    silence = "reported no progress and did not answer" if progressed else "did not answer"
+    given = (f"{idle:g} s (the timeout this call was given" if watch.timeout is not None
+             else f"{timeout_ms} ms (its requestTimeoutMs")
+    raise RequestTimedOut(f"MCP server {server!r} {silence} the call of tool {tool!r} within {given}; "
+                          "each progress notification restarts the wait)")
