@@ -57,7 +57,7 @@ def with_server(ctx: click.Context, server: str,
     from hostlink.mcp import render
     from hostlink.mcp.errors import McpError, error_code
     from hostlink.mcp.extension import McpExtension
-    from hostlink.mcp.runtime import enabled_config
+    from hostlink.mcp.config import enabled_config
 
     loaded = load(ctx)
     extension = McpExtension(servers=loaded.servers, broken=loaded.broken)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hostlink.mcp.errors import ServerDisabled, ServerMisconfigured, ServerNotFound
 from hostlink.mcp.schema import (
     ENV_NAME_PATTERN,
     NAME_PATTERN,
@@ -273,3 +274,25 @@ def _untrusted_names(path: Path) -> list[str]:
         return [] if text is None else list(server_entries(load_json(text, path), path))
     except ConfigError:
         return []
+
+
+def enabled_config(servers: Mapping[str, ServerConfig], name: str, source: object = None,
+                   broken: Mapping[str, str] | None = None) -> ServerConfig:
+    """The configuration of the enabled server ``name``: the one check every front end makes.
+
+    ServerNotFound, ServerMisconfigured (its entry in ``broken``, with the reason) or
+    ServerDisabled (saying where it is disabled: ``source``, e.g. the file it came from)
+    otherwise.
+    """
+    config = servers.get(name)
+    if config is None and broken and name in broken:
+        raise ServerMisconfigured(f"MCP server {name!r} is misconfigured: {broken[name]}")
+    if config is None:
+        from hostlink.mcp.render import did_you_mean
+
+        names = sorted([*servers, *(broken or ())])
+        raise ServerNotFound(f"unknown MCP server {name!r} (known: {', '.join(names) or 'none configured'})"
+                             + did_you_mean(name, names))
+    if config.disabled:
+        raise ServerDisabled(f"MCP server {name!r} is disabled in {source or 'its configuration'}")
+    return config

@@ -28,11 +28,9 @@ from hostlink.mcp.errors import (
     ConnectFailed,
     McpError,
     RequestTimedOut,
-    ServerDisabled,
-    ServerMisconfigured,
-    ServerNotFound,
     first_error,
 )
+from hostlink.mcp.config import enabled_config
 from hostlink.mcp.progress import call_with_progress
 from hostlink.mcp.schema import HttpServer, ServerConfig
 from hostlink.mcp.sdk_log import take_over_sdk_logging
@@ -478,25 +476,3 @@ def _describe(client: Client) -> dict[str, Any]:
         "capabilities": frozenset(present),
         "error": None,
     }
-
-
-def enabled_config(servers: Mapping[str, ServerConfig], name: str, source: object = None,
-                   broken: Mapping[str, str] | None = None) -> ServerConfig:
-    """The configuration of the enabled server ``name``: the one check every front end makes.
-
-    ServerNotFound, ServerMisconfigured (its entry in ``broken``, with the reason) or
-    ServerDisabled (saying where it is disabled: ``source``, e.g. the file it came from)
-    otherwise.
-    """
-    config = servers.get(name)
-    if config is None and broken and name in broken:
-        raise ServerMisconfigured(f"MCP server {name!r} is misconfigured: {broken[name]}")
-    if config is None:
-        from hostlink.mcp.render import did_you_mean
-
-        names = sorted([*servers, *(broken or ())])
-        raise ServerNotFound(f"unknown MCP server {name!r} (known: {', '.join(names) or 'none configured'})"
-                             + did_you_mean(name, names))
-    if config.disabled:
-        raise ServerDisabled(f"MCP server {name!r} is disabled in {source or 'its configuration'}")
-    return config
