@@ -6,7 +6,9 @@ ports) and the first stdout line is JSON ``{"issuer": AS_URL, "mcp": MCP_URL}``.
 Authorization server (AS_URL): RFC 8414 metadata, dynamic registration (``/register``),
 ``/authorize`` (auto-approves: 302 to the redirect URI with code, state and ``iss``),
 ``/token`` (authorization_code with PKCE S256, refresh_token with rotation,
-client_credentials with client_secret_basic for client ``machine``/``machine-secret``).
+client_credentials with client_secret_basic for client ``machine``/``machine-secret``, or with a
+private_key_jwt assertion (RFC 7523) for client ``jwt-machine``, checked with the public key
+``assertion_key`` set through ``/_control`` (with ``assertion_alg`` and, if set, ``assertion_kid``)).
 ``GET /_counters`` answers the request counters; ``POST /_control`` (JSON) changes behaviour:
 ``access_expires_in`` / ``refresh_expires_in`` (seconds for tokens from a code / from a
 refresh), ``metadata_issuer`` (the issuer the metadata claims), ``token_error`` (the next
@@ -48,9 +50,12 @@ class State:
         self.access: dict[str, dict] = {}
         self.refresh: dict[str, dict] = {}
         self.counters = {"metadata": 0, "register": 0, "authorize": 0, "token_code": 0, "token_refresh": 0,
-                         "token_client_credentials": 0, "token_failed": 0, "mcp_authorized": 0}
+                         "token_client_credentials": 0, "token_client_assertion": 0, "token_failed": 0,
+                         "mcp_authorized": 0}
         self.control = {"access_expires_in": 3600, "refresh_expires_in": 3600, "metadata_issuer": None,
-                        "token_error": None, "token_bloat": False, "refresh_delay": 0, "require_scope": None}
+                        "token_error": None, "token_bloat": False, "refresh_delay": 0, "require_scope": None,
+                        "assertion_key": None, "assertion_alg": "ES256", "assertion_kid": None}
+        self.assertion_ids: set[str] = set()  # jti values seen: an assertion is good for one request
 
     def issue(self, client_id: str, expires_in: int, scope: str | None, refresh: bool = True) -> dict:
         access = secrets.token_urlsafe(24)
@@ -63,6 +68,27 @@ class State:
             self.refresh[token] = {"client_id": client_id, "access": access, "scope": scope}
             body["refresh_token"] = token
         return body
+
+
+JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+
+def verified_assertion(state: State, assertion: str) -> dict | None:
+    """The claims of a client assertion signed by the configured public key for this issuer, or None."""
+    import jwt
+
+    key, kid = state.control["assertion_key"], state.control["assertion_kid"]
+    try:
+        if key is None or (kid is not None and jwt.get_unverified_header(assertion).get("kid") != kid):
+            return None
+        claims = jwt.decode(assertion, key, algorithms=[state.control["assertion_alg"]], audience=state.issuer,
+                            issuer="jwt-machine", options={"require": ["exp", "iat", "jti", "sub"]})
+    except jwt.PyJWTError:
+        return None
+    if claims["sub"] != "jwt-machine" or claims["jti"] in state.assertion_ids:
+        return None
+    state.assertion_ids.add(claims["jti"])
+    return claims
 
 
 def build_as(state: State):
@@ -89,7 +115,8 @@ def build_as(state: State):
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "private_key_jwt"],
+            "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256"],
             "authorization_response_iss_parameter_supported": True,
         })
 
@@ -142,6 +169,11 @@ def build_as(state: State):
                 return error("invalid_grant")
             state.access.pop(entry["access"], None)
             return JSONResponse(state.issue(entry["client_id"], state.control["refresh_expires_in"], entry["scope"]))
+        if grant == "client_credentials" and form.get("client_assertion_type") == JWT_BEARER:
+            state.counters["token_client_assertion"] += 1
+            if verified_assertion(state, form.get("client_assertion", "")) is None:
+                return error("invalid_client", 401)
+            return JSONResponse(state.issue("jwt-machine", 3600, form.get("scope"), refresh=False))
         if grant == "client_credentials":
             state.counters["token_client_credentials"] += 1
             expected = "Basic " + base64.b64encode(b"machine:machine-secret").decode()

@@ -138,10 +138,22 @@ class AuthManager:
     def _machine_auth(self, name: str, server: HttpServer, settings: OAuthSettings) -> httpx2.Auth:
         from mcp.client.auth.extensions.client_credentials import (
             ClientCredentialsOAuthProvider,
+            PrivateKeyJWTOAuthProvider,
         )
 
-        secret = self._env(name, settings.client_secret_env, "a client secret")
         storage = self._machine.setdefault(record_key(name, server), MemoryStorage())
+        assertion = settings.client_assertion
+        if assertion is not None:
+            from hostlink.mcp.assertion import assertion_signer, load_signing_key
+
+            pem = self._env(name, assertion.key_env, "a private key")
+            key = load_signing_key(pem, assertion.alg, assertion.key_env)
+            return PrivateKeyJWTOAuthProvider(
+                server.url, storage, client_id=settings.client_id or "", scope=settings.scope,
+                assertion_provider=assertion_signer(settings.client_id or "", key, assertion.alg, assertion.kid),
+                issuer=settings.issuer,
+            )
+        secret = self._env(name, settings.client_secret_env, "a client secret")
         return ClientCredentialsOAuthProvider(
             server.url, storage, client_id=settings.client_id or "", client_secret=secret,
             scope=settings.scope, issuer=settings.issuer,
@@ -286,8 +298,8 @@ class AuthManager:
         settings = oauth_settings(server)
         key = record_key(name, server)
         if settings.grant_type == "client_credentials":
-            state = "set" if self._environ.get(settings.client_secret_env or "") else "missing"
-            return f"env {state}: {settings.client_secret_env}"
+            variable = settings.client_assertion.key_env if settings.client_assertion else settings.client_secret_env
+            return f"env {'set' if self._environ.get(variable or '') else 'missing'}: {variable}"
         pending = self._signins.state(key)
         if pending is not None:
             return pending

@@ -145,6 +145,14 @@ class _Strict(BaseModel):
     )
 
 
+class ClientAssertion(_Strict):
+    """private_key_jwt (RFC 7523): the PEM private key comes from ``keyEnv`` at connect time."""
+
+    key_env: EnvName
+    alg: Literal["RS256", "ES256"]
+    kid: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_clean_text)] | None = None
+
+
 class OAuthSettings(_Strict):
     """OAuth settings of an HTTP server with ``auth: "oauth"``."""
 
@@ -155,12 +163,17 @@ class OAuthSettings(_Strict):
     client_metadata_url: Url | None = None
     redirect_uri: LoopbackUrl | None = None
     scope: Text | None = None
+    client_assertion: ClientAssertion | None = None
 
     @model_validator(mode="after")
     def _grant_rules(self) -> OAuthSettings:
         if self.grant_type == "client_credentials":
+            if self.client_secret_env is not None and self.client_assertion is not None:
+                raise ValueError("clientSecretEnv and clientAssertion are mutually exclusive "
+                                 "(the client authenticates with a secret or with a signed assertion)")
+            credential = self.client_secret_env or self.client_assertion
             missing = [key for key, value in (("clientId", self.client_id),
-                                              ("clientSecretEnv", self.client_secret_env),
+                                              ("clientSecretEnv (or clientAssertion)", credential),
                                               ("issuer", self.issuer)) if value is None]
             if missing:
                 raise ValueError(f'grantType "client_credentials" requires {", ".join(missing)}')
@@ -169,6 +182,8 @@ class OAuthSettings(_Strict):
                 if value is not None:
                     raise ValueError(f'{key} is not allowed with grantType "client_credentials" (no redirect)')
         else:
+            if self.client_assertion is not None:
+                raise ValueError('clientAssertion is only allowed with grantType "client_credentials"')
             if self.client_id is not None and self.client_metadata_url is not None:
                 raise ValueError("clientId and clientMetadataUrl are mutually exclusive "
                                  "(with clientMetadataUrl the URL is the client id)")

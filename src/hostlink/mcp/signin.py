@@ -66,8 +66,10 @@ def sign_in_refusal(name: str, server: ServerConfig) -> str | None:
         return (f"MCP server {name!r} does not sign in with a link; its bearer token comes from the "
                 f"environment variable {server.bearer_token_env}")
     if server.oauth is not None and server.oauth.grant_type == "client_credentials":
-        return (f"MCP server {name!r} does not sign in with a link; it uses machine OAuth with the client "
-                f"secret from the environment variable {server.oauth.client_secret_env}")
+        assertion = server.oauth.client_assertion
+        what = (f"the private key from the environment variable {assertion.key_env}" if assertion else
+                f"the client secret from the environment variable {server.oauth.client_secret_env}")
+        return f"MCP server {name!r} does not sign in with a link; it uses machine OAuth with {what}"
     return None
 
 
