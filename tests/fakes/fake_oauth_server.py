@@ -15,7 +15,11 @@ refresh), ``metadata_issuer`` (the issuer the metadata claims), ``token_error`` 
 code exchange answers 400 with this error and a hostile description), ``token_bloat`` (code
 exchanges answer a 2 MiB body), ``refresh_delay`` (seconds a refresh waits before
 answering), ``revoke_access`` (true: every access token issued so far stops working),
-``require_scope`` (a scope the MCP server then asks for with 403 insufficient_scope).
+``require_scope`` (a scope the MCP server then asks for with 403 insufficient_scope),
+``revocation`` (``"ok"``: ``/revoke`` revokes per RFC 7009 and counts each token type in
+``revoked``, in order; ``"none"``: the metadata names no revocation endpoint; ``"error"``: it
+answers 500; ``"hang"``: it never answers in time; ``"cleartext"``: the metadata names an http
+endpoint on a non-loopback host).
 
 MCP server (MCP_URL, path ``/mcp``): the SDK ``MCPServer`` with protected-resource metadata
 naming AS_URL, accepting only live access tokens; tool ``whoami`` answers the token's client.
@@ -51,10 +55,11 @@ class State:
         self.refresh: dict[str, dict] = {}
         self.counters = {"metadata": 0, "register": 0, "authorize": 0, "token_code": 0, "token_refresh": 0,
                          "token_client_credentials": 0, "token_client_assertion": 0, "token_failed": 0,
-                         "mcp_authorized": 0}
+                         "mcp_authorized": 0, "revoked": []}
         self.control = {"access_expires_in": 3600, "refresh_expires_in": 3600, "metadata_issuer": None,
                         "token_error": None, "token_bloat": False, "refresh_delay": 0, "require_scope": None,
-                        "assertion_key": None, "assertion_alg": "ES256", "assertion_kid": None}
+                        "assertion_key": None, "assertion_alg": "ES256", "assertion_kid": None,
+                        "revocation": "ok"}
         self.assertion_ids: set[str] = set()  # jti values seen: an assertion is good for one request
 
     def issue(self, client_id: str, expires_in: int, scope: str | None, refresh: bool = True) -> dict:
@@ -107,7 +112,10 @@ def build_as(state: State):
     async def metadata(request: Request):
         state.counters["metadata"] += 1
         base = state.issuer
-        return JSONResponse({
+        endpoint = {"none": None, "cleartext": "http://revoke.example/revoke"}.get(state.control["revocation"],
+                                                                                  f"{base}/revoke")
+        revocation = {"revocation_endpoint": endpoint} if endpoint else {}
+        return JSONResponse({**revocation,
             "issuer": state.control["metadata_issuer"] or base,
             "authorization_endpoint": f"{base}/authorize",
             "token_endpoint": f"{base}/token",
@@ -182,6 +190,22 @@ def build_as(state: State):
             return JSONResponse(state.issue("machine", 3600, form.get("scope"), refresh=False))
         return error("unsupported_grant_type")
 
+    async def revoke(request: Request):
+        """RFC 7009: the client's own token is revoked (200 even when it is unknown)."""
+        if state.control["revocation"] == "hang":
+            await asyncio.sleep(60)
+        if state.control["revocation"] == "error":
+            return JSONResponse({"error": "server_error", "error_description": "\x1b[31mHOSTILE"}, status_code=500)
+        form = await request.form()
+        token, hint = form.get("token", ""), form.get("token_type_hint")
+        table = state.refresh if token in state.refresh else state.access
+        entry = table.get(token)
+        if entry is not None and entry["client_id"] != form.get("client_id"):
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        if table.pop(token, None) is not None:
+            state.counters["revoked"].append(hint)
+        return PlainTextResponse("")
+
     async def counters(request: Request):
         return JSONResponse(state.counters)
 
@@ -197,6 +221,7 @@ def build_as(state: State):
         Route("/register", register, methods=["POST"]),
         Route("/authorize", authorize),
         Route("/token", token, methods=["POST"]),
+        Route("/revoke", revoke, methods=["POST"]),
         Route("/_counters", counters),
         Route("/_control", control, methods=["POST"]),
     ])
@@ -254,7 +279,9 @@ async def serve() -> None:
     mcp_url = f"http://127.0.0.1:{mcp_sock.getsockname()[1]}/mcp"
     state = State(issuer)
     servers = [
-        uvicorn.Server(uvicorn.Config(build_as(state), log_level="warning", lifespan="off")),
+        # a hanging revocation must not hold the shutdown
+        uvicorn.Server(uvicorn.Config(build_as(state), log_level="warning", lifespan="off",
+                                      timeout_graceful_shutdown=1)),
         uvicorn.Server(uvicorn.Config(build_mcp(state, mcp_url), log_level="warning")),
     ]
     print(json.dumps({"issuer": issuer, "mcp": mcp_url}), flush=True)

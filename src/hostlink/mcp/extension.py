@@ -159,11 +159,11 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
 async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:
     """``/mcp auth`` answers the authorization link (never opens a browser); ``/mcp logout``
     reports success only after the keyring confirmed the record is gone."""
-    from hostlink.mcp.signin import link_signer, sign_in, sign_in_prompt
+    from hostlink.mcp.signin import link_signer, sign_in, sign_in_prompt, signed_out
 
     config = runtime.config(name)
     if verb == "auth":
         return sign_in_prompt(name, await sign_in(runtime.auth, name, config))
-    await link_signer(runtime.auth, name, config).logout(name, config)
+    revocation = await link_signer(runtime.auth, name, config).logout(name, config)
     await runtime.reconnect(name)  # the connection must not keep using the removed sign-in
-    return f"{name}: signed out (the keyring confirmed the record is gone)"
+    return signed_out(name, revocation)

@@ -52,6 +52,7 @@ from hostlink.mcp.transports.http import SafeTransport
 if TYPE_CHECKING:
     from hostlink.host import Notifier
     from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.revocation import Revocation
     from hostlink.mcp.schema import HttpServer, OAuthSettings, ServerConfig
 
 LOGIN_TIMEOUT_SECONDS = 600.0
@@ -109,6 +110,12 @@ async def sign_in(auth: AuthManager | None, name: str, server: ServerConfig) -> 
 def sign_in_prompt(name: str, link: str) -> str:
     """What a person is told to do with a sign-in link (two lines)."""
     return f"Open this link in your browser to sign in to {name}:\n{strip_controls(link)}"
+
+
+def signed_out(name: str, revocation: Revocation | None) -> str:
+    """What a person is told after a sign-out: the record is gone, and what became of the tokens."""
+    told = f"{name}: signed out (the keyring confirmed the record is gone)"
+    return told if revocation is None else f"{told}; {revocation.sentence()}"
 
 
 class _ExchangeGuard(httpx2.AsyncBaseTransport):
