@@ -342,7 +342,8 @@ json_values = st.recursive(
 )
 keys = st.sampled_from(["command", "url", "args", "env", "cwd", "headers", "auth", "bearerTokenEnv", "oauth",
                         "protocolVersion", "requestTimeoutMs", "disabled", "type", "grantType", "clientId",
-                        "clientSecretEnv", "issuer", "clientMetadataUrl", "redirectUri", "scope"])
+                        "clientSecretEnv", "issuer", "clientMetadataUrl", "redirectUri", "scope", "roots",
+                        "clientAssertion", "keyEnv", "alg", "kid"])
 entries = st.dictionaries(keys, json_values | st.dictionaries(keys, json_values, max_size=5), max_size=8)
 
 

@@ -103,7 +103,8 @@ class McpExtension:
 
             import_in_background(servers)
         self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command, session.lasting)
-        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, broken={**self._fixed_broken, **broken})
+        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, broken={**self._fixed_broken, **broken},
+                                  root=session.cwd if session.project_trusted else None)
         self.output = session.output
 
     async def _signed_in(self, name: str) -> None:

@@ -15,6 +15,7 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
@@ -32,6 +33,7 @@ from hostlink.mcp.errors import (
 )
 from hostlink.mcp.config import enabled_config
 from hostlink.mcp.progress import call_with_progress
+from hostlink.mcp.roots import Roots
 from hostlink.mcp.schema import HttpServer, ServerConfig
 from hostlink.mcp.sdk_log import take_over_sdk_logging
 from hostlink.mcp.tool_filter import filter_tools
@@ -117,8 +119,10 @@ class McpRuntime:
     """
 
     def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None,
-                 command: str = "hostlink", broken: Mapping[str, str] | None = None) -> None:
+                 command: str = "hostlink", broken: Mapping[str, str] | None = None,
+                 root: Path | None = None) -> None:
         take_over_sdk_logging()
+        self._roots = Roots(root)  # ``root``: the trusted project's directory, offered to "roots": true
         self._servers = dict(servers)
         self._broken = dict(broken or {})
         self._auth = auth
@@ -227,7 +231,8 @@ class McpRuntime:
         config = conn.config
         mode = config.protocol_version  # the SDK's own names: auto, legacy or a pinned version
         assert conn.group is not None
-        client = await conn.transport.connect(stack, conn.group, client_factory(config), mode)
+        client = await conn.transport.connect(stack, conn.group, client_factory(config, self._roots.callback(config)),
+                                              mode)
         if conn.transport.pid is not None:
             self._publish(conn, pid=conn.transport.pid)
         if mode == MODERN_VERSION:
@@ -423,6 +428,11 @@ class McpRuntime:
         return await self._request(name, "completion/complete",
                                    lambda client: client.complete(ref, {"name": argument, "value": value},
                                                                   context or None))
+
+    async def move_root(self, directory: Path | None) -> None:
+        """The host moved the session to ``directory`` (None: untrusted); servers offered roots are told."""
+        await self._roots.move(directory, [conn.client for conn in list(self._conns.values())
+                                           if conn.client is not None and conn.config.roots])
 
     # --- teardown ----------------------------------------------------------------------
 

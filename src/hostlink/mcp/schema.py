@@ -199,6 +199,7 @@ class _Common(_Strict):
     protocol_version: Literal["auto", "legacy", "2026-07-28"] = "auto"
     request_timeout_ms: int = Field(15000, ge=100, le=300000)
     disabled: bool = False
+    roots: bool = False  # offer the trusted project's working directory as the one root
     # the tools the model may see and call: exact names or fnmatch globs (the Gemini CLI's keys)
     include_tools: list[ToolPattern] | None = Field(None, max_length=MAX_TOOL_PATTERNS)
     exclude_tools: list[ToolPattern] = Field(default_factory=list, max_length=MAX_TOOL_PATTERNS)

@@ -85,15 +85,19 @@ def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.
     return HttpTransport(config, auth, ready)
 
 
-def client_factory(config: ServerConfig) -> Callable[[Any, str], Client]:
-    """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``."""
+def client_factory(config: ServerConfig, list_roots: Callable[[Any], Awaitable[Any]] | None = None,
+                   ) -> Callable[[Any, str], Client]:
+    """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``.
+
+    ``list_roots`` answers the server's ``roots/list``; without it no roots capability is advertised.
+    """
     from mcp import Client
     from mcp_types import Implementation
 
     timeout = config.request_timeout_ms / 1000
 
     def client_for(transport: Any, mode: str) -> Client:
-        return Client(transport, mode=mode, read_timeout_seconds=timeout,
+        return Client(transport, mode=mode, read_timeout_seconds=timeout, list_roots_callback=list_roots,
                       client_info=Implementation(name="hostlink", version=_version()))
 
     return client_for
