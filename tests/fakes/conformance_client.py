@@ -17,6 +17,7 @@ import os
 import sys
 
 CLIENT_SECRET_ENV = "CONFORMANCE_CLIENT_SECRET"
+PRIVATE_KEY_ENV = "CONFORMANCE_PRIVATE_KEY"
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 MAX_SIGN_INS = 3
 
@@ -42,7 +43,11 @@ async def server_entry(url: str, scenario: str, context: dict) -> dict:
     entry["auth"] = "oauth"
     if scenario.startswith("auth/client-credentials"):
         entry["oauth"] = {"grantType": "client_credentials", "clientId": context.get("client_id", ""),
-                          "clientSecretEnv": CLIENT_SECRET_ENV, "issuer": await issuer_of(url)}
+                          "issuer": await issuer_of(url)}
+        if "private_key_pem" in context:  # private_key_jwt: the key in a variable, as a user keeps it
+            entry["oauth"]["clientAssertion"] = {"keyEnv": PRIVATE_KEY_ENV, "alg": context["signing_algorithm"]}
+        else:
+            entry["oauth"]["clientSecretEnv"] = CLIENT_SECRET_ENV
     elif scenario == "auth/pre-registration":
         entry["oauth"] = {"clientId": context["client_id"], "clientSecretEnv": CLIENT_SECRET_ENV}
     elif scenario == "auth/basic-cimd":
@@ -79,6 +84,8 @@ async def main(url: str) -> None:
     environ = dict(os.environ)
     if "client_secret" in context:
         environ[CLIENT_SECRET_ENV] = context["client_secret"]
+    if "private_key_pem" in context:
+        environ[PRIVATE_KEY_ENV] = context["private_key_pem"]
     server = parse_server(await server_entry(url, scenario, context))
     manager = AuthManager(environ=environ)
     runtime = McpRuntime({"conformance": server}, auth=manager)
