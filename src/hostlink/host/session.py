@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hostlink.host import (
+    Ask,
     CancelSignal,
     CommandFailed,
     Context,
@@ -76,7 +77,7 @@ class HostSession:
     def started(self) -> bool:
         return self._state == "started"
 
-    async def start(self, *, cwd: Path, project_trusted: bool, notifier: Notifier) -> None:
+    async def start(self, *, cwd: Path, project_trusted: bool, notifier: Notifier, ask: Ask | None = None) -> None:
         """Recover stale private state, open the output budget, start every extension."""
         if self._state != "new":
             raise RuntimeError(f"the host session is already {self._state}")
@@ -87,7 +88,7 @@ class HostSession:
             shown = str(error) if isinstance(error, PrivateStateError) else type(error).__name__
             notifier.notify(f"stale private state was not recovered: {shown}", "warning")
         self.output = OutputSession() if self._lasting or self._keep_output else None
-        await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier,
+        await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier, ask=ask,
                                                   output=self.output, command=self.command, lasting=self._lasting))
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any], signal: CancelSignal) -> ToolResult:

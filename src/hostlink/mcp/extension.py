@@ -103,7 +103,13 @@ class McpExtension:
 
             import_in_background(servers)
         self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command, session.lasting)
-        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, broken={**self._fixed_broken, **broken})
+        elicitation = None
+        if session.ask is not None:
+            from hostlink.mcp.elicitation import elicitation_for
+
+            elicitation = elicitation_for(session.ask, session.notifier)
+        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, elicitation=elicitation,
+                                  broken={**self._fixed_broken, **broken})
         self.output = session.output
 
     async def _signed_in(self, name: str) -> None:

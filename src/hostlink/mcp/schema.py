@@ -187,6 +187,8 @@ class _Common(_Strict):
     # the tools the model may see and call: exact names or fnmatch globs (the Gemini CLI's keys)
     include_tools: list[ToolPattern] | None = Field(None, max_length=MAX_TOOL_PATTERNS)
     exclude_tools: list[ToolPattern] = Field(default_factory=list, max_length=MAX_TOOL_PATTERNS)
+    # the server may ask the person questions (MCP elicitation, form mode), when the host can ask
+    elicitation: bool = False
 
 
 class StdioServer(_Common):

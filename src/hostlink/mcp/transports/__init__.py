@@ -85,15 +85,18 @@ def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.
     return HttpTransport(config, auth, ready)
 
 
-def client_factory(config: ServerConfig) -> Callable[[Any, str], Client]:
-    """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``."""
+def client_factory(config: ServerConfig, elicit: Any = None) -> Callable[[Any, str], Client]:
+    """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``.
+
+    ``elicit`` (the SDK's elicitation callback) is given only for a server that opted in, in
+    a host that can ask: the SDK advertises the capability exactly when it has one."""
     from mcp import Client
     from mcp_types import Implementation
 
     timeout = config.request_timeout_ms / 1000
 
     def client_for(transport: Any, mode: str) -> Client:
-        return Client(transport, mode=mode, read_timeout_seconds=timeout,
+        return Client(transport, mode=mode, read_timeout_seconds=timeout, elicitation_callback=elicit,
                       client_info=Implementation(name="hostlink", version=_version()))
 
     return client_for
