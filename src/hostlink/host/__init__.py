@@ -208,6 +208,8 @@ class Session:
     session's one overflow budget, shared by every extension; None when not lasting.
     ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice
     names it. ``ask`` is how the host asks the person a question, None when it cannot.
+    ``complete(model, context, signal)`` streams an answer of a model the host knows
+    (``claude-code/haiku``): how an extension gets a model answer without holding one.
     """
 
     cwd: Path
@@ -217,6 +219,7 @@ class Session:
     command: str
     lasting: bool
     ask: Ask | None = None
+    complete: Complete | None = None
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,8 @@ class Answer:
 
 # How a host asks the person; a host that cannot ask (no terminal, a server) has none.
 Ask = Callable[[Question], Awaitable[Answer]]
+# A model answer from the host: ``complete("provider/model", context, signal)``.
+Complete = Callable[[str, "Context", "CancelSignal"], AsyncIterator["StreamEvent"]]
 
 
 # --- registrations --------------------------------------------------------------------

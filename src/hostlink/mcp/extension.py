@@ -103,13 +103,17 @@ class McpExtension:
 
             import_in_background(servers)
         self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command, session.lasting)
-        elicitation = None
-        if session.ask is not None:
+        elicitation = sampling = None
+        if session.ask is not None:  # a server may ask the person only where someone can answer
             from hostlink.mcp.elicitation import elicitation_for
 
             elicitation = elicitation_for(session.ask, session.notifier)
+            if session.complete is not None:
+                from hostlink.mcp.sampling import sampling_for
+
+                sampling = sampling_for(session.ask, session.complete, session.notifier)
         self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, elicitation=elicitation,
-                                  broken={**self._fixed_broken, **broken})
+                                  sampling=sampling, broken={**self._fixed_broken, **broken})
         self.output = session.output
 
     async def _signed_in(self, name: str) -> None:

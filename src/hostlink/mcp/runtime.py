@@ -113,18 +113,20 @@ class McpRuntime:
 
     ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice in
     messages names it. ``broken`` holds the configured names whose entries cannot be used,
-    with the reason. ``elicitation(name)`` gives the elicitation callback of a server that
-    opted in, when the host can ask (none otherwise).
+    with the reason. ``elicitation(name)`` and ``sampling(name, settings)`` give the SDK
+    callbacks of a server that opted in, when the host can ask (none otherwise).
     """
 
     def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None,
                  command: str = "hostlink", broken: Mapping[str, str] | None = None,
-                 elicitation: Callable[[str], Any] | None = None) -> None:
+                 elicitation: Callable[[str], Any] | None = None,
+                 sampling: Callable[[str, Any], Any] | None = None) -> None:
         take_over_sdk_logging()
         self._servers = dict(servers)
         self._broken = dict(broken or {})
         self._auth = auth
         self._elicitation = elicitation
+        self._sampling = sampling
         self._command = command
         self._conns: dict[str, _Connection] = {}
         self._closed = False
@@ -230,8 +232,10 @@ class McpRuntime:
         config = conn.config
         mode = config.protocol_version  # the SDK's own names: auto, legacy or a pinned version
         assert conn.group is not None
-        elicit = self._elicitation(conn.snapshot.server) if config.elicitation and self._elicitation else None
-        client = await conn.transport.connect(stack, conn.group, client_factory(config, elicit), mode)
+        name = conn.snapshot.server
+        elicit = self._elicitation(name) if config.elicitation and self._elicitation else None
+        sample = self._sampling(name, config.sampling) if config.sampling and self._sampling else None
+        client = await conn.transport.connect(stack, conn.group, client_factory(config, elicit, sample), mode)
         if conn.transport.pid is not None:
             self._publish(conn, pid=conn.transport.pid)
         if mode == MODERN_VERSION:

@@ -85,11 +85,12 @@ def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.
     return HttpTransport(config, auth, ready)
 
 
-def client_factory(config: ServerConfig, elicit: Any = None) -> Callable[[Any, str], Client]:
+def client_factory(config: ServerConfig, elicit: Any = None, sample: Any = None) -> Callable[[Any, str], Client]:
     """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``.
 
-    ``elicit`` (the SDK's elicitation callback) is given only for a server that opted in, in
-    a host that can ask: the SDK advertises the capability exactly when it has one."""
+    ``elicit`` and ``sample`` (the SDK's elicitation and sampling callbacks) are given only
+    for a server that opted in, in a host that can ask: the SDK advertises a capability
+    exactly when it has its callback."""
     from mcp import Client
     from mcp_types import Implementation
 
@@ -97,6 +98,7 @@ def client_factory(config: ServerConfig, elicit: Any = None) -> Callable[[Any, s
 
     def client_for(transport: Any, mode: str) -> Client:
         return Client(transport, mode=mode, read_timeout_seconds=timeout, elicitation_callback=elicit,
+                      sampling_callback=sample,
                       client_info=Implementation(name="hostlink", version=_version()))
 
     return client_for
