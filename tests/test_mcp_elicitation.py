@@ -9,15 +9,12 @@ offered and the server is told so.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from mcp_runtime_support import FIXTURE
+from terminal_support import on_a_terminal
 from test_mcp_cli_ux import configure, hostlink
 
 from hostlink.host import Answer, CancelSignal, Question
@@ -100,32 +97,9 @@ async def test_without_opt_in_or_a_host_that_can_ask_nothing_is_offered(opted_in
 
 
 def typed(env: dict[str, str], cwd: Path, answers: list[bytes], *argv: str) -> tuple[int, str, str]:
-    """Run the CLI with stdin and stderr on a pseudo-terminal, typing each answer after the
-    next prompt (a line ending in ': '); exit status, stdout and what the terminal showed."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-c", "from hostlink.cli import main; main()", *argv],
-                            stdin=slave, stdout=subprocess.PIPE, stderr=slave, env=env, cwd=cwd)
-    os.close(slave)
-    seen, pending = bytearray(), list(answers)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-            if pending and seen.rstrip(b" ").endswith(b":"):
-                os.write(master, pending.pop(0))
-        return proc.wait(timeout=60), proc.stdout.read().decode(), seen.decode(errors="replace")
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
+    """The CLI with stdin and stderr on a terminal, each answer typed after the next prompt."""
+    code, out, seen = on_a_terminal(env, cwd, *argv, answers=answers)
+    return code, out, seen.decode(errors="replace")
 
 
 @pytest.fixture
