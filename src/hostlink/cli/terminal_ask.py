@@ -10,12 +10,14 @@ capability at all.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Mapping
 from typing import Any, TextIO
 
 from hostlink.host import Answer, Ask, Question
 
 _YES = ("y", "yes", "true", "1")
+_ONE_AT_A_TIME = threading.Lock()  # two servers asking at once take turns at the terminal
 _NO = ("n", "no", "false", "0")
 
 
@@ -39,6 +41,11 @@ def terminal_ask(stdin: TextIO | None = None, stderr: TextIO | None = None) -> A
 
 def ask_here(question: Question, stdin: TextIO, stderr: TextIO) -> Answer:
     """One question, asked and answered on ``stdin``/``stderr``."""
+    with _ONE_AT_A_TIME:
+        return _ask(question, stdin, stderr)
+
+
+def _ask(question: Question, stdin: TextIO, stderr: TextIO) -> Answer:
     say = lambda text: print(text, file=stderr, flush=True)  # noqa: E731 - one-line helper
     say(f"\nMCP server {question.asker!r} asks (its words, not hostlink's):")
     for line in question.message.splitlines() or [""]:
