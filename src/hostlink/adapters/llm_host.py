@@ -224,8 +224,10 @@ class LlmHost:
                 _interrupt_on_termination()
             if not self._session_started:
                 self._session_started = True
+                from hostlink.cli.terminal_ask import terminal_ask
+
                 start = self.session.start(cwd=Path(os.getcwd()), project_trusted=trust_from_environment(os.environ),
-                                           notifier=_StderrNotifier())
+                                           notifier=_StderrNotifier(), ask=terminal_ask())
                 try:
                     self._loop.submit(start).result()
                 except Exception as exc:

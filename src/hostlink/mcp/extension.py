@@ -103,7 +103,17 @@ class McpExtension:
 
             import_in_background(servers)
         self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command, session.lasting)
-        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, broken={**self._fixed_broken, **broken},
+        elicitation = sampling = None
+        if session.ask is not None:  # a server may ask the person only where someone can answer
+            from hostlink.mcp.elicitation import elicitation_for
+
+            elicitation = elicitation_for(session.ask, session.notifier)
+            if session.complete is not None:
+                from hostlink.mcp.sampling import sampling_for
+
+                sampling = sampling_for(session.ask, session.complete, session.notifier)
+        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, elicitation=elicitation,
+                                  sampling=sampling, broken={**self._fixed_broken, **broken},
                                   root=session.cwd if session.project_trusted else None)
         self.output = session.output
 

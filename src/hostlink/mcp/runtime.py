@@ -115,17 +115,21 @@ class McpRuntime:
 
     ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice in
     messages names it. ``broken`` holds the configured names whose entries cannot be used,
-    with the reason.
+    with the reason. ``elicitation(name)`` and ``sampling(name, settings)`` give the SDK
+    callbacks of a server that opted in, when the host can ask (none otherwise).
     """
 
     def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None,
                  command: str = "hostlink", broken: Mapping[str, str] | None = None,
-                 root: Path | None = None) -> None:
+                 elicitation: Callable[[str], Any] | None = None,
+                 sampling: Callable[[str, Any], Any] | None = None, root: Path | None = None) -> None:
         take_over_sdk_logging()
         self._roots = Roots(root)  # ``root``: the trusted project's directory, offered to "roots": true
         self._servers = dict(servers)
         self._broken = dict(broken or {})
         self._auth = auth
+        self._elicitation = elicitation
+        self._sampling = sampling
         self._command = command
         self._conns: dict[str, _Connection] = {}
         self._closed = False
@@ -231,8 +235,11 @@ class McpRuntime:
         config = conn.config
         mode = config.protocol_version  # the SDK's own names: auto, legacy or a pinned version
         assert conn.group is not None
-        client = await conn.transport.connect(stack, conn.group, client_factory(config, self._roots.callback(config)),
-                                              mode)
+        name = conn.snapshot.server
+        elicit = self._elicitation(name) if config.elicitation and self._elicitation else None
+        sample = self._sampling(name, config.sampling) if config.sampling and self._sampling else None
+        factory = client_factory(config, elicit, sample, self._roots.callback(config))
+        client = await conn.transport.connect(stack, conn.group, factory, mode)
         if conn.transport.pid is not None:
             self._publish(conn, pid=conn.transport.pid)
         if mode == MODERN_VERSION:

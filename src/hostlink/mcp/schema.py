@@ -193,6 +193,15 @@ class OAuthSettings(_Strict):
 
 
 ToolPattern = Annotated[Text, Field(min_length=1, max_length=200)]
+MAX_SAMPLING_TOKENS = 32000
+
+
+class SamplingSettings(_Strict):
+    """The server may ask for a model answer (MCP sampling): ``model`` is a model of the host
+    (``claude-code/haiku``), ``max_tokens`` the most any one answer may take."""
+
+    model: Annotated[Text, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.:-]+$", max_length=200)]
+    max_tokens: int = Field(1000, ge=1, le=MAX_SAMPLING_TOKENS)
 
 
 class _Common(_Strict):
@@ -203,6 +212,10 @@ class _Common(_Strict):
     # the tools the model may see and call: exact names or fnmatch globs (the Gemini CLI's keys)
     include_tools: list[ToolPattern] | None = Field(None, max_length=MAX_TOOL_PATTERNS)
     exclude_tools: list[ToolPattern] = Field(default_factory=list, max_length=MAX_TOOL_PATTERNS)
+    # the server may ask the person questions (MCP elicitation, form mode), when the host can ask
+    elicitation: bool = False
+    # the server may ask for a model answer, each one approved by the person (MCP sampling)
+    sampling: SamplingSettings | None = None
 
 
 class StdioServer(_Common):
