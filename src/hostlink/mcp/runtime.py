@@ -436,11 +436,6 @@ class McpRuntime:
                                    lambda client: client.complete(ref, {"name": argument, "value": value},
                                                                   context or None))
 
-    async def move_root(self, directory: Path | None) -> None:
-        """The host moved the session to ``directory`` (None: untrusted); servers offered roots are told."""
-        await self._roots.move(directory, [conn.client for conn in list(self._conns.values())
-                                           if conn.client is not None and conn.config.roots])
-
     # --- teardown ----------------------------------------------------------------------
 
     async def disconnect(self, name: str) -> Snapshot:
