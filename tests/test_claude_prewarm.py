@@ -300,3 +300,39 @@ async def test_a_one_shot_session_prewarms_nothing(tmp_path, runtime_dir):
     finally:
         await host.shutdown()
     (runtime_dir / metrics.FILE_NAME).unlink()
+
+
+async def test_a_follow_up_asked_at_once_waits_for_the_prewarmed_start(tmp_path, runtime_dir):
+    fake = FakeClaude(tmp_path)
+    slow = [{"op": "sleep", "seconds": 0.5}, *OPENING, {"op": "message", "blocks": [{"text": "warm"}]},
+            {"op": "result"}]  # fmt: skip
+    events = await fake_round(fake, runtime_dir, slow)
+    assert [e.delta for e in events if isinstance(e, TextDelta)] == ["warm"]
+    assert len(fake.logged("argv")) == 2  # no third child: the follow-up waited for the prewarmed one
+
+
+async def test_a_request_cancelled_while_the_prewarmed_child_starts_stops_it(tmp_path, runtime_dir):
+    fake = FakeClaude(tmp_path)
+    fake.script_runs(PROPOSAL, [{"op": "sleep", "seconds": 30}, *OPENING])
+    host = await started_host(fake_extension(fake), fake.home)
+    try:
+        first = context("echo x")
+        done = (await stream(host, first))[-1]
+        signal = CancelSignal()
+        events = []
+
+        async def follow() -> None:
+            async for event in host.stream("claude-code", MODEL, follow_up(first, done, "toolu_f1"), signal):
+                events.append(event)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                group.start_soon(follow)
+                await anyio.sleep(0.3)  # the follow-up now waits for the prewarmed child's start
+                signal.cancel("the user stopped it")
+        assert [e.code for e in events] == ["aborted"]
+        await settled(runtime_dir)  # the prewarmed child is stopped, not left for its idle bound
+        assert len(fake.logged("argv")) == 2
+    finally:
+        await host.shutdown()
+    (runtime_dir / metrics.FILE_NAME).unlink()

@@ -137,10 +137,10 @@ async def start_child(spec: ChildSpec) -> Child:
 @dataclass(eq=False)
 class _Warm:
     spec: ChildSpec
+    scope: anyio.CancelScope  # the owner's: its deadline is the idle bound; cancelled when taken or stopped
     child: Child | None = None
     state: str = "starting"  # -> ready -> taken | stopped
     ready: anyio.Event = field(default_factory=anyio.Event)  # set once the state is no longer "starting"
-    release: anyio.Event = field(default_factory=anyio.Event)  # taken, or to be stopped
     task: asyncio.Task[None] | None = None
 
 
@@ -165,8 +165,8 @@ class Prewarmer:
         if self._closed:
             return
         if self._current is not None:
-            self._current.release.set()
-        warm = self._current = _Warm(spec)
+            self._current.scope.cancel()
+        warm = self._current = _Warm(spec, anyio.CancelScope(deadline=anyio.current_time() + self._idle_seconds))
         self._owned.add(warm)
         warm.task = asyncio.get_running_loop().create_task(self._own(warm))
 
@@ -177,7 +177,7 @@ class Prewarmer:
         if warm is None:
             return None, "fresh"
         if warm.spec != spec:
-            warm.release.set()
+            warm.scope.cancel()
             return None, "replaced"
         try:
             with cancelled_by(signal) as scope:
@@ -185,12 +185,12 @@ class Prewarmer:
                 await warm.ready.wait()
         finally:
             if warm.state != "ready":
-                warm.release.set()  # cancelled or late: its owner stops it
+                warm.scope.cancel()  # cancelled or late: its owner stops it, even mid-start
         check_cancelled(signal)
         if warm.state != "ready":  # its start failed or timed out: a fresh child reports why
             return None, "fresh"
         warm.state = "taken"
-        warm.release.set()
+        warm.scope.cancel()
         assert warm.child is not None
         warm.child.conversation.signal = signal
         return warm.child, "prewarmed"
@@ -201,7 +201,7 @@ class Prewarmer:
         self._current = None
         owned = list(self._owned)
         for warm in owned:
-            warm.release.set()
+            warm.scope.cancel()
         with anyio.CancelScope(shield=True):
             for warm in owned:
                 if warm.task is not None:
@@ -209,12 +209,12 @@ class Prewarmer:
 
     async def _own(self, warm: _Warm) -> None:
         try:
-            with anyio.move_on_after(self._idle_seconds):
+            with warm.scope:
                 warm.child = await start_child(warm.spec)
                 await warm.child.conversation.initialize()
                 warm.state = "ready"
                 warm.ready.set()
-                await warm.release.wait()
+                await anyio.sleep_forever()  # until taken, stopped or past the idle bound
         except Exception:  # noqa: BLE001 - not usable: the next request starts a fresh child,
             pass  # which reports the failure (a refused start, a bug) on a request that can show it
         finally:
