@@ -336,3 +336,26 @@ async def test_a_request_cancelled_while_the_prewarmed_child_starts_stops_it(tmp
     finally:
         await host.shutdown()
     (runtime_dir / metrics.FILE_NAME).unlink()
+
+
+async def test_shutdown_waits_for_a_prewarmed_child_still_being_stopped(tmp_path, runtime_dir):
+    """A mismatch stops the prewarmed child in the background; this one ignores SIGTERM, so
+    stopping it takes the SIGKILL grace, and shutdown right after still leaves nothing."""
+    fake = FakeClaude(tmp_path)
+    stubborn = [{"op": "control"}, {"op": "wait_signal", "ignore_term": True}]
+    answer = [*OPENING, {"op": "message", "blocks": [{"text": "fresh"}]}, {"op": "result"}]
+    fake.script_runs(PROPOSAL, stubborn, answer)
+    host = await started_host(fake_extension(fake), fake.home)
+    try:
+        first = context("echo x")
+        done = (await stream(host, first))[-1]
+        with anyio.fail_after(10):  # the prewarmed fake runs its script: it read the control request
+            while len(fake.logged("stdin")) < 3:
+                await anyio.sleep(0.02)
+        events = await stream(host, follow_up(first, done, "toolu_f1", tools=(ECHO, DOTTED)))
+        assert [e.delta for e in events if isinstance(e, TextDelta)] == ["fresh"]
+        assert metrics.last()["child"] == "replaced"
+    finally:
+        await host.shutdown()
+    await settled(runtime_dir, seconds=0)
+    (runtime_dir / metrics.FILE_NAME).unlink()

@@ -147,10 +147,10 @@ class _Warm:
 class Prewarmer:
     """At most one prewarmed child for a session (see the module docstring).
 
-    Each child is held by an owner task that starts it, answers its ``initialize`` control
-    request and stops it unless a request took it. ``last`` says how the last request got its
-    child: ``prewarmed``, ``replaced`` (a prewarmed child did not match and was stopped) or
-    ``fresh``.
+    Each child is held by an owner task that starts it, has it answer its ``initialize``
+    control request and stops it unless a request took it. :meth:`take` also says how the
+    request gets its child: ``prewarmed``, ``replaced`` (a prewarmed child did not match and
+    was stopped) or ``fresh``.
     """
 
     def __init__(self, notifier: Notifier | None = None) -> None:
@@ -171,8 +171,8 @@ class Prewarmer:
         warm.task = asyncio.get_running_loop().create_task(self._own(warm))
 
     async def take(self, spec: ChildSpec, signal: CancelSignal, deadline: float) -> tuple[Child | None, str]:
-        """The prewarmed child if it matches ``spec`` and started cleanly, with how the request
-        gets its child (see ``last``); a prewarmed child not taken is stopped."""
+        """The prewarmed child if it matches ``spec`` and started cleanly (None otherwise), and
+        how the request gets its child; a prewarmed child not taken is stopped."""
         warm, self._current = self._current, None
         if warm is None:
             return None, "fresh"
@@ -218,7 +218,6 @@ class Prewarmer:
         except Exception:  # noqa: BLE001 - not usable: the next request starts a fresh child,
             pass  # which reports the failure (a refused start, a bug) on a request that can show it
         finally:
-            self._owned.discard(warm)
             if self._current is warm:
                 self._current = None
             if warm.state != "taken":
@@ -229,3 +228,4 @@ class Prewarmer:
                         error = await warm.child.close()
                     if error is not None and self._notifier is not None:
                         self._notifier.notify(f"a prewarmed claude was not stopped cleanly: {error}", "warning")
+            self._owned.discard(warm)  # only now: shutdown waits for a child still being stopped
