@@ -4,6 +4,11 @@
   proposal server, handshake and inventory checks, cleanup) against a bare
   ``claude -p --output-format stream-json`` run, both on the real CLI against the same local
   fake Anthropic API, with the same allowlisted environment and a throwaway HOME.
+- A follow-up request after a tool call against the same bare run: the first request ends
+  with a proposal, the host "runs the tool" (a sleep of ``TOOL_SECONDS``, as long as a start
+  takes, so that the prewarmed child's start is overlapped with it), and only the follow-up
+  on the prewarmed child is timed. A second row times a follow-up asked at once (no tool
+  time), where the follow-up waits for the prewarmed child's start.
 - The proposal server's start alone (start, answer ``initialize``, exit at end of input)
   against ``python -I -S -c pass``.
 - ``transcript.serialize`` for 10 to 10,000 messages against one ``json.dumps`` of the same
@@ -17,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import anyio
@@ -26,6 +32,7 @@ from bench.common import Row, interleaved, median, private_runtime, run_command
 ROOT = Path(__file__).resolve().parent.parent
 CLAUDE = ROOT / "node_modules" / ".bin" / "claude"
 MODEL = "sonnet"
+TOOL_SECONDS = 1.5
 
 
 def _fake_anthropic():
@@ -122,9 +129,20 @@ def _proposal_server_rows(quick: bool) -> list[Row]:
 
 
 def _request_rows(quick: bool) -> list[Row]:
+    from hostlink.claude_code.prewarm import Prewarmer
     from hostlink.claude_code.process import ClaudeTransportOptions, child_environment
     from hostlink.claude_code.provider import ClaudeCodeProvider
-    from hostlink.host import CancelSignal, Context, Done, ModelSpec, TextContent, ToolDefinition, UserMessage
+    from hostlink.host import (
+        CancelSignal,
+        Context,
+        Done,
+        ModelSpec,
+        TextContent,
+        ToolCall,
+        ToolDefinition,
+        ToolResultMessage,
+        UserMessage,
+    )
 
     fake_anthropic = _fake_anthropic()
     tools = [ToolDefinition("echo", "Echo the text back", {"type": "object", "properties": {"text": {"type": "string"}}})]
@@ -148,11 +166,41 @@ def _request_rows(quick: bool) -> list[Row]:
         def ours() -> None:
             anyio.run(one_request)
 
+        async def follow_up(tool_seconds: float, sink: list[float]) -> None:
+            """A proposal, the tool's run, then the timed follow-up on the prewarmed child."""
+            prewarmer = Prewarmer()
+            warm = ClaudeCodeProvider(str(CLAUDE), cwd=Path(home), options=options, environ=environ,
+                                      prewarmer=prewarmer)  # fmt: skip
+            try:
+                fake.push(fake_anthropic.tool_use("mcp__hostlink__echo", {"text": "hi"}))
+                done = [event async for event in warm.stream(ModelSpec(MODEL, MODEL), context, CancelSignal())][-1]
+                if not isinstance(done, Done) or done.message.stop_reason != "toolUse":
+                    raise RuntimeError(f"the proposal failed: {done}")
+                (call,) = [part for part in done.message.content if isinstance(part, ToolCall)]
+                await anyio.sleep(tool_seconds)
+                result = ToolResultMessage(tool_call_id=call.id, tool_name="echo", content=[TextContent("hi")])
+                second = Context(context.system_prompt, [*context.messages, done.message, result], tools)
+                started = time.perf_counter()
+                events = [event async for event in warm.stream(ModelSpec(MODEL, MODEL), second, CancelSignal())]
+                sink.append(time.perf_counter() - started)
+                if not isinstance(events[-1], Done) or warm.start_facts.get("child") != "prewarmed":
+                    raise RuntimeError(f"the follow-up did not use the prewarmed child: {events[-1]}")
+            finally:
+                await prewarmer.aclose()
+
         if not quick:  # the CLI's first run in a fresh HOME writes its config
             interleaved(bare, ours, 1)
-        base, mine = interleaved(bare, ours, 1 if quick else 9)
-    return [Row("provider request vs bare claude -p (fake API)", median(base) * 1000, median(mine) * 1000, "ms",
-                "none set (~1x)")]
+        repeats = 1 if quick else 9
+        base, mine = interleaved(bare, ours, repeats)
+        rows = [Row("provider request vs bare claude -p (fake API)", median(base) * 1000, median(mine) * 1000, "ms",
+                    "none set (~1x)")]
+        for tool_seconds, name, goal in ((TOOL_SECONDS, "after a tool call", "<= 0.5x"),
+                                         (0.0, "asked at once", "none set")):
+            timed: list[float] = []
+            base, _ = interleaved(bare, lambda: anyio.run(follow_up, tool_seconds, timed), repeats)
+            rows.append(Row(f"follow-up request {name} (prewarmed) vs bare claude -p", median(base) * 1000,
+                            median(timed) * 1000, "ms", goal))
+    return rows
 
 
 def run(quick: bool) -> list[Row]:

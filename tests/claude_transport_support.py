@@ -60,6 +60,10 @@ class FakeClaude:
     def script(self, *steps: dict[str, Any]) -> None:
         (self.config_dir / "fake-claude.json").write_text(json.dumps({"steps": list(steps)}))
 
+    def script_runs(self, *runs: list[dict[str, Any]]) -> None:
+        """One script per start of the fake, in order (see ``fake_claude.py``)."""
+        (self.config_dir / "fake-claude.json").write_text(json.dumps({"runs": list(runs)}))
+
     def log(self) -> list[dict[str, Any]]:
         path = self.config_dir / "fake-claude-log.jsonl"
         if not path.exists():

@@ -29,7 +29,8 @@ ALWAYS = {
 WITH_PEERS = {
     ("mcp-server-everything",): ["first mcp call (connect), everything", "mcp call p50, everything echo",
                                  "mcp 10 concurrent calls, everything"],
-    ("claude",): ["provider request vs bare claude -p", "serve request p50 vs in-process",
+    ("claude",): ["provider request vs bare claude -p", "follow-up request after a tool call (prewarmed) vs bare",
+                  "follow-up request asked at once (prewarmed) vs bare", "serve request p50 vs in-process",
                   "serve 2 concurrent vs one at a time", "serve 2 concurrent vs 2 concurrent in-process"],
     ("claude", "mcp-server-everything"): ["llm -T mcp tool round trip vs 2 bare", "llm -T mcp tool round trip vs its unavoidable"],
 }

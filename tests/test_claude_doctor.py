@@ -215,6 +215,16 @@ def test_metrics_keep_only_allowlisted_facts(runtime_dir):
     (runtime_dir / metrics.FILE_NAME).unlink()
 
 
+def test_the_doctor_says_whether_the_last_request_used_a_prewarmed_child(runtime_dir):
+    metrics.record({"outcome": "done", "child": "prewarmed", "start_ms": 12})
+    text = doctor.Diagnosis([], metrics.last()).text()
+    assert "child=prewarmed" in text and "start_ms=12" in text
+    assert "last request's claude: prewarmed (started while the host ran the tools" in text
+    metrics.record({"outcome": "done", "child": "something else"})
+    assert "child" not in metrics.last()  # a closed set of codes
+    (runtime_dir / metrics.FILE_NAME).unlink()
+
+
 def test_command_module_import_is_cheap():
     code = (
         "import sys, hostlink.cli.claude_code; "

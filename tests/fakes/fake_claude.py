@@ -23,6 +23,10 @@ Steps (``op``):
   in the same process group that ignores SIGTERM), ``sabotage`` (replace the private request
   directory with a plain file, so removing it must fail; the directory moves to ``<dir>.moved``).
 
+Instead of ``steps`` the script may hold ``runs``, a list of step lists: the n-th start of
+the fake runs ``runs[n]`` (the last one again once they are used up), for a test where a
+request's child and the prewarmed child of the next one must behave differently.
+
 The string ``$PRIVATE`` in any emitted text is replaced by the private request directory.
 """
 
@@ -192,7 +196,15 @@ def main():
     log("env", dict(os.environ))
     with open(os.path.join(CONFIG_DIR, "fake-claude.json")) as handle:
         script = json.load(handle)
-    for step in script["steps"]:
+    if "runs" in script:
+        with open(os.path.join(CONFIG_DIR, "fake-claude-starts"), "a+") as starts:
+            starts.write("x")
+            starts.seek(0)
+            start = len(starts.read()) - 1
+        steps = script["runs"][min(start, len(script["runs"]) - 1)]
+    else:
+        steps = script["steps"]
+    for step in steps:
         run(step)
 
 

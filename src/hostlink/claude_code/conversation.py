@@ -184,11 +184,20 @@ class Conversation:
     async def open(self, blocks: Sequence[dict[str, Any]], deadline: float | None = None) -> str:
         """Initialize, write the prompt ``blocks`` and close stdin, validate init; returns
         the model init names. Nothing is written before the control answer validated."""
+        await self.initialize(deadline)
+        return await self.prompt(blocks, deadline)
+
+    async def initialize(self, deadline: float | None = None) -> None:
+        """The part of the exchange that needs no prompt: the CLI answers it once started,
+        so a prewarmed child does it ahead of its request."""
         await self.send(control_initialize(self.control_id), deadline)
         record = await self._pre_init_record(deadline)
         if record["type"] != "control_response":
             raise ConversationError("claude sent output before it was initialized")
         checked(validate_control_initialize, record, self.control_id, self.expect)
+
+    async def prompt(self, blocks: Sequence[dict[str, Any]], deadline: float | None = None) -> str:
+        """Write the prompt ``blocks``, close stdin and validate init (after :meth:`initialize`)."""
         await self.send(user_message(blocks), deadline)
         await self.process.close_stdin()
         record = await self._pre_init_record(deadline)

@@ -62,6 +62,13 @@ class Check:
     required: bool = True
 
 
+_CHILD = {
+    "prewarmed": "prewarmed (started while the host ran the tools of the request before)",
+    "replaced": "started fresh (the prewarmed one did not match the request and was stopped)",
+    "fresh": "started fresh",
+}
+
+
 @dataclass
 class Diagnosis:
     checks: list[Check]
@@ -78,6 +85,8 @@ class Diagnosis:
         else:
             shown = ", ".join(f"{key}={value}" for key, value in sorted(self.last_request.items()))
             lines.append(f"     last request: {shown}")
+            if self.last_request.get("child") in _CHILD:
+                lines.append(f"     last request's claude: {_CHILD[self.last_request['child']]}")
         return "\n".join(lines)
 
     def report(self) -> dict[str, Any]:

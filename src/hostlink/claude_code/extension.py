@@ -7,6 +7,11 @@ executable the provider registers with an ``unavailable`` notice saying how to f
 whether the CLI is signed in is only known by asking it, so the first request checks that
 and fails with an explanatory error. Leftover private directories of dead hostlink processes
 are recovered by the host session when it starts.
+
+A provider is made per request, so the one prewarmed child a session may hold
+(:mod:`hostlink.claude_code.prewarm`) belongs to the extension, which lives for the session
+and stops it at shutdown. Only a lasting session prewarms: a one-shot host shuts down right
+after its request, so a prewarmed child would only be started to be stopped.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from hostlink.host import (
 )
 
 if TYPE_CHECKING:
+    from hostlink.claude_code.prewarm import Prewarmer
     from hostlink.claude_code.process import ClaudeTransportOptions
     from hostlink.host.output import OutputSession
 
@@ -56,6 +62,7 @@ class ClaudeCodeExtension:
         self._executable: str | None = None
         self._session: Session | None = None
         self._output: OutputSession | None = None
+        self._prewarmer: Prewarmer | None = None
 
     def register(self, registry: Registry) -> None:
         self._executable = find_claude(self._environ)
@@ -75,9 +82,16 @@ class ClaudeCodeExtension:
     async def _start(self, session: Session) -> None:
         self._session = session
         self._output = session.output
+        if session.lasting and self._executable is not None:
+            from hostlink.claude_code.prewarm import Prewarmer
+
+            self._prewarmer = Prewarmer(session.notifier)
 
     async def _shutdown(self) -> None:
         self._output = self._session = None
+        prewarmer, self._prewarmer = self._prewarmer, None
+        if prewarmer is not None:
+            await prewarmer.aclose()
 
     async def _stream(self, model: ModelSpec, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
         if self._executable is None:
@@ -93,6 +107,7 @@ class ClaudeCodeExtension:
             notifier=session.notifier if session is not None else None,
             options=self._options,
             environ=self._environ,
+            prewarmer=self._prewarmer,
         )
         started = time.monotonic()
         facts: dict[str, object] = {"model": model.id, "tools": len(context.tools), "records": len(context.messages) + 1}
@@ -114,6 +129,7 @@ class ClaudeCodeExtension:
                 yield event
         finally:
             facts.setdefault("outcome", "stopped")
+            facts.update(provider.start_facts)
             facts["duration_ms"] = _ms(started)
             metrics.record(facts)
 

@@ -22,6 +22,7 @@ _NUMBERS = frozenset(
     {
         "duration_ms",
         "init_ms",
+        "start_ms",
         "first_event_ms",
         "cleanup_ms",
         "input_tokens",
@@ -43,6 +44,7 @@ _CODES = {
     "error_code": re.compile(r"[a-z][a-z_]{0,39}"),
     "model": re.compile(r"[a-z0-9][a-z0-9.-]{0,39}"),
     "cli_version": re.compile(r"\d{1,6}\.\d{1,6}\.\d{1,6}"),
+    "child": re.compile(r"prewarmed|replaced|fresh"),
 }
 
 

@@ -3,18 +3,22 @@
 Order of a request, and why:
 
 1. Cancellation is checked before anything starts: a cancelled request launches nothing.
-2. The catalog, system prompt and attachments go into a fresh private 0700 directory.
-3. The child starts in its own process group. Its :class:`~hostlink.claude_code.conversation.Conversation`
-   answers and validates a ``control_request initialize`` (subscription auth, no slash
-   commands, dontAsk) before any prompt is written; then one user message carries the
-   transcript records and stdin closes. Every read and write is interruptible by the
-   request's signal and bounded by its deadline.
+2. The catalog and system prompt go into a fresh private 0700 directory and the child starts
+   there in its own process group (:func:`~hostlink.claude_code.prewarm.start_child`) — or
+   the session's prewarmed child is taken when it was started for an equal
+   :class:`~hostlink.claude_code.prewarm.ChildSpec`. Attachments are written next.
+3. The child's :class:`~hostlink.claude_code.conversation.Conversation` answers and
+   validates a ``control_request initialize`` (subscription auth, no slash commands,
+   dontAsk) before any prompt is written (a prewarmed child did so while the host ran its
+   tools); then one user message carries the transcript records and stdin closes. Every
+   read and write is interruptible by the request's signal and bounded by its deadline.
 4. ``system/init`` must show exactly the catalog's tools on the one connected proposal
    server before any content is mapped; deltas are then published as they arrive.
 5. When the message stops for ``tool_use`` (or ``max_tokens``) the group is terminated at
    once; the exit status, the violation marker and private-path disclosure are checked
    and the private directory is removed, and only then are tool calls and ``Done``
-   published. Every failure is an ``ErrorEvent``, never text.
+   published. Every failure is an ``ErrorEvent``, never text. A request that ends with tool
+   calls has the session's prewarmer start the next child before they are published.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from pathlib import Path
@@ -29,7 +34,6 @@ from pathlib import Path
 import anyio
 
 from hostlink.claude_code import protocol
-from hostlink.claude_code.catalog import SERVER_NAME as PROPOSAL_SERVER_NAME
 from hostlink.claude_code.catalog import (
     TOOL_PREFIX,
     Catalog,
@@ -38,21 +42,17 @@ from hostlink.claude_code.catalog import (
 )
 from hostlink.claude_code.conversation import (
     ChildGone,
-    Conversation,
     ConversationError,
     DisclosureGuard,
-    Expectation,
     check_cancelled,
     checked,
 )
+from hostlink.claude_code.prewarm import Child, ChildSpec, Prewarmer, start_child
 from hostlink.claude_code.process import (
     EXIT_AFTER_SIGTERM,
     ClaudeProcess,
     ClaudeTransportOptions,
     ProcessError,
-    build_argv,
-    child_environment,
-    mcp_config,
 )
 from hostlink.claude_code.transcript import (
     Transcript,
@@ -74,16 +74,10 @@ from hostlink.host import (
     ToolCall,
     ToolCallEvent,
 )
-from hostlink.host.private import (
-    PrivateStateError,
-    create_private_dir,
-    remove_private_dir,
-    write_private_file,
-)
+from hostlink.host.private import PrivateStateError, write_private_file
 
 STARTUP_TIMEOUT_SECONDS = 60.0
 EXIT_TIMEOUT_SECONDS = 10.0
-_CONTROL_ID = "hostlink-init"
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length"}
 # After a proposal: 143 / -SIGTERM when our signal stopped it, 0 or 1 when its single turn
 # (``--max-turns 1``) ended on its own just before the signal arrived.
@@ -104,7 +98,9 @@ class ClaudeCodeProvider:
     """``stream`` is a :data:`hostlink.host.ProviderStream` backed by the ``claude`` CLI.
 
     ``cwd`` is the host's working directory (Claude tells the model it is the project);
-    ``options`` is for tests only (see :class:`ClaudeTransportOptions`).
+    ``options`` is for tests only (see :class:`ClaudeTransportOptions`). ``prewarmer`` (the
+    session's) starts the follow-up child of a request that ends with tool calls;
+    ``start_facts`` says how the last request got its child, for the metrics.
     """
 
     def __init__(
@@ -116,6 +112,7 @@ class ClaudeCodeProvider:
         effort: str | None = None,
         options: ClaudeTransportOptions | None = None,
         environ: Mapping[str, str] | None = None,
+        prewarmer: Prewarmer | None = None,
     ) -> None:
         self.executable = executable
         self.cwd = cwd
@@ -123,6 +120,8 @@ class ClaudeCodeProvider:
         self.effort = effort
         self.options = options or ClaudeTransportOptions()
         self._environ = environ
+        self.prewarmer = prewarmer
+        self.start_facts: dict[str, object] = {}
 
     async def stream(self, model: ModelSpec, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
         if signal.cancelled:
@@ -151,11 +150,28 @@ class _Request:
         self.catalog = catalog
         self.transcript = transcript
         self.signal = signal
-        self.directory: Path | None = None
-        self.process: ClaudeProcess | None = None
-        self.conversation: Conversation | None = None
+        self.child: Child | None = None
+        self.initialized = False  # the child answered its initialize control request
         self.guard: DisclosureGuard | None = None
         self.mapper = protocol.StreamMapper()
+        self.started = time.monotonic()
+        self.deadline = anyio.current_time() + STARTUP_TIMEOUT_SECONDS
+        provider = self.provider
+        self.spec = ChildSpec.of(
+            provider.executable, model.id, provider.effort, provider.cwd if provider.cwd is not None else Path.cwd(),
+            provider._environ if provider._environ is not None else os.environ, provider.options,
+            transcript.system_prompt, catalog,
+        )
+
+    @property
+    def process(self) -> ClaudeProcess:
+        assert self.child is not None
+        return self.child.process
+
+    @property
+    def directory(self) -> Path:
+        assert self.child is not None
+        return self.child.directory
 
     async def run(self) -> AsyncIterator[StreamEvent]:
         final: list[StreamEvent] = []
@@ -174,63 +190,55 @@ class _Request:
             cleanup_error = await self._cleanup()
             if cleanup_error is not None and not isinstance(final[0], ErrorEvent):
                 final = [cleanup_error]  # success is published only after a clean cleanup
+            done = final[-1]
+            if self.provider.prewarmer is not None and isinstance(done, Done) and done.message.stop_reason == "toolUse":
+                self.provider.prewarmer.start(self.spec)  # starts while the host runs the tools
             for event in final:
                 yield event
         finally:
             await self._cleanup()  # no-op unless the consumer stopped early
 
     async def _launch(self) -> None:
+        """The session's prewarmed child when it matches, else a fresh one; then attachments."""
+        check_cancelled(self.signal)
+        prewarmer = self.provider.prewarmer
+        how = "fresh"
+        if prewarmer is not None:
+            self.child, how = await prewarmer.take(self.spec, self.signal, self.deadline)
+            self.initialized = self.child is not None
+        if self.child is None:
+            self.child = await start_child(self.spec)
+            self.child.conversation.signal = self.signal
+        self.provider.start_facts = {"child": how}
+        self.guard = DisclosureGuard(self.directory)
         try:
-            self.directory = create_private_dir("claude-request")
-            directory = self.directory
-            self.guard = DisclosureGuard(directory)
-            write_private_file(directory, "system-prompt.txt", self.transcript.system_prompt)
-            catalog_path = write_private_file(directory, "catalog.json", self.catalog.to_json())
-            marker_path = directory / "violation.json"
-            config = mcp_config(catalog_path, marker_path, PROPOSAL_SERVER_NAME)
-            config_path = write_private_file(directory, "mcp.json", config)
             self.attachment_paths = [
-                write_private_file(directory, item.name, item.data) for item in self.transcript.attachments
+                write_private_file(self.directory, item.name, item.data) for item in self.transcript.attachments
             ]
-            (directory / "tmp").mkdir(mode=0o700)
         except (PrivateStateError, OSError) as exc:
             raise _fail(f"could not prepare the request's private files ({type(exc).__name__})", code="private_state")
-        argv = build_argv(
-            self.provider.executable,
-            model=self.model.id,
-            system_prompt_file=directory / "system-prompt.txt",
-            mcp_config_file=config_path,
-            effort=self.provider.effort,
-        )
-        environ = self.provider._environ if self.provider._environ is not None else os.environ
-        env = child_environment(environ, self.provider.options, temp_dir=directory / "tmp")
-        cwd = self.provider.cwd if self.provider.cwd is not None else Path.cwd()
-        check_cancelled(self.signal)
-        try:
-            self.process = await ClaudeProcess.start(argv, env, cwd, directory / "stderr.log")
-        except ProcessError as exc:
-            raise _fail(str(exc), code="unavailable") from None
-        expect = Expectation(
-            tools=self.catalog.tool_names(), mcp_servers=(PROPOSAL_SERVER_NAME,), testing=self.provider.options.testing
-        )
-        self.conversation = Conversation(self.process, expect, _CONTROL_ID, self.signal)
 
     async def _handshake(self) -> None:
-        """Validate auth before the prompt is written, then the inventory before content."""
-        assert self.conversation is not None
+        """Validate auth before the prompt is written (done already by a prewarmed child),
+        then the inventory before content."""
+        assert self.child is not None
+        conversation = self.child.conversation
         blocks = [{"type": "text", "text": text} for text in self.transcript.records]
         blocks[-1]["cache_control"] = {"type": "ephemeral"}
         if self.attachment_paths:
             blocks.append({"type": "text", "text": attachment_block(self.attachment_paths)})
         try:
-            await self.conversation.open(blocks, anyio.current_time() + STARTUP_TIMEOUT_SECONDS)
+            if not self.initialized:
+                await conversation.initialize(self.deadline)
+            self.provider.start_facts["start_ms"] = int((time.monotonic() - self.started) * 1000)
+            await conversation.prompt(blocks, self.deadline)
         except ChildGone as gone:
             raise await self._unexpected_exit(gone.when) from None
 
     async def _record(self, deadline: float | None = None, late: str = "start answering") -> dict | None:
         """The next stdout record (None at end of output)."""
-        assert self.conversation is not None
-        return await self.conversation.receive(deadline, late)
+        assert self.child is not None
+        return await self.child.conversation.receive(deadline, late)
 
     async def _unexpected_exit(self, when: str) -> _Failed:
         returncode = await self._exit_status()
@@ -275,7 +283,6 @@ class _Request:
 
     async def _finish(self) -> list[StreamEvent]:
         """Stop the child, verify it and the violation marker, then build the result."""
-        assert self.process is not None and self.directory is not None
         reason = self.mapper.stop_reason
         if reason in ("tool_use", "max_tokens"):
             returncode = await self._stop_process()
@@ -309,7 +316,6 @@ class _Request:
         return [*(ToolCallEvent(call) for call in calls), Done(message)]
 
     async def _expect_result_and_exit(self) -> None:
-        assert self.process is not None
         while True:
             record = await self._record(anyio.current_time() + EXIT_TIMEOUT_SECONDS, "finish its answer")
             if record is None:
@@ -325,7 +331,6 @@ class _Request:
 
     async def _exit_status(self) -> int | None:
         """The child's own exit status once its whole group is gone (None: it did not exit)."""
-        assert self.process is not None
         with anyio.move_on_after(EXIT_TIMEOUT_SECONDS):
             try:
                 return await self.process.wait()
@@ -334,7 +339,6 @@ class _Request:
         return None
 
     async def _stop_process(self) -> int:
-        assert self.process is not None
         try:
             return await self.process.terminate()
         except ProcessError as exc:
@@ -342,18 +346,8 @@ class _Request:
 
     async def _cleanup(self) -> ErrorEvent | None:
         """Stop the group and remove the private directory; idempotent."""
-        error: ErrorEvent | None = None
-        if self.process is not None:
-            process, self.process = self.process, None
-            try:
-                await process.terminate()
-            except ProcessError as exc:
-                error = ErrorEvent(str(exc), code="cleanup_failed")
-        if self.directory is not None:
-            directory, self.directory = self.directory, None
-            try:
-                remove_private_dir(directory)
-            except (PrivateStateError, OSError):
-                error = ErrorEvent("could not remove the request's private files", code="cleanup_failed")
-        return error
-
+        if self.child is None:
+            return None
+        child, self.child = self.child, None
+        error = await child.close()
+        return None if error is None else ErrorEvent(error, code="cleanup_failed")
