@@ -85,15 +85,17 @@ def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.
     return HttpTransport(config, auth, ready)
 
 
-def client_factory(config: ServerConfig) -> Callable[[Any, str], Client]:
-    """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``."""
+def client_factory(config: ServerConfig, on_message: Callable[[Any], Awaitable[None]] | None = None,
+                   ) -> Callable[[Any, str], Client]:
+    """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``;
+    ``on_message`` hears the server's notifications (list changes)."""
     from mcp import Client
     from mcp_types import Implementation
 
     timeout = config.request_timeout_ms / 1000
 
     def client_for(transport: Any, mode: str) -> Client:
-        return Client(transport, mode=mode, read_timeout_seconds=timeout,
+        return Client(transport, mode=mode, read_timeout_seconds=timeout, message_handler=on_message,
                       client_info=Implementation(name="hostlink", version=_version()))
 
     return client_for
