@@ -129,10 +129,34 @@ def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, st
 @click.argument("server")
 @click.option("--json", "as_json", is_flag=True, help="The tools as JSON, with input schemas.")
 @click.option("--offset", default=0, type=click.IntRange(0), help="With --json: skip this many tools.")
+@click.option("--cached", is_flag=True, help='From the tool cache of a server with "cacheTools": starts no server.')
 @verbose_option
 @click.pass_context
-def tools(ctx: click.Context, server: str, as_json: bool, offset: int) -> None:
+def tools(ctx: click.Context, server: str, as_json: bool, offset: int, cached: bool) -> None:
     """List the tools SERVER offers to the model."""
+    if cached:
+        from hostlink.cli.mcp_cached import cached_tools
+
+        listed = cached_tools(load(ctx), server)
+        if not as_json:
+            from hostlink.mcp import render
+
+            click.echo("\n".join(render.tool_line(tool) for tool in listed) or f"{server}: no tools")
+            return
+        listed = [{"name": t.name, "title": t.title, "description": t.description, "inputSchema": t.input_schema}
+                  for t in listed]
+    else:
+        listed = with_server(ctx, server, _listing(server, as_json))
+    if not as_json:
+        click.echo(listed)
+        return
+    entries, footer = _bounded_json_entries(listed, offset)
+    _echo_json(entries)
+    if footer:
+        click.echo(f"{command_path()}: {footer}", err=True)
+
+
+def _listing(server: str, as_json: bool) -> Any:
     async def listing(extension: McpExtension, host: HostSession) -> Any:
         from hostlink.mcp.tool import model_visible
 
@@ -141,14 +165,7 @@ def tools(ctx: click.Context, server: str, as_json: bool, offset: int) -> None:
         assert extension.runtime is not None
         return [_tool_entry(t) for t in await extension.runtime.list_tools(server) if model_visible(t)]
 
-    listed = with_server(ctx, server, listing)
-    if not as_json:
-        click.echo(listed)
-        return
-    entries, footer = _bounded_json_entries(listed, offset)
-    _echo_json(entries)
-    if footer:
-        click.echo(f"{command_path()}: {footer}", err=True)
+    return listing
 
 
 def _tool_entry(tool: Any) -> dict[str, Any]:

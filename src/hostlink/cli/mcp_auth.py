@@ -58,6 +58,8 @@ def logout_command(ctx: click.Context, server: str) -> None:
         if config.auth != "oauth" or (config.oauth and config.oauth.grant_type != "authorization_code"):
             return False
         await manager.logout(server, config)
+        assert extension.runtime is not None
+        await extension.runtime.reconnect(server)  # drops its cached tool listing too
         return True
 
     if with_server(ctx, server, sign_out):

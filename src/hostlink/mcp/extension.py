@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from hostlink.mcp.auth import AuthManager
     from hostlink.mcp.runtime import McpRuntime
     from hostlink.mcp.schema import ServerConfig
+    from hostlink.mcp.tool_cache import ToolCache
 
 COMMAND_USAGE = ("usage: /mcp status | tools SERVER | connect SERVER | disconnect SERVER | reconnect SERVER"
                  " | auth SERVER | logout SERVER  (--verbose: all a failing server said)")
@@ -44,6 +45,17 @@ def default_auth(servers: Mapping[str, ServerConfig], notifier: Notifier | None 
     from hostlink.mcp.auth import AuthManager
 
     return AuthManager(notifier=notifier, on_signed_in=on_signed_in, command=command, links=links)
+
+
+def tool_cache(servers: Mapping[str, ServerConfig], environ: Mapping[str, str] | None = None) -> ToolCache | None:
+    """The tool cache, only when some server opted in with ``cacheTools`` (none: no file at all)."""
+    if not any(config.cache_tools for config in servers.values()):
+        return None
+    import os
+
+    from hostlink.mcp.tool_cache import ToolCache, cache_directory
+
+    return ToolCache(cache_directory(os.environ if environ is None else environ))
 
 
 class McpExtension:
@@ -103,7 +115,8 @@ class McpExtension:
 
             import_in_background(servers)
         self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command, session.lasting)
-        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, broken={**self._fixed_broken, **broken})
+        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, broken={**self._fixed_broken, **broken},
+                                  cache=tool_cache(servers, self._environ))
         self.output = session.output
 
     async def _signed_in(self, name: str) -> None:

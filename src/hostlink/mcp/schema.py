@@ -187,6 +187,8 @@ class _Common(_Strict):
     # the tools the model may see and call: exact names or fnmatch globs (the Gemini CLI's keys)
     include_tools: list[ToolPattern] | None = Field(None, max_length=MAX_TOOL_PATTERNS)
     exclude_tools: list[ToolPattern] = Field(default_factory=list, max_length=MAX_TOOL_PATTERNS)
+    # opt-in: keep the tool listing in a private cache so a search needs no server start
+    cache_tools: bool = False
 
 
 class StdioServer(_Common):
