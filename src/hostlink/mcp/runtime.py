@@ -424,6 +424,31 @@ class McpRuntime:
             await self._close(conn)
         return self.snapshot(name)
 
+    async def reconfigure(self, servers: Mapping[str, ServerConfig], broken: Mapping[str, str], *,
+                          auth: AuthManager | None = None, cache: ToolCache | None = None) -> dict[str, list[str]]:
+        """Take a reloaded configuration: a server whose entry changed or went away is reset
+        (connection closed, cached listing dropped), every other one keeps its connection.
+        ``auth`` and ``cache`` are used when the runtime had none. Returns the names added,
+        changed and removed."""
+        changes: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
+        reset = []
+        for name in sorted({*self._servers, *self._broken, *servers, *broken}):
+            before = (self._servers.get(name), self._broken.get(name))
+            after = (servers.get(name), broken.get(name))
+            if before == after:
+                continue
+            kind = "added" if before == (None, None) else "removed" if after == (None, None) else "changed"
+            changes[kind].append(name)
+            self._drop_cache(name)
+            if name in self._conns:
+                reset.append(self._conns.pop(name))
+        self._servers, self._broken = dict(servers), dict(broken)
+        self._auth, self._cache = self._auth or auth, self._cache or cache
+        async with anyio.create_task_group() as group:
+            for conn in reset:
+                group.start_soon(self._close, conn)
+        return changes
+
     async def _close(self, conn: _Connection) -> None:
         conn.closing.set()
         if conn.scope is not None and not conn.ready.is_set():
