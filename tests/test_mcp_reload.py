@@ -80,3 +80,22 @@ async def test_reload_of_fixed_servers_says_there_is_no_file(tmp_path, runtime_d
     async with Host(McpExtension(servers={"fx": stdio()}), tmp_path) as host:
         with pytest.raises(CommandFailed, match="no configuration file to reload"):
             await host.session.run_command("mcp", ["reload"], CancelSignal())
+
+
+async def test_reload_asks_the_host_for_its_trust_decision_again(tmp_path, runtime_dir):
+    from hostlink.host.session import HostSession
+    from mcp_runtime_support import Notes
+
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": entry()}}))
+    decision = [True]
+    extension = McpExtension(environ={"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path)})
+    host = HostSession([extension])
+    await host.start(cwd=tmp_path, project_trusted=True, notifier=Notes(), trust_again=lambda: decision[0])
+    try:
+        assert list(extension.runtime.servers) == ["proj"]
+        decision[0] = False  # e.g. the project's files changed since they were trusted
+        answer = await host.run_command("mcp", ["reload"], CancelSignal())
+        assert "removed: proj" in answer and "ignored, from the untrusted project: proj" in answer
+        assert list(extension.runtime.servers) == []
+    finally:
+        await host.shutdown()

@@ -61,7 +61,8 @@ from hostlink.host import (
     UserMessage,
 )
 
-from hostlink.host.session import TERMINATING_SIGNALS, HostSession, trust_from_environment
+from hostlink.host.session import TERMINATING_SIGNALS, HostSession
+from hostlink.host.trust import project_trust
 
 T = TypeVar("T")
 
@@ -224,8 +225,12 @@ class LlmHost:
                 _interrupt_on_termination()
             if not self._session_started:
                 self._session_started = True
-                start = self.session.start(cwd=Path(os.getcwd()), project_trusted=trust_from_environment(os.environ),
-                                           notifier=_StderrNotifier())
+                cwd, notifier = Path(os.getcwd()), _StderrNotifier()
+                trust = project_trust(cwd, os.environ)
+                if trust.warning is not None:
+                    notifier.notify(trust.warning, "warning")
+                start = self.session.start(cwd=cwd, project_trusted=trust.trusted, notifier=notifier,
+                                           trust_again=lambda: project_trust(cwd, os.environ).trusted)
                 try:
                     self._loop.submit(start).result()
                 except Exception as exc:

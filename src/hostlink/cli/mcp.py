@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hostlink.cli.mcp_session import load, verbose, verbose_option, with_server
+from hostlink.cli.mcp_session import load, trust_option, verbose, verbose_option, with_server
 from hostlink.cli.session import command_path, run_session
 
 if TYPE_CHECKING:
@@ -23,20 +23,20 @@ if TYPE_CHECKING:
     from hostlink.mcp.extension import McpExtension
 
 MAX_JSON_BYTES = 1024 * 1024  # a --json listing; the model's pages are smaller still
-TRUST_HELP = "Also read the project's .mcp.json / .hostlink/mcp.json (env HOSTLINK_TRUST_PROJECT=1)."
 
 
 @click.group(name="mcp")
-@click.option("--trust-project", is_flag=True, help=TRUST_HELP)
+@trust_option
 @verbose_option
 @click.pass_context
-def mcp_group(ctx: click.Context, trust_project: bool) -> None:
+def mcp_group(ctx: click.Context) -> None:
     """Inspect and use the configured MCP servers."""
     import os
 
-    from hostlink.host.session import trust_from_environment
+    from hostlink.host.trust import project_trust
 
-    ctx.obj = {**(ctx.obj or {}), "trust_project": trust_project or trust_from_environment(os.environ)}
+    decided = project_trust(Path.cwd(), os.environ, flag=bool((ctx.obj or {}).get("trust_project")))
+    ctx.obj = {**(ctx.obj or {}), "trust_project": decided.trusted, "trust_note": decided.note}
 
 
 def _echo_json(value: Any) -> None:
@@ -255,7 +255,10 @@ from hostlink.cli.mcp_auth import auth_command, logout_command  # noqa: E402 - c
 from hostlink.cli.mcp_call import call  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp_config import add_command, add_json_command, get_command, remove_command  # noqa: E402
 from hostlink.cli.mcp_import import import_command  # noqa: E402
+from hostlink.cli.mcp_trust import trust_command, untrust_command  # noqa: E402
 
 for command in (call, auth_command, logout_command, add_command, add_json_command, remove_command, get_command,
-                import_command):
+                import_command, trust_command, untrust_command):
     mcp_group.add_command(command)
+for command in mcp_group.commands.values():  # --trust-project after any subcommand too
+    trust_option(command)

@@ -207,7 +207,9 @@ class Session:
     later (an overflow file, a sign-in by link) is gone when it exits. ``output`` is the
     session's one overflow budget, shared by every extension; None when not lasting.
     ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice
-    names it.
+    names it. ``trust_again`` is the host's decision made anew, for an extension that reads
+    the project again mid-session (a reload): trust by record lasts only while the project's
+    files are as trusted. None: ``project_trusted`` holds for the whole session.
     """
 
     cwd: Path
@@ -216,6 +218,7 @@ class Session:
     output: OutputSession | None
     command: str
     lasting: bool
+    trust_again: Callable[[], bool] | None = None
 
 
 # --- registrations --------------------------------------------------------------------

@@ -160,8 +160,9 @@ class McpExtension:
             raise CommandFailed("the MCP client is not running")
         if self._fixed_servers is not None:
             raise CommandFailed("this host gave the MCP client its servers: there is no configuration file to reload")
+        trusted = session.trust_again() if session.trust_again is not None else session.project_trusted
         try:
-            loaded = load_config(session.cwd, session.project_trusted, self._environ)
+            loaded = load_config(session.cwd, trusted, self._environ)
         except ConfigError as exc:
             raise CommandFailed(f"the MCP configuration was not reloaded (the previous one stays in use): {exc}") from None
         if self._auth is None:
