@@ -717,7 +717,8 @@ async def test_the_host_mcp_command_signs_in_by_link_and_signs_out(fake_oauth, t
         result = await host.run(action="call", server="web", tool="whoami", args={})
         assert not result.is_error
 
-        assert await mcp("logout", "web") == "web: signed out (the keyring confirmed the record is gone)"
+        assert await mcp("logout", "web") == ("web: signed out (the keyring confirmed the record is gone); "
+                                              "the authorization server revoked its tokens")
         assert await host.extension._auth.credential_state("web", server) == "signed out"
         after = await host.run(action="call", server="web", tool="whoami", args={})
         assert after.is_error and _links(after, fake_oauth.issuer)  # signed out: a fresh link, no token

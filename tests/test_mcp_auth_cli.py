@@ -60,8 +60,13 @@ async def test_auth_prints_a_link_waits_and_reports(configured):
     result = hostlink("mcp", "call", "fake", "whoami")
     assert result.returncode == 0 and result.stdout.startswith("client client-"), result.stderr
     result = hostlink("mcp", "logout", "fake")
-    assert result.returncode == 0 and "signed out" in result.stdout, result.stderr
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ("fake: signed out (the keyring confirmed the record is gone); "
+                                     "the authorization server revoked its tokens")
+    assert configured.counters()["revoked"] == ["refresh_token", "access_token"]
     assert credentials()["fake"] == "signed out"
+    result = hostlink("mcp", "call", "fake", "whoami")
+    assert result.returncode == 4  # signed out here, and the tokens are dead there
 
 
 async def test_auth_times_out_and_refuses_non_link_servers(configured):

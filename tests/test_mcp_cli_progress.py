@@ -9,9 +9,6 @@ with escapes). The terminal is a real pseudo-terminal.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,6 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp_runtime_support import FIXTURE, fixture_children
+from terminal_support import on_a_terminal
 from test_mcp_cli_ux import EVERY, configure, hostlink, needs_everything
 
 from hostlink.cli.progress_line import ERASE_LINE
@@ -26,33 +24,6 @@ from hostlink.host.progress import CallWatch, watching
 
 LONG = "trigger-long-running-operation"
 FX = {"command": sys.executable, "args": [FIXTURE]}
-
-
-def on_a_terminal(env: dict[str, str], cwd: Path, *argv: str) -> tuple[int, str, bytes]:
-    """Run the CLI with stderr on a pseudo-terminal (stdout a pipe): exit status, stdout, and
-    every byte the terminal received."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-c", "from hostlink.cli import main; main()", *argv],
-                            stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
-    os.close(slave)
-    seen = bytearray()
-    try:
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-        out = proc.stdout.read().decode()
-        return proc.wait(timeout=60), out, bytes(seen)
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
 
 
 @needs_everything

@@ -32,6 +32,8 @@ def refused(entry, environ=None) -> str:
 HTTPS = "https://mcp.example.com/mcp"
 OAUTH_CC = {"grantType": "client_credentials", "clientId": "cid", "clientSecretEnv": "CID_SECRET",
             "issuer": "https://auth.example.com"}
+OAUTH_JWT = {"grantType": "client_credentials", "clientId": "cid", "issuer": "https://auth.example.com",
+             "clientAssertion": {"keyEnv": "CID_KEY", "alg": "ES256", "kid": "key-1"}}
 
 
 def test_full_stdio_and_http_entries_parse():
@@ -47,6 +49,8 @@ def test_full_stdio_and_http_entries_parse():
     assert http.oauth.grant_type == "authorization_code" and http.request_timeout_ms == 300000
     assert parse({"url": HTTPS, "auth": "oauth", "oauth": OAUTH_CC}).oauth.grant_type == "client_credentials"
     assert parse({"url": HTTPS, "auth": "oauth"}).oauth is None
+    assertion = parse({"url": HTTPS, "auth": "oauth", "oauth": OAUTH_JWT}).oauth.client_assertion
+    assert (assertion.key_env, assertion.alg, assertion.kid) == ("CID_KEY", "ES256", "key-1")
     assert parse({"url": HTTPS, "auth": "bearer", "bearerTokenEnv": "TOKEN"}).bearer_token_env == "TOKEN"
     assert parse({"url": HTTPS, "auth": "oauth", "oauth": {"clientMetadataUrl": "https://app.example/cimd.json"}})
 
@@ -91,11 +95,29 @@ def test_models_are_frozen_and_hide_secret_maps_from_repr():
     ({"url": HTTPS, "auth": "bearer", "bearerTokenEnv": "T", "headers": {"authorization": SECRET}},
      ": headers.Authorization is not allowed together with auth (hostlink sets the Authorization header)"),
     ({"url": HTTPS, "auth": "oauth", "oauth": {"grantType": "client_credentials"}},
-     '.oauth: grantType "client_credentials" requires clientId, clientSecretEnv, issuer'),
+     '.oauth: grantType "client_credentials" requires clientId, clientSecretEnv (or clientAssertion), issuer'),
     ({"url": HTTPS, "auth": "oauth", "oauth": {**OAUTH_CC, "issuer": None}},
      '.oauth: grantType "client_credentials" requires issuer'),
     ({"url": HTTPS, "auth": "oauth", "oauth": {"grantType": "client_credentials", "clientId": "c", "issuer": HTTPS}},
-     '.oauth: grantType "client_credentials" requires clientSecretEnv'),
+     '.oauth: grantType "client_credentials" requires clientSecretEnv (or clientAssertion)'),
+    ({"url": HTTPS, "auth": "oauth", "oauth": {**OAUTH_CC, "clientAssertion": {"keyEnv": "K", "alg": "ES256"}}},
+     ".oauth: clientSecretEnv and clientAssertion are mutually exclusive "
+     "(the client authenticates with a secret or with a signed assertion)"),
+    ({"url": HTTPS, "auth": "oauth", "oauth": {"clientAssertion": {"keyEnv": "K", "alg": "ES256"}}},
+     '.oauth: clientAssertion is only allowed with grantType "client_credentials"'),
+    ({"url": HTTPS, "auth": "oauth", "oauth": {**OAUTH_JWT, "clientAssertion": {"keyEnv": "K", "alg": "HS256"}}},
+     ".oauth.clientAssertion.alg: Input should be 'RS256' or 'ES256'"),
+    ({"url": HTTPS, "auth": "oauth", "oauth": {**OAUTH_JWT, "clientAssertion": {"alg": "RS256"}}},
+     ".oauth.clientAssertion.keyEnv: required"),
+    ({"url": HTTPS, "auth": "oauth", "oauth": {**OAUTH_JWT, "clientAssertion": {"keyEnv": "K", "alg": "RS256",
+                                                                               "key": SECRET}}},
+     ".oauth.clientAssertion.key: unknown field"),
+    ({"url": HTTPS, "auth": "oauth", "oauth": {**OAUTH_JWT, "clientAssertion": {"keyEnv": "1K", "alg": "RS256"}}},
+     ".oauth.clientAssertion.keyEnv: must be an environment variable name (letters, digits, _; not starting "
+     "with a digit)"),
+    ({"url": HTTPS, "auth": "oauth", "oauth": {**OAUTH_JWT, "clientAssertion": {"keyEnv": "K", "alg": "RS256",
+                                                                               "kid": ""}}},
+     ".oauth.clientAssertion.kid: String should have at least 1 character"),
     ({"url": HTTPS, "auth": "oauth", "oauth": {**OAUTH_CC, "redirectUri": "http://127.0.0.1:9/cb"}},
      '.oauth: redirectUri is not allowed with grantType "client_credentials" (no redirect)'),
     ({"url": HTTPS, "auth": "oauth", "oauth": {**OAUTH_CC, "clientMetadataUrl": "https://a.example/c.json"}},
@@ -320,7 +342,8 @@ json_values = st.recursive(
 )
 keys = st.sampled_from(["command", "url", "args", "env", "cwd", "headers", "auth", "bearerTokenEnv", "oauth",
                         "protocolVersion", "requestTimeoutMs", "disabled", "type", "grantType", "clientId",
-                        "clientSecretEnv", "issuer", "clientMetadataUrl", "redirectUri", "scope"])
+                        "clientSecretEnv", "issuer", "clientMetadataUrl", "redirectUri", "scope", "roots",
+                        "clientAssertion", "keyEnv", "alg", "kid"])
 entries = st.dictionaries(keys, json_values | st.dictionaries(keys, json_values, max_size=5), max_size=8)
 
 

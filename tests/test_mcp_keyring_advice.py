@@ -97,12 +97,16 @@ async def test_a_bus_without_a_secret_service_says_what_to_install(configured, e
 
 
 def _locked() -> bool:
+    """Whether the default collection is locked — or not there yet: while a replacing daemon
+    takes over, nobody owns the Secret Service name for a moment."""
     import secretstorage
+    from jeepney.wrappers import DBusErrorResponse
 
     bus = secretstorage.dbus_init()
     try:
-        collection = secretstorage.get_default_collection(bus)
-        return collection.is_locked()
+        return secretstorage.get_default_collection(bus).is_locked()
+    except (secretstorage.exceptions.SecretServiceNotAvailableException, DBusErrorResponse):
+        return True
     finally:
         bus.close()
 

@@ -12,6 +12,8 @@ Attacks:
 - ``notification-flood N``: before answering ``tools/call``, sends N log notifications.
 - ``server-request``: before answering ``tools/call``, asks the client for sampling and roots
   (requests the client never advertised) and reports what came back.
+- ``remote-ref URL``: the tools' input schemas refer to a schema at URL (``$ref``), which
+  would make a validator that fetches references request it.
 - ``fatal``: writes two lines to stderr (one with an escape sequence) and exits 3 at start.
 - ``stderr-flood N``: writes N numbered lines to stderr, then exits 3 at start.
 - ``noise``: writes a usage text (not JSON-RPC, with escapes) to stdout and exits 1 at start.
@@ -43,7 +45,10 @@ def tools() -> list[dict]:
     if ATTACK == "many-tools":
         return [{"name": f"tool_{i}", "description": "a hostile tool " * 20, "inputSchema": {"type": "object"}}
                 for i in range(20_000)]
-    return [{"name": name, "inputSchema": {"type": "object"}} for name in ("boom", "ok", "bad")]
+    schema: dict = {"type": "object"}
+    if ATTACK == "remote-ref":
+        schema = {"type": "object", "properties": {"a": {"$ref": ARGUMENT}}}
+    return [{"name": name, "inputSchema": schema} for name in ("boom", "ok", "bad")]
 
 
 def call(ident, name: str) -> None:

@@ -17,6 +17,7 @@ import os
 import sys
 
 CLIENT_SECRET_ENV = "CONFORMANCE_CLIENT_SECRET"
+PRIVATE_KEY_ENV = "CONFORMANCE_PRIVATE_KEY"
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 MAX_SIGN_INS = 3
 
@@ -37,12 +38,18 @@ async def issuer_of(url: str) -> str:
 
 async def server_entry(url: str, scenario: str, context: dict) -> dict:
     entry: dict = {"url": url}
+    if scenario.startswith("elicitation"):
+        entry["elicitation"] = True
     if not scenario.startswith("auth/"):
         return entry
     entry["auth"] = "oauth"
     if scenario.startswith("auth/client-credentials"):
         entry["oauth"] = {"grantType": "client_credentials", "clientId": context.get("client_id", ""),
-                          "clientSecretEnv": CLIENT_SECRET_ENV, "issuer": await issuer_of(url)}
+                          "issuer": await issuer_of(url)}
+        if "private_key_pem" in context:  # private_key_jwt: the key in a variable, as a user keeps it
+            entry["oauth"]["clientAssertion"] = {"keyEnv": PRIVATE_KEY_ENV, "alg": context["signing_algorithm"]}
+        else:
+            entry["oauth"]["clientSecretEnv"] = CLIENT_SECRET_ENV
     elif scenario == "auth/pre-registration":
         entry["oauth"] = {"clientId": context["client_id"], "clientSecretEnv": CLIENT_SECRET_ENV}
     elif scenario == "auth/basic-cimd":
@@ -62,6 +69,20 @@ async def open_link_like_a_browser(link: str) -> None:
         print(f"callback answered HTTP {answer.status_code}", file=sys.stderr)
 
 
+async def accept_defaults(question):
+    """The person this command stands in for: accepts every form with its defaults (the
+    scenario's expected answer; a real host asks)."""
+    from hostlink.host import Answer
+
+    fields = question.fields["properties"]
+    return Answer("accept", {name: field["default"] for name, field in fields.items() if "default" in field})
+
+
+class StderrNotices:
+    def notify(self, message: str, level: str = "info") -> None:
+        print(f"{level}: {message}", file=sys.stderr)
+
+
 def arguments_for(tool) -> dict:
     if tool.name == "add_numbers":
         return {"a": 5, "b": 3}
@@ -70,6 +91,7 @@ def arguments_for(tool) -> dict:
 
 async def main(url: str) -> None:
     from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.elicitation import elicitation_for
     from hostlink.mcp.errors import AuthRequired
     from hostlink.mcp.runtime import McpRuntime
     from hostlink.mcp.schema import parse_server
@@ -79,9 +101,12 @@ async def main(url: str) -> None:
     environ = dict(os.environ)
     if "client_secret" in context:
         environ[CLIENT_SECRET_ENV] = context["client_secret"]
+    if "private_key_pem" in context:
+        environ[PRIVATE_KEY_ENV] = context["private_key_pem"]
     server = parse_server(await server_entry(url, scenario, context))
     manager = AuthManager(environ=environ)
-    runtime = McpRuntime({"conformance": server}, auth=manager)
+    runtime = McpRuntime({"conformance": server}, auth=manager,
+                         elicitation=elicitation_for(accept_defaults, StderrNotices()))
     try:
         for _ in range(MAX_SIGN_INS):
             try:

@@ -6,14 +6,20 @@ ports) and the first stdout line is JSON ``{"issuer": AS_URL, "mcp": MCP_URL}``.
 Authorization server (AS_URL): RFC 8414 metadata, dynamic registration (``/register``),
 ``/authorize`` (auto-approves: 302 to the redirect URI with code, state and ``iss``),
 ``/token`` (authorization_code with PKCE S256, refresh_token with rotation,
-client_credentials with client_secret_basic for client ``machine``/``machine-secret``).
+client_credentials with client_secret_basic for client ``machine``/``machine-secret``, or with a
+private_key_jwt assertion (RFC 7523) for client ``jwt-machine``, checked with the public key
+``assertion_key`` set through ``/_control`` (with ``assertion_alg`` and, if set, ``assertion_kid``)).
 ``GET /_counters`` answers the request counters; ``POST /_control`` (JSON) changes behaviour:
 ``access_expires_in`` / ``refresh_expires_in`` (seconds for tokens from a code / from a
 refresh), ``metadata_issuer`` (the issuer the metadata claims), ``token_error`` (the next
 code exchange answers 400 with this error and a hostile description), ``token_bloat`` (code
 exchanges answer a 2 MiB body), ``refresh_delay`` (seconds a refresh waits before
 answering), ``revoke_access`` (true: every access token issued so far stops working),
-``require_scope`` (a scope the MCP server then asks for with 403 insufficient_scope).
+``require_scope`` (a scope the MCP server then asks for with 403 insufficient_scope),
+``revocation`` (``"ok"``: ``/revoke`` revokes per RFC 7009 and counts each token type in
+``revoked``, in order; ``"none"``: the metadata names no revocation endpoint; ``"error"``: it
+answers 500; ``"hang"``: it never answers in time; ``"cleartext"``: the metadata names an http
+endpoint on a non-loopback host).
 
 MCP server (MCP_URL, path ``/mcp``): the SDK ``MCPServer`` with protected-resource metadata
 naming AS_URL, accepting only live access tokens; tool ``whoami`` answers the token's client.
@@ -48,9 +54,13 @@ class State:
         self.access: dict[str, dict] = {}
         self.refresh: dict[str, dict] = {}
         self.counters = {"metadata": 0, "register": 0, "authorize": 0, "token_code": 0, "token_refresh": 0,
-                         "token_client_credentials": 0, "token_failed": 0, "mcp_authorized": 0}
+                         "token_client_credentials": 0, "token_client_assertion": 0, "token_failed": 0,
+                         "mcp_authorized": 0, "revoked": []}
         self.control = {"access_expires_in": 3600, "refresh_expires_in": 3600, "metadata_issuer": None,
-                        "token_error": None, "token_bloat": False, "refresh_delay": 0, "require_scope": None}
+                        "token_error": None, "token_bloat": False, "refresh_delay": 0, "require_scope": None,
+                        "assertion_key": None, "assertion_alg": "ES256", "assertion_kid": None,
+                        "revocation": "ok"}
+        self.assertion_ids: set[str] = set()  # jti values seen: an assertion is good for one request
 
     def issue(self, client_id: str, expires_in: int, scope: str | None, refresh: bool = True) -> dict:
         access = secrets.token_urlsafe(24)
@@ -63,6 +73,27 @@ class State:
             self.refresh[token] = {"client_id": client_id, "access": access, "scope": scope}
             body["refresh_token"] = token
         return body
+
+
+JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+
+def verified_assertion(state: State, assertion: str) -> dict | None:
+    """The claims of a client assertion signed by the configured public key for this issuer, or None."""
+    import jwt
+
+    key, kid = state.control["assertion_key"], state.control["assertion_kid"]
+    try:
+        if key is None or (kid is not None and jwt.get_unverified_header(assertion).get("kid") != kid):
+            return None
+        claims = jwt.decode(assertion, key, algorithms=[state.control["assertion_alg"]], audience=state.issuer,
+                            issuer="jwt-machine", options={"require": ["exp", "iat", "jti", "sub"]})
+    except jwt.PyJWTError:
+        return None
+    if claims["sub"] != "jwt-machine" or claims["jti"] in state.assertion_ids:
+        return None
+    state.assertion_ids.add(claims["jti"])
+    return claims
 
 
 def build_as(state: State):
@@ -81,7 +112,10 @@ def build_as(state: State):
     async def metadata(request: Request):
         state.counters["metadata"] += 1
         base = state.issuer
-        return JSONResponse({
+        endpoint = {"none": None, "cleartext": "http://revoke.example/revoke"}.get(state.control["revocation"],
+                                                                                  f"{base}/revoke")
+        revocation = {"revocation_endpoint": endpoint} if endpoint else {}
+        return JSONResponse({**revocation,
             "issuer": state.control["metadata_issuer"] or base,
             "authorization_endpoint": f"{base}/authorize",
             "token_endpoint": f"{base}/token",
@@ -89,7 +123,8 @@ def build_as(state: State):
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "private_key_jwt"],
+            "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256"],
             "authorization_response_iss_parameter_supported": True,
         })
 
@@ -142,6 +177,11 @@ def build_as(state: State):
                 return error("invalid_grant")
             state.access.pop(entry["access"], None)
             return JSONResponse(state.issue(entry["client_id"], state.control["refresh_expires_in"], entry["scope"]))
+        if grant == "client_credentials" and form.get("client_assertion_type") == JWT_BEARER:
+            state.counters["token_client_assertion"] += 1
+            if verified_assertion(state, form.get("client_assertion", "")) is None:
+                return error("invalid_client", 401)
+            return JSONResponse(state.issue("jwt-machine", 3600, form.get("scope"), refresh=False))
         if grant == "client_credentials":
             state.counters["token_client_credentials"] += 1
             expected = "Basic " + base64.b64encode(b"machine:machine-secret").decode()
@@ -149,6 +189,22 @@ def build_as(state: State):
                 return error("invalid_client", 401)
             return JSONResponse(state.issue("machine", 3600, form.get("scope"), refresh=False))
         return error("unsupported_grant_type")
+
+    async def revoke(request: Request):
+        """RFC 7009: the client's own token is revoked (200 even when it is unknown)."""
+        if state.control["revocation"] == "hang":
+            await asyncio.sleep(60)
+        if state.control["revocation"] == "error":
+            return JSONResponse({"error": "server_error", "error_description": "\x1b[31mHOSTILE"}, status_code=500)
+        form = await request.form()
+        token, hint = form.get("token", ""), form.get("token_type_hint")
+        table = state.refresh if token in state.refresh else state.access
+        entry = table.get(token)
+        if entry is not None and entry["client_id"] != form.get("client_id"):
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        if table.pop(token, None) is not None:
+            state.counters["revoked"].append(hint)
+        return PlainTextResponse("")
 
     async def counters(request: Request):
         return JSONResponse(state.counters)
@@ -165,6 +221,7 @@ def build_as(state: State):
         Route("/register", register, methods=["POST"]),
         Route("/authorize", authorize),
         Route("/token", token, methods=["POST"]),
+        Route("/revoke", revoke, methods=["POST"]),
         Route("/_counters", counters),
         Route("/_control", control, methods=["POST"]),
     ])
@@ -222,7 +279,9 @@ async def serve() -> None:
     mcp_url = f"http://127.0.0.1:{mcp_sock.getsockname()[1]}/mcp"
     state = State(issuer)
     servers = [
-        uvicorn.Server(uvicorn.Config(build_as(state), log_level="warning", lifespan="off")),
+        # a hanging revocation must not hold the shutdown
+        uvicorn.Server(uvicorn.Config(build_as(state), log_level="warning", lifespan="off",
+                                      timeout_graceful_shutdown=1)),
         uvicorn.Server(uvicorn.Config(build_mcp(state, mcp_url), log_level="warning")),
     ]
     print(json.dumps({"issuer": issuer, "mcp": mcp_url}), flush=True)

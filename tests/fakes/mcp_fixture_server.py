@@ -33,7 +33,7 @@ def build_server():
     import anyio
     from mcp.server.mcpserver import Context, Image, MCPServer
     from mcp.server.mcpserver.prompts import Prompt
-    from mcp_types import CallToolResult, Completion, ResourceTemplateReference, TextContent
+    from mcp_types import CallToolResult, Completion, NotificationParams, ResourceTemplateReference, TextContent
     from pydantic import BaseModel
 
     server = MCPServer("hostlink-fixture", version="1.0.0")
@@ -150,6 +150,21 @@ def build_server():
         if argument.name == "name":
             return Completion(values=[v for v in ("Ada", "Alan") if v.startswith(argument.value)])
         return None
+
+    roots_changed = [0]
+
+    async def on_roots_changed(ctx, params) -> None:
+        roots_changed[0] += 1
+
+    server._lowlevel_server.add_notification_handler("notifications/roots/list_changed", NotificationParams,
+                                                     on_roots_changed)
+
+    @server.tool(description="What the client offers as roots: its capability, roots/list, list_changed count.")
+    async def roots(ctx: Context) -> str:
+        capabilities = ctx.session.client_capabilities
+        offered = capabilities is not None and capabilities.roots is not None
+        listed = [str(root.uri) for root in (await ctx.session.list_roots()).roots] if offered else None
+        return json.dumps({"capability": offered, "roots": listed, "changed": roots_changed[0]})
 
     @server.prompt(description="Greet someone.")
     def greet(name: str) -> str:

@@ -225,12 +225,14 @@ class LlmHost:
                 _interrupt_on_termination()
             if not self._session_started:
                 self._session_started = True
+                from hostlink.cli.terminal_ask import terminal_ask
+
                 cwd, notifier = Path(os.getcwd()), _StderrNotifier()
                 trust = project_trust(cwd, os.environ)
                 if trust.warning is not None:
                     notifier.notify(trust.warning, "warning")
                 start = self.session.start(cwd=cwd, project_trusted=trust.trusted, notifier=notifier,
-                                           trust_again=lambda: project_trust(cwd, os.environ).trusted)
+                                           ask=terminal_ask(), trust_again=lambda: project_trust(cwd, os.environ).trusted)
                 try:
                     self._loop.submit(start).result()
                 except Exception as exc:

@@ -52,17 +52,18 @@ def auth_command(ctx: click.Context, server: str, timeout: int) -> None:
 @click.argument("server")
 @click.pass_context
 def logout_command(ctx: click.Context, server: str) -> None:
-    """Sign out of SERVER: remove its stored credentials, confirmed by the keyring."""
-    async def sign_out(extension: McpExtension, host: HostSession) -> bool:
+    """Sign out of SERVER: remove its stored credentials, confirmed by the keyring, and revoke
+    its tokens where the authorization server supports that."""
+    async def sign_out(extension: McpExtension, host: HostSession) -> str | None:
+        from hostlink.mcp.signin import signed_out
+
         config, manager = _auth_of(extension, server)
         if config.auth != "oauth" or (config.oauth and config.oauth.grant_type != "authorization_code"):
-            return False
-        await manager.logout(server, config)
+            return None
+        outcome = signed_out(server, await manager.logout(server, config))
         assert extension.runtime is not None
         await extension.runtime.reconnect(server)  # drops its cached tool listing too
-        return True
+        return outcome
 
-    if with_server(ctx, server, sign_out):
-        click.echo(f"{server}: signed out (the keyring confirmed the record is gone)")
-    else:
-        click.echo(f"{server}: nothing stored (its credentials come from the environment)")
+    report = with_server(ctx, server, sign_out)
+    click.echo(report or f"{server}: nothing stored (its credentials come from the environment)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -86,4 +86,15 @@ def with_server(ctx: click.Context, server: str,
         except McpError as error:
             raise Fail(str(error), error_code(error), render.server_words(error, verbose=verbose(ctx))) from None
 
-    return run_session([extension], checked, trusted=bool(ctx.obj["trust_project"]), keep_output=keep_output)
+    return run_session([extension, *_models_for(loaded.servers)], checked, trusted=bool(ctx.obj["trust_project"]),
+                       keep_output=keep_output)
+
+
+def _models_for(servers: Any) -> list[Any]:
+    """The model providers a server's sampling may name: the Claude Code provider, when some
+    server has sampling configured (registering it starts nothing)."""
+    if not any(getattr(config, "sampling", None) for config in servers.values()):
+        return []
+    from hostlink.claude_code.extension import ClaudeCodeExtension
+
+    return [ClaudeCodeExtension()]

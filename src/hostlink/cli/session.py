@@ -112,7 +112,9 @@ def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], A
 
     async def main() -> T:
         async def started() -> T:
-            await host.start(cwd=Path.cwd(), project_trusted=trusted, notifier=StderrNotifier())
+            from hostlink.cli.terminal_ask import terminal_ask
+
+            await host.start(cwd=Path.cwd(), project_trusted=trusted, notifier=StderrNotifier(), ask=terminal_ask())
             return await work(host)
 
         return await host.run(started)

@@ -207,9 +207,12 @@ class Session:
     later (an overflow file, a sign-in by link) is gone when it exits. ``output`` is the
     session's one overflow budget, shared by every extension; None when not lasting.
     ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice
-    names it. ``trust_again`` is the host's decision made anew, for an extension that reads
-    the project again mid-session (a reload): trust by record lasts only while the project's
-    files are as trusted. None: ``project_trusted`` holds for the whole session.
+    names it. ``ask`` is how the host asks the person a question, None when it cannot.
+    ``complete(model, context, signal)`` streams an answer of a model the host knows
+    (``claude-code/haiku``): how an extension gets a model answer without holding one.
+    ``trust_again`` is the host's decision made anew, for an extension that reads the project
+    again mid-session (a reload): trust by record lasts only while the project's files are as
+    trusted. None: ``project_trusted`` holds for the whole session.
     """
 
     cwd: Path
@@ -218,7 +221,36 @@ class Session:
     output: OutputSession | None
     command: str
     lasting: bool
+    ask: Ask | None = None
+    complete: Complete | None = None
     trust_again: Callable[[], bool] | None = None
+
+
+@dataclass(frozen=True)
+class Question:
+    """A form a server asks the person to fill in (MCP elicitation). ``asker`` names the
+    server; ``message`` and the field texts in ``fields`` are the server's words, sanitized
+    and bounded, to be shown as the server's. ``fields`` is the flat schema MCP allows: an
+    object whose properties are strings, numbers, integers, booleans or string enums."""
+
+    asker: str
+    message: str
+    fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The person's answer: ``accept`` with ``content`` (field name -> value), ``decline``
+    (an explicit no) or ``cancel`` (dismissed without a choice)."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: Mapping[str, Any] | None = None
+
+
+# How a host asks the person; a host that cannot ask (no terminal, a server) has none.
+Ask = Callable[[Question], Awaitable[Answer]]
+# A model answer from the host: ``complete("provider/model", context, signal)``.
+Complete = Callable[[str, "Context", "CancelSignal"], AsyncIterator["StreamEvent"]]
 
 
 # --- registrations --------------------------------------------------------------------

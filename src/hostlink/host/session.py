@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hostlink.host import (
+    Ask,
     CancelSignal,
     CommandFailed,
     Context,
+    ErrorEvent,
     Extension,
     ModelSpec,
     Notifier,
@@ -69,7 +71,7 @@ class HostSession:
     def started(self) -> bool:
         return self._state == "started"
 
-    async def start(self, *, cwd: Path, project_trusted: bool, notifier: Notifier,
+    async def start(self, *, cwd: Path, project_trusted: bool, notifier: Notifier, ask: Ask | None = None,
                     trust_again: Callable[[], bool] | None = None) -> None:
         """Recover stale private state, open the output budget, start every extension
         (``trust_again``: see :class:`~hostlink.host.Session`)."""
@@ -82,9 +84,9 @@ class HostSession:
             shown = str(error) if isinstance(error, PrivateStateError) else type(error).__name__
             notifier.notify(f"stale private state was not recovered: {shown}", "warning")
         self.output = OutputSession() if self._lasting or self._keep_output else None
-        await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier,
-                                                  output=self.output, command=self.command, lasting=self._lasting,
-                                                  trust_again=trust_again))
+        await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier, ask=ask,
+                                                  complete=self.complete, trust_again=trust_again,
+                                                  output=self.output, command=self.command, lasting=self._lasting))
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any], signal: CancelSignal) -> ToolResult:
         return await self._registered(self.registry.tools, name, "tool").execute(arguments, signal)
@@ -92,6 +94,21 @@ class HostSession:
     def stream(self, provider: str, model: ModelSpec, context: Context,
                signal: CancelSignal) -> AsyncIterator[StreamEvent]:
         return self._registered(self.registry.providers, provider, "provider").stream(model, context, signal)
+
+    async def complete(self, model: str, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
+        """The answer of ``model`` (``provider/model-id``, a model a registered provider
+        offers) to ``context``: for extensions that need a model answer (MCP sampling)."""
+        provider_name, _, model_id = model.partition("/")
+        provider = self.registry.providers.get(provider_name)
+        spec = next((spec for spec in provider.models if spec.id == model_id), None) if provider else None
+        if provider is None or spec is None:
+            yield ErrorEvent(f"this host has no model {model!r}", code="unknown_model")
+            return
+        if provider.unavailable:
+            yield ErrorEvent(provider.unavailable, code="unavailable")
+            return
+        async for event in provider.stream(spec, context, signal):
+            yield event
 
     async def run_command(self, name: str, argv: Sequence[str], signal: CancelSignal) -> str:
         """A command's text; raises :class:`CommandFailed` with a message safe to show."""

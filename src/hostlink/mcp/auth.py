@@ -31,10 +31,12 @@ from hostlink.mcp.oauth import (
     MAX_RESPONSE_BYTES,
     MemoryStorage,
     classify_failure,
+    client_authenticated,
     oauth_error_code,
     oauth_settings,
     stored_tokens,
 )
+from hostlink.mcp.revocation import Revocation, revoke_tokens
 from hostlink.mcp.signin import SignIns
 from hostlink.mcp.store import (
     SecureRecord,
@@ -138,10 +140,22 @@ class AuthManager:
     def _machine_auth(self, name: str, server: HttpServer, settings: OAuthSettings) -> httpx2.Auth:
         from mcp.client.auth.extensions.client_credentials import (
             ClientCredentialsOAuthProvider,
+            PrivateKeyJWTOAuthProvider,
         )
 
-        secret = self._env(name, settings.client_secret_env, "a client secret")
         storage = self._machine.setdefault(record_key(name, server), MemoryStorage())
+        assertion = settings.client_assertion
+        if assertion is not None:
+            from hostlink.mcp.assertion import assertion_signer, load_signing_key
+
+            pem = self._env(name, assertion.key_env, "a private key")
+            key = load_signing_key(pem, assertion.alg, assertion.key_env)
+            return PrivateKeyJWTOAuthProvider(
+                server.url, storage, client_id=settings.client_id or "", scope=settings.scope,
+                assertion_provider=assertion_signer(settings.client_id or "", key, assertion.alg, assertion.kid),
+                issuer=settings.issuer,
+            )
+        secret = self._env(name, settings.client_secret_env, "a client secret")
         return ClientCredentialsOAuthProvider(
             server.url, storage, client_id=settings.client_id or "", client_secret=secret,
             scope=settings.scope, issuer=settings.issuer,
@@ -227,23 +241,15 @@ class AuthManager:
         return fresh
 
     async def _post_refresh(self, key: str, record: SecureRecord, name: str, server: HttpServer) -> StoredTokens:
-        from mcp.client.auth.oauth2 import OAuthContext
-        from mcp.shared.auth import (
-            OAuthClientInformationFull,
-            OAuthClientMetadata,
-            OAuthToken,
-        )
+        from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
         from pydantic import ValidationError
 
         assert record.tokens is not None and record.tokens.refresh_token is not None
         client = OAuthClientInformationFull.model_validate(record.client)
-        data = {"grant_type": "refresh_token", "refresh_token": record.tokens.refresh_token,
-                "client_id": client.client_id}
+        data = {"grant_type": "refresh_token", "refresh_token": record.tokens.refresh_token}
         if record.resource:
             data["resource"] = record.resource
-        context = OAuthContext(server.url, OAuthClientMetadata(redirect_uris=None), MemoryStorage(), None, None,
-                               client_info=client)
-        data, headers = context.prepare_token_auth(data, {"Content-Type": "application/x-www-form-urlencoded"})
+        data, headers = client_authenticated(server.url, client, data)
         async with httpx2.AsyncClient(transport=SafeTransport(MAX_RESPONSE_BYTES),
                                       timeout=server.request_timeout_ms / 1000) as http:
             response = await http.post(record.token_endpoint, data=data, headers=headers)
@@ -264,8 +270,12 @@ class AuthManager:
 
     # --- sign-out, status, shutdown ---------------------------------------------------------
 
-    async def logout(self, name: str, server: HttpServer) -> None:
-        """Sign out: cached tokens stop at once; success only once the keyring confirms deletion."""
+    async def logout(self, name: str, server: HttpServer) -> Revocation | None:
+        """Sign out: cached tokens stop at once; success only once the keyring confirms deletion.
+
+        Then the tokens the record held are revoked at the authorization server (bounded in
+        time); the answer says how that went, or is None when there was nothing to revoke.
+        """
         key = record_key(name, server)
         self._generation[key] = self._generation.get(key, 0) + 1
         self._tokens.pop(key, None)
@@ -273,9 +283,16 @@ class AuthManager:
         self._machine.pop(key, None)
         self._anonymous.discard(key)
         if server.auth != "oauth" or oauth_settings(server).grant_type != "authorization_code":
-            return
+            return None
         async with credential_lock(key):
+            try:
+                record = await self._store.load(key, name, server)
+            except StoreError as error:
+                if error.state in ("unavailable", "locked"):
+                    raise
+                record = None  # corrupt, ambiguous or another server's: removed, never sent anywhere
             await self._store.delete(key)
+        return None if record is None else await revoke_tokens(record, server)
 
     async def credential_state(self, name: str, server: HttpServer) -> str:
         """A short credential state for status; reads the keyring at most, never connects."""
@@ -286,8 +303,8 @@ class AuthManager:
         settings = oauth_settings(server)
         key = record_key(name, server)
         if settings.grant_type == "client_credentials":
-            state = "set" if self._environ.get(settings.client_secret_env or "") else "missing"
-            return f"env {state}: {settings.client_secret_env}"
+            variable = settings.client_assertion.key_env if settings.client_assertion else settings.client_secret_env
+            return f"env {'set' if self._environ.get(variable or '') else 'missing'}: {variable}"
         pending = self._signins.state(key)
         if pending is not None:
             return pending

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hostlink.host.private import process_alive
 from hostlink.mcp.config import (
     MAX_FILE_BYTES,
     MAX_SERVERS,
@@ -284,18 +285,8 @@ def _sweep(real: Path) -> None:
     """Remove this user's temporary files of ``real`` left by a writer that died mid-write."""
     for entry in real.parent.iterdir():
         match = TEMP_PATTERN.fullmatch(entry.name)
-        if match is None or match["name"] != real.name or _alive(int(match["pid"])):
+        if match is None or match["name"] != real.name or process_alive(int(match["pid"])):
             continue
         with contextlib.suppress(OSError):
             if not hasattr(os, "getuid") or entry.lstat().st_uid == os.getuid():
                 entry.unlink()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True

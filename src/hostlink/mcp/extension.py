@@ -117,7 +117,18 @@ class McpExtension:
 
             import_in_background(servers)
         self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command, session.lasting)
-        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, broken={**self._fixed_broken, **broken},
+        elicitation = sampling = None
+        if session.ask is not None:  # a server may ask the person only where someone can answer
+            from hostlink.mcp.elicitation import elicitation_for
+
+            elicitation = elicitation_for(session.ask, session.notifier)
+            if session.complete is not None:
+                from hostlink.mcp.sampling import sampling_for
+
+                sampling = sampling_for(session.ask, session.complete, session.notifier)
+        self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, elicitation=elicitation,
+                                  sampling=sampling, broken={**self._fixed_broken, **broken},
+                                  root=session.cwd if session.project_trusted else None,
                                   cache=tool_cache(servers, self._environ))
         self.output = session.output
 
@@ -205,11 +216,11 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
 async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:
     """``/mcp auth`` answers the authorization link (never opens a browser); ``/mcp logout``
     reports success only after the keyring confirmed the record is gone."""
-    from hostlink.mcp.signin import link_signer, sign_in, sign_in_prompt
+    from hostlink.mcp.signin import link_signer, sign_in, sign_in_prompt, signed_out
 
     config = runtime.config(name)
     if verb == "auth":
         return sign_in_prompt(name, await sign_in(runtime.auth, name, config))
-    await link_signer(runtime.auth, name, config).logout(name, config)
+    revocation = await link_signer(runtime.auth, name, config).logout(name, config)
     await runtime.reconnect(name)  # the connection must not keep using the removed sign-in
-    return f"{name}: signed out (the keyring confirmed the record is gone)"
+    return signed_out(name, revocation)

@@ -32,6 +32,7 @@ KNOWN_TOKEN_ERRORS = frozenset(
         "invalid_client_metadata",
         "invalid_software_statement",
         "unapproved_software_statement",
+        "unsupported_token_type",
     }
 )
 
@@ -86,6 +87,18 @@ def stored_tokens(token: Any, prior: StoredTokens | None = None) -> StoredTokens
         scope=token.scope or (prior.scope if prior else None),
         expires_at=calculate_token_expiry(token.expires_in) if token.expires_in is not None else None,
     )
+
+
+def client_authenticated(server_url: str, client: Any, data: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Form ``data`` plus ``client_id``, and headers, authenticating ``client`` at a token-style
+    endpoint (refresh, revocation) the way its registration says, by the SDK's rules."""
+    from mcp.client.auth.oauth2 import OAuthContext
+    from mcp.shared.auth import OAuthClientMetadata
+
+    context = OAuthContext(server_url, OAuthClientMetadata(redirect_uris=None), MemoryStorage(), None, None,
+                           client_info=client)
+    return context.prepare_token_auth({**data, "client_id": client.client_id},
+                                      {"Content-Type": "application/x-www-form-urlencoded"})
 
 
 class MemoryStorage:

@@ -15,6 +15,7 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
@@ -32,6 +33,7 @@ from hostlink.mcp.errors import (
 )
 from hostlink.mcp.config import enabled_config
 from hostlink.mcp.progress import call_with_progress
+from hostlink.mcp.roots import Roots
 from hostlink.mcp.schema import HttpServer, ServerConfig
 from hostlink.mcp.sdk_log import take_over_sdk_logging
 from hostlink.mcp.tool_listing import ToolLister, watch_changes
@@ -98,16 +100,23 @@ class McpRuntime:
 
     ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice in
     messages names it. ``broken`` holds the configured names whose entries cannot be used,
-    with the reason. ``cache`` keeps the tool listings of servers with ``cacheTools``.
+    with the reason. ``elicitation(name)`` and ``sampling(name, settings)`` give the SDK
+    callbacks of a server that opted in, when the host can ask (none otherwise). ``cache``
+    keeps the tool listings of servers with ``cacheTools``.
     """
 
     def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None,
                  command: str = "hostlink", broken: Mapping[str, str] | None = None,
+                 elicitation: Callable[[str], Any] | None = None,
+                 sampling: Callable[[str, Any], Any] | None = None, root: Path | None = None,
                  cache: ToolCache | None = None) -> None:
         take_over_sdk_logging()
+        self._roots = Roots(root)  # ``root``: the trusted project's directory, offered to "roots": true
         self._servers = dict(servers)
         self._broken = dict(broken or {})
         self._auth = auth
+        self._elicitation = elicitation
+        self._sampling = sampling
         self._cache = cache
         self._command = command
         self._conns: dict[str, _Connection] = {}
@@ -215,10 +224,13 @@ class McpRuntime:
         mode = config.protocol_version  # the SDK's own names: auto, legacy or a pinned version
         assert conn.group is not None
         name = conn.snapshot.server
+        elicit = self._elicitation(name) if config.elicitation and self._elicitation else None
+        sample = self._sampling(name, config.sampling) if config.sampling and self._sampling else None
         conn.lister = ToolLister(name, config, conn.group, lambda cursor: self._request(
             name, "tools/list", lambda client: client.list_tools(cursor=cursor), conn),
             lambda tools, filtered: self._listed(conn, tools, filtered), lambda: self._drop_cache(name))
-        client = await conn.transport.connect(stack, conn.group, client_factory(config, conn.lister.on_message), mode)
+        factory = client_factory(config, elicit, sample, self._roots.callback(config), conn.lister.on_message)
+        client = await conn.transport.connect(stack, conn.group, factory, mode)
         if conn.transport.pid is not None:
             self._publish(conn, pid=conn.transport.pid)
         if mode == MODERN_VERSION:

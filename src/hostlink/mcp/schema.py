@@ -145,6 +145,14 @@ class _Strict(BaseModel):
     )
 
 
+class ClientAssertion(_Strict):
+    """private_key_jwt (RFC 7523): the PEM private key comes from ``keyEnv`` at connect time."""
+
+    key_env: EnvName
+    alg: Literal["RS256", "ES256"]
+    kid: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_clean_text)] | None = None
+
+
 class OAuthSettings(_Strict):
     """OAuth settings of an HTTP server with ``auth: "oauth"``."""
 
@@ -155,12 +163,17 @@ class OAuthSettings(_Strict):
     client_metadata_url: Url | None = None
     redirect_uri: LoopbackUrl | None = None
     scope: Text | None = None
+    client_assertion: ClientAssertion | None = None
 
     @model_validator(mode="after")
     def _grant_rules(self) -> OAuthSettings:
         if self.grant_type == "client_credentials":
+            if self.client_secret_env is not None and self.client_assertion is not None:
+                raise ValueError("clientSecretEnv and clientAssertion are mutually exclusive "
+                                 "(the client authenticates with a secret or with a signed assertion)")
+            credential = self.client_secret_env or self.client_assertion
             missing = [key for key, value in (("clientId", self.client_id),
-                                              ("clientSecretEnv", self.client_secret_env),
+                                              ("clientSecretEnv (or clientAssertion)", credential),
                                               ("issuer", self.issuer)) if value is None]
             if missing:
                 raise ValueError(f'grantType "client_credentials" requires {", ".join(missing)}')
@@ -169,6 +182,8 @@ class OAuthSettings(_Strict):
                 if value is not None:
                     raise ValueError(f'{key} is not allowed with grantType "client_credentials" (no redirect)')
         else:
+            if self.client_assertion is not None:
+                raise ValueError('clientAssertion is only allowed with grantType "client_credentials"')
             if self.client_id is not None and self.client_metadata_url is not None:
                 raise ValueError("clientId and clientMetadataUrl are mutually exclusive "
                                  "(with clientMetadataUrl the URL is the client id)")
@@ -178,15 +193,29 @@ class OAuthSettings(_Strict):
 
 
 ToolPattern = Annotated[Text, Field(min_length=1, max_length=200)]
+MAX_SAMPLING_TOKENS = 32000
+
+
+class SamplingSettings(_Strict):
+    """The server may ask for a model answer (MCP sampling): ``model`` is a model of the host
+    (``claude-code/haiku``), ``max_tokens`` the most any one answer may take."""
+
+    model: Annotated[Text, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.:-]+$", max_length=200)]
+    max_tokens: int = Field(1000, ge=1, le=MAX_SAMPLING_TOKENS)
 
 
 class _Common(_Strict):
     protocol_version: Literal["auto", "legacy", "2026-07-28"] = "auto"
     request_timeout_ms: int = Field(15000, ge=100, le=300000)
     disabled: bool = False
+    roots: bool = False  # offer the trusted project's working directory as the one root
     # the tools the model may see and call: exact names or fnmatch globs (the Gemini CLI's keys)
     include_tools: list[ToolPattern] | None = Field(None, max_length=MAX_TOOL_PATTERNS)
     exclude_tools: list[ToolPattern] = Field(default_factory=list, max_length=MAX_TOOL_PATTERNS)
+    # the server may ask the person questions (MCP elicitation, form mode), when the host can ask
+    elicitation: bool = False
+    # the server may ask for a model answer, each one approved by the person (MCP sampling)
+    sampling: SamplingSettings | None = None
     # opt-in: keep the tool listing in a private cache so a search needs no server start
     cache_tools: bool = False
 

@@ -52,6 +52,7 @@ from hostlink.mcp.transports.http import SafeTransport
 if TYPE_CHECKING:
     from hostlink.host import Notifier
     from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.revocation import Revocation
     from hostlink.mcp.schema import HttpServer, OAuthSettings, ServerConfig
 
 LOGIN_TIMEOUT_SECONDS = 600.0
@@ -66,8 +67,10 @@ def sign_in_refusal(name: str, server: ServerConfig) -> str | None:
         return (f"MCP server {name!r} does not sign in with a link; its bearer token comes from the "
                 f"environment variable {server.bearer_token_env}")
     if server.oauth is not None and server.oauth.grant_type == "client_credentials":
-        return (f"MCP server {name!r} does not sign in with a link; it uses machine OAuth with the client "
-                f"secret from the environment variable {server.oauth.client_secret_env}")
+        assertion = server.oauth.client_assertion
+        what = (f"the private key from the environment variable {assertion.key_env}" if assertion else
+                f"the client secret from the environment variable {server.oauth.client_secret_env}")
+        return f"MCP server {name!r} does not sign in with a link; it uses machine OAuth with {what}"
     return None
 
 
@@ -107,6 +110,12 @@ async def sign_in(auth: AuthManager | None, name: str, server: ServerConfig) -> 
 def sign_in_prompt(name: str, link: str) -> str:
     """What a person is told to do with a sign-in link (two lines)."""
     return f"Open this link in your browser to sign in to {name}:\n{strip_controls(link)}"
+
+
+def signed_out(name: str, revocation: Revocation | None) -> str:
+    """What a person is told after a sign-out: the record is gone, and what became of the tokens."""
+    told = f"{name}: signed out (the keyring confirmed the record is gone)"
+    return told if revocation is None else f"{told}; {revocation.sentence()}"
 
 
 class _ExchangeGuard(httpx2.AsyncBaseTransport):

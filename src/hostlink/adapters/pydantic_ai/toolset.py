@@ -27,7 +27,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from hostlink.host import CancelSignal, ImageContent, NoticeLevel, TextContent, ToolResult
+from hostlink.host import Ask, CancelSignal, ImageContent, NoticeLevel, TextContent, ToolResult
 from hostlink.host.session import HostSession
 
 _LOG = logging.getLogger("hostlink.mcp")
@@ -46,12 +46,16 @@ class HostlinkMcp(AbstractToolset[Any]):
 
     ``trust_project`` lets the working directory's ``.mcp.json`` / ``.hostlink/mcp.json``
     count (the user's own config always does); ``cwd`` is that directory (default: the
-    current one when the toolset is entered).
+    current one when the toolset is entered). ``ask`` answers the questions of servers that
+    opted in to elicitation (``async ask(Question) -> Answer``, from ``hostlink.host``);
+    without it no server is offered that.
     """
 
-    def __init__(self, trust_project: bool = False, cwd: Path | str | None = None, *, id: str | None = None) -> None:
+    def __init__(self, trust_project: bool = False, cwd: Path | str | None = None, *, ask: Ask | None = None,
+                 id: str | None = None) -> None:
         self.trust_project = trust_project
         self.cwd = Path(cwd) if cwd is not None else None
+        self.ask = ask
         self._id = id
         self._host: HostSession | None = None
         self._entered = 0
@@ -72,7 +76,7 @@ class HostlinkMcp(AbstractToolset[Any]):
 
                 host = HostSession([McpExtension()], command="hostlink")
                 await host.start(cwd=self.cwd or Path.cwd(), project_trusted=self.trust_project,
-                                 notifier=_LogNotifier())
+                                 notifier=_LogNotifier(), ask=self.ask)
                 self._host = host
                 atexit.register(self._at_exit)
             self._entered += 1
