@@ -112,6 +112,10 @@ async def test_the_entry_expires_after_the_ttl_and_bad_entries_are_ignored(tmp_p
     assert cache.load("fx", stdio(cacheTools=True, requestTimeoutMs=999)) is None  # another configuration
     assert not cache._path("fx").exists()
     cache.store("fx", config, [Tool()])
+    now[0] -= 1  # stored ahead of the clock: never trusted to expire
+    assert cache.load("fx", config) is None and not cache._path("fx").exists()
+    now[0] += 1
+    cache.store("fx", config, [Tool()])
     now[0] += 61
     assert cache.load("fx", config) is None and not cache._path("fx").exists()
     for bad in (b"not json", b'{"format": 1}', json.dumps({"format": 1, "fingerprint": fingerprint("fx", config),

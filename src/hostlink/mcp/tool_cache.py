@@ -78,7 +78,8 @@ class ToolCache:
         entry = read_private_json(path, MAX_FILE_BYTES)
         if entry is None:
             return None
-        tools = _tools_of(entry, fingerprint(name, config), self._clock() - self._ttl)
+        now = self._clock()
+        tools = _tools_of(entry, fingerprint(name, config), now - self._ttl, now)
         if tools is None:
             self.drop(name)
         return tools
@@ -128,11 +129,14 @@ def _entry(tool: Any) -> dict[str, Any]:
     return {"name": tool.name, "title": title, "description": description, "inputSchema": tool.input_schema}
 
 
-def _tools_of(entry: Any, expected: str, oldest: float) -> tuple[CachedTool, ...] | None:
+def _tools_of(entry: Any, expected: str, oldest: float, now: float) -> tuple[CachedTool, ...] | None:
+    """The entry's tools when it is well formed, of this configuration, and stored between
+    ``oldest`` and ``now`` (a time ahead of the clock would never expire)."""
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("fingerprint") != expected:
         return None
     stored, tools = entry.get("stored"), entry.get("tools")
-    if not isinstance(stored, (int, float)) or isinstance(stored, bool) or stored < oldest or not isinstance(tools, list):
+    if not isinstance(stored, (int, float)) or isinstance(stored, bool) or not oldest <= stored <= now \
+            or not isinstance(tools, list):
         return None
     found = []
     for item in tools:

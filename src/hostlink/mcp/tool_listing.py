@@ -143,16 +143,15 @@ async def watch_changes(client: Client, *, task_status: anyio.abc.TaskStatus[Non
     caps = client.server_capabilities
     wanted = {f"{kind}_list_changed": bool(getattr(getattr(caps, kind, None), "list_changed", False))
               for kind in ("tools", "prompts", "resources")}
+    listening = False
     try:
         if any(wanted.values()):
             async with client.listen(**wanted) as subscription:
                 task_status.started()
+                listening = True
                 async for _ in subscription:
                     pass
     except Exception:  # noqa: BLE001 - the stream is a convenience, never a failure of the connection
         pass
-    finally:
-        try:
-            task_status.started()
-        except RuntimeError:  # already started
-            pass
+    if not listening:
+        task_status.started()
