@@ -210,3 +210,18 @@ def test_the_cli_lists_cached_tools_without_a_server(tmp_path):
     plain = hostlink(tmp_path, "mcp", "tools", "plain", "--cached", env=env)
     assert plain.returncode == 2 and '"cacheTools": true' in plain.stderr
     assert len(cache_files(tmp_path)) == 1
+
+
+async def test_list_changed_over_streamable_http_refreshes_the_listing(tmp_path, runtime_dir):
+    from mcp_runtime_support import http_fixture
+
+    with http_fixture() as server:
+        runtime = McpRuntime({"web": server.config()})
+        try:
+            assert "added" not in [tool.name for tool in await runtime.list_tools("web")]
+            await runtime.call_tool("web", "change_tools", {})
+            await wait_for(lambda: "added" in [tool.name for tool in runtime.snapshot("web").tools])
+            result = await runtime.call_tool("web", "added", {})
+            assert not result.is_error and result.content[0].text == "added was added"
+        finally:
+            await runtime.aclose()
