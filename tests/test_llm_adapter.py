@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -365,12 +366,33 @@ def test_session_starts_once_on_first_use_and_shuts_down_on_close(make_host, mon
 @pytest.mark.parametrize(("value", "trusted"), [("1", True), ("yes", True), ("TRUE", True), ("0", False),
                                                 ("no", False), ("", False), ("2", False)])
 def test_project_trust_reads_the_variable_as_every_host_does(make_host, monkeypatch, value, trusted):
-    from hostlink.host.session import trust_from_environment
+    from hostlink.host.trust import trust_from_environment
 
     monkeypatch.setenv("HOSTLINK_TRUST_PROJECT", value)
     provider = Scripted(reply(done("a")))
     model_of(make_host(provider)).prompt("1").text()
     assert provider.sessions[0].project_trusted is trusted is trust_from_environment({"HOSTLINK_TRUST_PROJECT": value})
+
+
+def test_a_recorded_project_trust_lasts_until_the_project_files_change(make_host, monkeypatch, tmp_path, capfd):
+    from hostlink.host.trust import trust
+
+    monkeypatch.delenv("HOSTLINK_TRUST_PROJECT", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "sub").mkdir()
+    (tmp_path / "repo" / ".mcp.json").write_text('{"mcpServers": {}}')
+    monkeypatch.chdir(tmp_path / "repo" / "sub")
+    trust(tmp_path / "repo", os.environ)
+    provider = Scripted(reply(done("a")))
+    model_of(make_host(provider)).prompt("1").text()
+    assert provider.sessions[0].project_trusted is True and provider.sessions[0].trust_again() is True
+    (tmp_path / "repo" / ".mcp.json").write_text('{"mcpServers": {"x": {"command": "/bin/true"}}}')
+    assert provider.sessions[0].trust_again() is False  # a reload in this session is untrusted
+    later = Scripted(reply(done("b")))
+    model_of(make_host(later)).prompt("1").text()
+    assert later.sessions[0].project_trusted is False
+    assert "changed since trusted" in capfd.readouterr().err
 
 
 def test_close_cancels_tasks_an_extension_left_running(make_host):

@@ -32,6 +32,7 @@ def build_server():
     """The SDK MCPServer with every fixture tool, resource, template and prompt."""
     import anyio
     from mcp.server.mcpserver import Context, Image, MCPServer
+    from mcp.server.mcpserver.prompts import Prompt
     from mcp_types import CallToolResult, Completion, NotificationParams, ResourceTemplateReference, TextContent
     from pydantic import BaseModel
 
@@ -108,6 +109,24 @@ def build_server():
                  meta={"ui": {"visibility": ["app"]}})
     def app_only() -> str:
         return "app-only tool was called"
+
+    @server.tool(description="Add a tool named `name` (and a prompt of that name), then tell the client its "
+                             "tool, prompt and resource lists changed.")
+    async def change_tools(ctx: Context, name: str = "added") -> str:
+        def added() -> str:
+            return f"{name} was added"
+
+        server.add_tool(added, name=name, description=f"Added at run time as {name}.")
+        server.add_prompt(Prompt.from_function(lambda: f"prompt {name}", name=name, description="added"))
+        if ctx.session.protocol_version == "2026-07-28":  # modern: to subscriptions/listen streams only
+            await ctx.notify_tools_changed()
+            await ctx.notify_prompts_changed()
+            await ctx.notify_resources_changed()
+        else:
+            await ctx.session.send_tool_list_changed()
+            await ctx.session.send_prompt_list_changed()
+            await ctx.session.send_resource_list_changed()
+        return f"added {name}"
 
     @server.resource("fixture://readme", name="readme", mime_type="text/plain",
                      description="A static text resource.")

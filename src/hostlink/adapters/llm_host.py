@@ -61,7 +61,8 @@ from hostlink.host import (
     UserMessage,
 )
 
-from hostlink.host.session import TERMINATING_SIGNALS, HostSession, trust_from_environment
+from hostlink.host.session import TERMINATING_SIGNALS, HostSession
+from hostlink.host.trust import project_trust
 
 T = TypeVar("T")
 
@@ -226,8 +227,12 @@ class LlmHost:
                 self._session_started = True
                 from hostlink.cli.terminal_ask import terminal_ask
 
-                start = self.session.start(cwd=Path(os.getcwd()), project_trusted=trust_from_environment(os.environ),
-                                           notifier=_StderrNotifier(), ask=terminal_ask())
+                cwd, notifier = Path(os.getcwd()), _StderrNotifier()
+                trust = project_trust(cwd, os.environ)
+                if trust.warning is not None:
+                    notifier.notify(trust.warning, "warning")
+                start = self.session.start(cwd=cwd, project_trusted=trust.trusted, notifier=notifier,
+                                           ask=terminal_ask(), trust_again=lambda: project_trust(cwd, os.environ).trusted)
                 try:
                     self._loop.submit(start).result()
                 except Exception as exc:

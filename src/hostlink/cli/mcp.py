@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hostlink.cli.mcp_session import load, verbose, verbose_option, with_server
+from hostlink.cli.mcp_session import load, trust_option, verbose, verbose_option, with_server
 from hostlink.cli.session import command_path, run_session
 
 if TYPE_CHECKING:
@@ -23,20 +23,20 @@ if TYPE_CHECKING:
     from hostlink.mcp.extension import McpExtension
 
 MAX_JSON_BYTES = 1024 * 1024  # a --json listing; the model's pages are smaller still
-TRUST_HELP = "Also read the project's .mcp.json / .hostlink/mcp.json (env HOSTLINK_TRUST_PROJECT=1)."
 
 
 @click.group(name="mcp")
-@click.option("--trust-project", is_flag=True, help=TRUST_HELP)
+@trust_option
 @verbose_option
 @click.pass_context
-def mcp_group(ctx: click.Context, trust_project: bool) -> None:
+def mcp_group(ctx: click.Context) -> None:
     """Inspect and use the configured MCP servers."""
     import os
 
-    from hostlink.host.session import trust_from_environment
+    from hostlink.host.trust import project_trust
 
-    ctx.obj = {**(ctx.obj or {}), "trust_project": trust_project or trust_from_environment(os.environ)}
+    decided = project_trust(Path.cwd(), os.environ, flag=bool((ctx.obj or {}).get("trust_project")))
+    ctx.obj = {**(ctx.obj or {}), "trust_project": decided.trusted, "trust_note": decided.note}
 
 
 def _echo_json(value: Any) -> None:
@@ -129,10 +129,34 @@ def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, st
 @click.argument("server")
 @click.option("--json", "as_json", is_flag=True, help="The tools as JSON, with input schemas.")
 @click.option("--offset", default=0, type=click.IntRange(0), help="With --json: skip this many tools.")
+@click.option("--cached", is_flag=True, help='From the tool cache of a server with "cacheTools": starts no server.')
 @verbose_option
 @click.pass_context
-def tools(ctx: click.Context, server: str, as_json: bool, offset: int) -> None:
+def tools(ctx: click.Context, server: str, as_json: bool, offset: int, cached: bool) -> None:
     """List the tools SERVER offers to the model."""
+    if cached:
+        from hostlink.cli.mcp_cached import cached_tools
+
+        listed = cached_tools(load(ctx), server)
+        if not as_json:
+            from hostlink.mcp import render
+
+            click.echo("\n".join(render.tool_line(tool) for tool in listed) or f"{server}: no tools")
+            return
+        listed = [{"name": t.name, "title": t.title, "description": t.description, "inputSchema": t.input_schema}
+                  for t in listed]
+    else:
+        listed = with_server(ctx, server, _listing(server, as_json))
+    if not as_json:
+        click.echo(listed)
+        return
+    entries, footer = _bounded_json_entries(listed, offset)
+    _echo_json(entries)
+    if footer:
+        click.echo(f"{command_path()}: {footer}", err=True)
+
+
+def _listing(server: str, as_json: bool) -> Any:
     async def listing(extension: McpExtension, host: HostSession) -> Any:
         from hostlink.mcp.tool import model_visible
 
@@ -141,14 +165,7 @@ def tools(ctx: click.Context, server: str, as_json: bool, offset: int) -> None:
         assert extension.runtime is not None
         return [_tool_entry(t) for t in await extension.runtime.list_tools(server) if model_visible(t)]
 
-    listed = with_server(ctx, server, listing)
-    if not as_json:
-        click.echo(listed)
-        return
-    entries, footer = _bounded_json_entries(listed, offset)
-    _echo_json(entries)
-    if footer:
-        click.echo(f"{command_path()}: {footer}", err=True)
+    return listing
 
 
 def _tool_entry(tool: Any) -> dict[str, Any]:
@@ -238,7 +255,10 @@ from hostlink.cli.mcp_auth import auth_command, logout_command  # noqa: E402 - c
 from hostlink.cli.mcp_call import call  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp_config import add_command, add_json_command, get_command, remove_command  # noqa: E402
 from hostlink.cli.mcp_import import import_command  # noqa: E402
+from hostlink.cli.mcp_trust import trust_command, untrust_command  # noqa: E402
 
 for command in (call, auth_command, logout_command, add_command, add_json_command, remove_command, get_command,
-                import_command):
+                import_command, trust_command, untrust_command):
     mcp_group.add_command(command)
+for command in mcp_group.commands.values():  # --trust-project after any subcommand too
+    trust_option(command)

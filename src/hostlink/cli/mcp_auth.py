@@ -60,7 +60,10 @@ def logout_command(ctx: click.Context, server: str) -> None:
         config, manager = _auth_of(extension, server)
         if config.auth != "oauth" or (config.oauth and config.oauth.grant_type != "authorization_code"):
             return None
-        return signed_out(server, await manager.logout(server, config))
+        outcome = signed_out(server, await manager.logout(server, config))
+        assert extension.runtime is not None
+        await extension.runtime.reconnect(server)  # drops its cached tool listing too
+        return outcome
 
     report = with_server(ctx, server, sign_out)
     click.echo(report or f"{server}: nothing stored (its credentials come from the environment)")

@@ -28,9 +28,25 @@ def load(ctx: click.Context) -> LoadedConfig:
     except ConfigError as exc:
         raise Fail(f"invalid MCP configuration: {exc}", "invalid_config") from None
     if loaded.ignored_project_servers:
-        click.echo(f"{command_path()}: ignored servers of the untrusted project (use --trust-project): "
-                   + ", ".join(loaded.ignored_project_servers), err=True)
+        note = ctx.obj.get("trust_note")
+        why = f"project, {note}; review them, then" if note else "untrusted project;"
+        click.echo(f"{command_path()}: ignored servers of the {why} `{command_path()} trust` trusts it "
+                   "(--trust-project: this once): " + ", ".join(loaded.ignored_project_servers), err=True)
     return loaded
+
+
+def trust_option(command: Callable[..., T]) -> Callable[..., T]:
+    """``--trust-project``: read the project's MCP files this time (as HOSTLINK_TRUST_PROJECT=1
+    does); accepted before and after the subcommand."""
+    def remember(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.ensure_object(dict)["trust_project"] = True
+            ctx.obj["trust_note"] = None
+        return value
+
+    return click.option("--trust-project", is_flag=True, expose_value=False, callback=remember,
+                        help="Also read the project's .mcp.json / .hostlink/mcp.json this time "
+                             "(env HOSTLINK_TRUST_PROJECT=1).")(command)
 
 
 def verbose_option(command: Callable[..., T]) -> Callable[..., T]:

@@ -48,7 +48,8 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
     """Serve ``extensions`` (which must include the Claude Code one) until stopped."""
     import anyio
 
-    from hostlink.host.session import HostSession, trust_from_environment
+    from hostlink.host.session import HostSession
+    from hostlink.host.trust import project_trust
     from hostlink.serve.server import loopback_address, serve
 
     try:
@@ -76,7 +77,7 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
     async def main() -> int | None:
         return await serve(host, token=token, address=address, port=port, max_concurrent=max_concurrent,
                            cwd=Path.cwd(), notifier=StderrNotifier(),
-                           project_trusted=trust_from_environment(os.environ), on_listening=listening)
+                           project_trusted=project_trust(Path.cwd(), os.environ).trusted, on_listening=listening)
 
     stopped = anyio.run(main)
     if stopped is not None:

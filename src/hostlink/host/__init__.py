@@ -210,6 +210,9 @@ class Session:
     names it. ``ask`` is how the host asks the person a question, None when it cannot.
     ``complete(model, context, signal)`` streams an answer of a model the host knows
     (``claude-code/haiku``): how an extension gets a model answer without holding one.
+    ``trust_again`` is the host's decision made anew, for an extension that reads the project
+    again mid-session (a reload): trust by record lasts only while the project's files are as
+    trusted. None: ``project_trusted`` holds for the whole session.
     """
 
     cwd: Path
@@ -220,6 +223,7 @@ class Session:
     lasting: bool
     ask: Ask | None = None
     complete: Complete | None = None
+    trust_again: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True)

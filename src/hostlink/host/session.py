@@ -34,14 +34,7 @@ from hostlink.host.output import OutputSession
 from hostlink.host.private import PrivateStateError, recover_stale
 
 T = TypeVar("T")
-TRUST_PROJECT_VARIABLE = "HOSTLINK_TRUST_PROJECT"
-_TRUE = ("1", "true", "yes", "on")
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-def trust_from_environment(environ: Mapping[str, str]) -> bool:
-    """Whether ``HOSTLINK_TRUST_PROJECT`` says to trust the project: one reading for every host."""
-    return environ.get(TRUST_PROJECT_VARIABLE, "").strip().lower() in _TRUE
 
 
 class Terminated(Exception):
@@ -78,8 +71,10 @@ class HostSession:
     def started(self) -> bool:
         return self._state == "started"
 
-    async def start(self, *, cwd: Path, project_trusted: bool, notifier: Notifier, ask: Ask | None = None) -> None:
-        """Recover stale private state, open the output budget, start every extension."""
+    async def start(self, *, cwd: Path, project_trusted: bool, notifier: Notifier, ask: Ask | None = None,
+                    trust_again: Callable[[], bool] | None = None) -> None:
+        """Recover stale private state, open the output budget, start every extension
+        (``trust_again``: see :class:`~hostlink.host.Session`)."""
         if self._state != "new":
             raise RuntimeError(f"the host session is already {self._state}")
         self._state = "started"
@@ -90,7 +85,7 @@ class HostSession:
             notifier.notify(f"stale private state was not recovered: {shown}", "warning")
         self.output = OutputSession() if self._lasting or self._keep_output else None
         await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier, ask=ask,
-                                                  complete=self.complete,
+                                                  complete=self.complete, trust_again=trust_again,
                                                   output=self.output, command=self.command, lasting=self._lasting))
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any], signal: CancelSignal) -> ToolResult:

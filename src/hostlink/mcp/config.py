@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hostlink.host.trust import PROJECT_FILES, config_home, find_project
 from hostlink.mcp.errors import ServerDisabled, ServerMisconfigured, ServerNotFound
 from hostlink.mcp.schema import (
     ENV_NAME_PATTERN,
@@ -65,16 +66,15 @@ class LoadedConfig:
 
 def user_config_files(environ: Mapping[str, str]) -> list[Path]:
     """The user's config files in precedence order (XDG_CONFIG_HOME, default ~/.config)."""
-    base = environ.get("XDG_CONFIG_HOME", "")
-    if not os.path.isabs(base):  # the XDG spec says to ignore a relative value
-        home = environ.get("HOME") or str(Path.home())
-        base = os.path.join(home, ".config")
-    return [Path(base, "mcp", "mcp.json"), Path(base, "hostlink", "mcp.json")]
+    base = config_home(environ)
+    return [base / "mcp" / "mcp.json", base / "hostlink" / "mcp.json"]
 
 
 def project_config_files(cwd: Path) -> list[Path]:
-    """The project's config files in precedence order."""
-    return [cwd / ".mcp.json", cwd / ".hostlink" / "mcp.json"]
+    """The project's config files in precedence order, in the project ``cwd`` is in (its
+    nearest directory up with one of them, at most up to the repository root)."""
+    project = find_project(cwd)
+    return [project / name for name in PROJECT_FILES]
 
 
 def load_config(cwd: Path, project_trusted: bool, environ: Mapping[str, str] | None = None) -> LoadedConfig:

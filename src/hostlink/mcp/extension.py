@@ -22,9 +22,10 @@ if TYPE_CHECKING:
     from hostlink.mcp.auth import AuthManager
     from hostlink.mcp.runtime import McpRuntime
     from hostlink.mcp.schema import ServerConfig
+    from hostlink.mcp.tool_cache import ToolCache
 
-COMMAND_USAGE = ("usage: /mcp status | tools SERVER | connect SERVER | disconnect SERVER | reconnect SERVER"
-                 " | auth SERVER | logout SERVER  (--verbose: all a failing server said)")
+COMMAND_USAGE = ("usage: /mcp status | reload | tools SERVER | connect SERVER | disconnect SERVER"
+                 " | reconnect SERVER | auth SERVER | logout SERVER  (--verbose: all a failing server said)")
 SignedIn = Callable[[str], Awaitable[None]]
 AuthFactory = Callable[["Mapping[str, ServerConfig]", "Notifier | None", "SignedIn | None", str, bool],
                        "AuthManager | None"]
@@ -46,6 +47,17 @@ def default_auth(servers: Mapping[str, ServerConfig], notifier: Notifier | None 
     return AuthManager(notifier=notifier, on_signed_in=on_signed_in, command=command, links=links)
 
 
+def tool_cache(servers: Mapping[str, ServerConfig], environ: Mapping[str, str] | None = None) -> ToolCache | None:
+    """The tool cache, only when some server opted in with ``cacheTools`` (none: no file at all)."""
+    if not any(config.cache_tools for config in servers.values()):
+        return None
+    import os
+
+    from hostlink.mcp.tool_cache import ToolCache, cache_directory
+
+    return ToolCache(cache_directory(os.environ if environ is None else environ))
+
+
 class McpExtension:
     """``servers`` replaces reading the configuration files (the demo and tests use it)."""
 
@@ -61,6 +73,7 @@ class McpExtension:
         self.sources: dict[str, Any] = {}
         self._auth: AuthManager | None = None
         self._problem: str | None = None
+        self._session: Session | None = None  # what a reload reads the files for
 
     def register(self, registry: Registry) -> None:
         registry.register_tool(mcp_tool(self._state))
@@ -78,6 +91,7 @@ class McpExtension:
     async def _start(self, session: Session) -> None:
         from hostlink.mcp.runtime import McpRuntime
 
+        self._session = session
         servers: Mapping[str, ServerConfig] = {}
         broken: Mapping[str, str] = {}
         if self._fixed_servers is not None:
@@ -114,7 +128,8 @@ class McpExtension:
                 sampling = sampling_for(session.ask, session.complete, session.notifier)
         self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, elicitation=elicitation,
                                   sampling=sampling, broken={**self._fixed_broken, **broken},
-                                  root=session.cwd if session.project_trusted else None)
+                                  root=session.cwd if session.project_trusted else None,
+                                  cache=tool_cache(servers, self._environ))
         self.output = session.output
 
     async def _signed_in(self, name: str) -> None:
@@ -135,6 +150,8 @@ class McpExtension:
 
     async def _command(self, argv: Sequence[str], signal: CancelSignal) -> str:
         verbose = "--verbose" in argv
+        if list(argv) == ["reload"]:
+            return await self._reload()
         try:
             state = self._state()
             if state is None:
@@ -143,6 +160,35 @@ class McpExtension:
         except McpError as exc:  # for a person: the one line, then what the server said
             # ``from exc``: a host can tell the kind of failure (error_code) by its cause
             raise CommandFailed("\n".join([str(exc), *render.server_words(exc, verbose=verbose)])) from exc
+
+
+    async def _reload(self) -> str:
+        """``/mcp reload``: read the files again; a broken file changes nothing and says why."""
+        from hostlink.mcp.config import ConfigError, load_config
+
+        session, runtime = self._session, self.runtime
+        if session is None or runtime is None:
+            raise CommandFailed("the MCP client is not running")
+        if self._fixed_servers is not None:
+            raise CommandFailed("this host gave the MCP client its servers: there is no configuration file to reload")
+        trusted = session.trust_again() if session.trust_again is not None else session.project_trusted
+        try:
+            loaded = load_config(session.cwd, trusted, self._environ)
+        except ConfigError as exc:
+            raise CommandFailed(f"the MCP configuration was not reloaded (the previous one stays in use): {exc}") from None
+        if self._auth is None:
+            self._auth = self._auth_factory(loaded.servers, session.notifier, self._signed_in, session.command,
+                                            session.lasting)
+        changes = await runtime.reconfigure(loaded.servers, loaded.broken, auth=self._auth,
+                                            cache=tool_cache(loaded.servers, self._environ))
+        self._problem, self.sources = None, dict(loaded.sources)
+        lines = [f"MCP configuration reloaded: {sum(map(len, changes.values()))} server(s) changed"]
+        lines += [f"{kind}: {', '.join(names)}" + (" (reset: the next use connects)" if kind == "changed" else "")
+                  for kind, names in changes.items() if names]
+        lines += [f"{name}: misconfigured: {loaded.broken[name]}" for name in sorted(loaded.broken)]
+        if loaded.ignored_project_servers:
+            lines.append("ignored, from the untrusted project: " + ", ".join(loaded.ignored_project_servers))
+        return "\n".join(lines)
 
 
 async def run_command(runtime: McpRuntime, argv: list[str]) -> str:

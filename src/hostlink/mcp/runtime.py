@@ -36,7 +36,7 @@ from hostlink.mcp.progress import call_with_progress
 from hostlink.mcp.roots import Roots
 from hostlink.mcp.schema import HttpServer, ServerConfig
 from hostlink.mcp.sdk_log import take_over_sdk_logging
-from hostlink.mcp.tool_filter import filter_tools
+from hostlink.mcp.tool_listing import ToolLister, watch_changes
 from hostlink.mcp.transports import (
     MODERN_VERSION,
     Transport,
@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from mcp_types import Tool
 
     from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.tool_cache import ToolCache
 
-TOOLS_PAGE_CAP = 50  # pages of tools/list per listing; a paginator that never ends cannot hang us
 TIMEOUT_SHARE = 0.9  # an SDK timeout arrives after the request's whole timeout, a server's own earlier
 SERVER_TEXT_LIMIT = 300  # characters of a server's own error message shown in ours
 
@@ -78,21 +78,6 @@ class Snapshot:
     pid: int | None = None  # the stdio server process, when it could be identified
 
 
-class _Flight:
-    """One shared in-flight operation; every waiter gets the same result or error."""
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.result: Any = None
-        self.error: BaseException | None = None
-
-    async def wait(self) -> Any:
-        await self.done.wait()
-        if self.error is not None:
-            raise self.error
-        return self.result
-
-
 @dataclass(eq=False)
 class _Connection:
     """Mutable bookkeeping of one connection generation; ``reconnect`` makes a new one."""
@@ -107,7 +92,7 @@ class _Connection:
     group: anyio.abc.TaskGroup | None = None
     scope: anyio.CancelScope | None = None
     task: asyncio.Task[None] | None = None
-    tools_flight: _Flight | None = None
+    lister: ToolLister | None = None  # from setup on
 
 
 class McpRuntime:
@@ -116,13 +101,15 @@ class McpRuntime:
     ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice in
     messages names it. ``broken`` holds the configured names whose entries cannot be used,
     with the reason. ``elicitation(name)`` and ``sampling(name, settings)`` give the SDK
-    callbacks of a server that opted in, when the host can ask (none otherwise).
+    callbacks of a server that opted in, when the host can ask (none otherwise). ``cache``
+    keeps the tool listings of servers with ``cacheTools``.
     """
 
     def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None,
                  command: str = "hostlink", broken: Mapping[str, str] | None = None,
                  elicitation: Callable[[str], Any] | None = None,
-                 sampling: Callable[[str, Any], Any] | None = None, root: Path | None = None) -> None:
+                 sampling: Callable[[str, Any], Any] | None = None, root: Path | None = None,
+                 cache: ToolCache | None = None) -> None:
         take_over_sdk_logging()
         self._roots = Roots(root)  # ``root``: the trusted project's directory, offered to "roots": true
         self._servers = dict(servers)
@@ -130,6 +117,7 @@ class McpRuntime:
         self._auth = auth
         self._elicitation = elicitation
         self._sampling = sampling
+        self._cache = cache
         self._command = command
         self._conns: dict[str, _Connection] = {}
         self._closed = False
@@ -238,12 +226,17 @@ class McpRuntime:
         name = conn.snapshot.server
         elicit = self._elicitation(name) if config.elicitation and self._elicitation else None
         sample = self._sampling(name, config.sampling) if config.sampling and self._sampling else None
-        factory = client_factory(config, elicit, sample, self._roots.callback(config))
+        conn.lister = ToolLister(name, config, conn.group, lambda cursor: self._request(
+            name, "tools/list", lambda client: client.list_tools(cursor=cursor), conn),
+            lambda tools, filtered: self._listed(conn, tools, filtered), lambda: self._drop_cache(name))
+        factory = client_factory(config, elicit, sample, self._roots.callback(config), conn.lister.on_message)
         client = await conn.transport.connect(stack, conn.group, factory, mode)
         if conn.transport.pid is not None:
             self._publish(conn, pid=conn.transport.pid)
         if mode == MODERN_VERSION:
             await verify_modern(client, conn.snapshot.server)
+        if client.protocol_version == MODERN_VERSION:
+            await conn.group.start(watch_changes, client)
         return client
 
     async def _http_auth(self, name: str, config: ServerConfig) -> httpx2.Auth | None:
@@ -371,42 +364,27 @@ class McpRuntime:
     async def list_tools(self, name: str, *, refresh: bool = True) -> tuple[Tool, ...]:
         """The tools the server advertises, less what its tool filters hide; shared in flight."""
         conn = await self._ready(name)
-        if not refresh and conn.snapshot.tools is not None:
-            return conn.snapshot.tools
-        flight = conn.tools_flight
-        if flight is None:
-            flight = _Flight()
-            assert conn.group is not None
-            try:
-                conn.group.start_soon(self._fetch_tools, conn, flight)
-            except RuntimeError:  # the owner's group has just closed
-                raise ConnectFailed(f"MCP server {name!r} is disconnecting") from None
-            conn.tools_flight = flight
-        return await flight.wait()
+        assert conn.lister is not None
+        return await conn.lister.tools_now(refresh)
 
-    async def _fetch_tools(self, conn: _Connection, flight: _Flight) -> None:
-        name = conn.snapshot.server
-        try:
-            tools: list[Tool] = []
-            cursor: str | None = None
-            for _ in range(TOOLS_PAGE_CAP):
-                page = await self._request(name, "tools/list",
-                                           lambda client, c=cursor: client.list_tools(cursor=c), conn)
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
-            else:
-                raise CallFailed(f"MCP server {name!r} listed more than {TOOLS_PAGE_CAP} pages of tools")
-            flight.result, filtered = filter_tools(conn.config, tools)
-            self._publish(conn, tools=flight.result, filtered=filtered)
-        except Exception as exc:  # noqa: BLE001 - handed to every waiter
-            flight.error = exc
-        finally:
-            if flight.result is None and flight.error is None:  # cancelled: the connection closed
-                flight.error = ConnectFailed(f"MCP server {name!r} closed while its tools were listed")
-            conn.tools_flight = None
-            flight.done.set()
+    async def search_tools(self, name: str) -> tuple[Any, ...]:
+        """The tools for a search: a live listing when connected, else the cached one of a
+        server with ``cacheTools`` (no process started, no request sent), else a live one."""
+        conn = self._conns.get(name)
+        if (conn is None or conn.snapshot.state == "idle") and self._cache is not None and self.config(name).cache_tools:
+            cached = self._cache.load(name, self.config(name))
+            if cached is not None:
+                return cached
+        return await self.list_tools(name)
+
+    def _listed(self, conn: _Connection, tools: tuple[Tool, ...], filtered: tuple[int, int]) -> None:
+        self._publish(conn, tools=tools, filtered=filtered)
+        if self._cache is not None and conn.config.cache_tools:
+            self._cache.store(conn.snapshot.server, conn.config, tools)
+
+    def _drop_cache(self, name: str) -> None:
+        if self._cache is not None:
+            self._cache.drop(name)
 
     async def call_tool(self, name: str, tool: str, arguments: dict[str, Any]) -> Any:
         ms = self.config(name).request_timeout_ms  # a wait that each progress notification restarts
@@ -452,10 +430,36 @@ class McpRuntime:
     async def reconnect(self, name: str) -> Snapshot:
         """Close the client and reset to idle, clearing a latched failure. Never connects."""
         self.config(name)
+        self._drop_cache(name)
         conn = self._conns.pop(name, None)
         if conn is not None:
             await self._close(conn)
         return self.snapshot(name)
+
+    async def reconfigure(self, servers: Mapping[str, ServerConfig], broken: Mapping[str, str], *,
+                          auth: AuthManager | None = None, cache: ToolCache | None = None) -> dict[str, list[str]]:
+        """Take a reloaded configuration: a server whose entry changed or went away is reset
+        (connection closed, cached listing dropped), every other one keeps its connection.
+        ``auth`` and ``cache`` are used when the runtime had none. Returns the names added,
+        changed and removed."""
+        changes: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
+        reset = []
+        for name in sorted({*self._servers, *self._broken, *servers, *broken}):
+            before = (self._servers.get(name), self._broken.get(name))
+            after = (servers.get(name), broken.get(name))
+            if before == after:
+                continue
+            kind = "added" if before == (None, None) else "removed" if after == (None, None) else "changed"
+            changes[kind].append(name)
+            self._drop_cache(name)
+            if name in self._conns:
+                reset.append(self._conns.pop(name))
+        self._servers, self._broken = dict(servers), dict(broken)
+        self._auth, self._cache = self._auth or auth, self._cache or cache
+        async with anyio.create_task_group() as group:
+            for conn in reset:
+                group.start_soon(self._close, conn)
+        return changes
 
     async def _close(self, conn: _Connection) -> None:
         conn.closing.set()

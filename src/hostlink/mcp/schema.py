@@ -216,6 +216,8 @@ class _Common(_Strict):
     elicitation: bool = False
     # the server may ask for a model answer, each one approved by the person (MCP sampling)
     sampling: SamplingSettings | None = None
+    # opt-in: keep the tool listing in a private cache so a search needs no server start
+    cache_tools: bool = False
 
 
 class StdioServer(_Common):

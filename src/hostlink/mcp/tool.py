@@ -184,12 +184,12 @@ async def _tools(runtime: McpRuntime, output: OutputSession | None, args: Mappin
 
     async def fetch(name: str) -> None:
         try:
-            listings[name] = await runtime.list_tools(name)
+            listings[name] = await runtime.search_tools(name)
         except McpError as exc:
             problems[name] = str(exc)
 
     if len(names) == 1 and not problems:
-        listings[names[0]] = await runtime.list_tools(names[0])  # its error is the answer
+        listings[names[0]] = await runtime.search_tools(names[0])  # its error is the answer
     else:
         async with anyio.create_task_group() as group:  # servers are searched in parallel
             for name in names:

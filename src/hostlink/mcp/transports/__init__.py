@@ -86,12 +86,13 @@ def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.
 
 
 def client_factory(config: ServerConfig, elicit: Any = None, sample: Any = None, list_roots: Any = None,
-                   ) -> Callable[[Any, str], Client]:
+                   on_message: Callable[[Any], Awaitable[None]] | None = None) -> Callable[[Any, str], Client]:
     """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``.
 
     ``elicit``, ``sample`` and ``list_roots`` (the SDK's elicitation, sampling and roots
     callbacks) are given only for a server that opted in, in a host that can ask (roots: in a
-    trusted project): the SDK advertises a capability exactly when it has its callback."""
+    trusted project): the SDK advertises a capability exactly when it has its callback.
+    ``on_message`` hears the server's notifications (list changes)."""
     from mcp import Client
     from mcp_types import Implementation
 
@@ -99,7 +100,7 @@ def client_factory(config: ServerConfig, elicit: Any = None, sample: Any = None,
 
     def client_for(transport: Any, mode: str) -> Client:
         return Client(transport, mode=mode, read_timeout_seconds=timeout, elicitation_callback=elicit,
-                      sampling_callback=sample, list_roots_callback=list_roots,
+                      sampling_callback=sample, list_roots_callback=list_roots, message_handler=on_message,
                       client_info=Implementation(name="hostlink", version=_version()))
 
     return client_for
