@@ -10,7 +10,6 @@ provider's message and code, never reply text.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -28,6 +27,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
 from hostlink.adapters.pydantic_ai.history import context_of, response_parts
+from hostlink.adapters.pydantic_ai.notices import LogNotifier
 from hostlink.claude_code.extension import PROVIDER_NAME, ClaudeCodeExtension
 from hostlink.claude_code.models import MODELS
 from hostlink.host import (
@@ -36,7 +36,6 @@ from hostlink.host import (
     Context,
     Done,
     ErrorEvent,
-    NoticeLevel,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -49,8 +48,6 @@ if TYPE_CHECKING:
 
     from hostlink.claude_code.process import ClaudeTransportOptions
 
-_LOG = logging.getLogger("hostlink.claude_code")
-_LEVELS = {"info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 # How long an abandoned request may take to stop its claude before it is left to the provider.
 CLEANUP_SECONDS = 15.0
 
@@ -65,12 +62,6 @@ _ERRORS: Mapping[str, type[exceptions.ModelAPIError]] = {
     "invalid_request": exceptions.ModelRequestRejectedError,
 }
 
-
-class _LogNotifier:
-    """Provider notices (rate-limit warnings, a cleanup problem) go to the ``logging`` tree."""
-
-    def notify(self, message: str, level: NoticeLevel = "info") -> None:
-        _LOG.log(_LEVELS.get(level, logging.INFO), "%s", message)
 
 
 class ClaudeCodeModel(Model):
@@ -137,7 +128,8 @@ class ClaudeCodeModel(Model):
         host = HostSession([ClaudeCodeExtension(options=self._options, environ=self._environ)],
                            command="hostlink", lasting=False)
         signal = CancelSignal()
-        await host.start(cwd=self._cwd or Path.cwd(), project_trusted=False, notifier=_LogNotifier())
+        await host.start(cwd=self._cwd or Path.cwd(), project_trusted=False,
+                         notifier=LogNotifier("hostlink.claude_code"))
         events = host.stream(PROVIDER_NAME, self._spec, context, signal)
         try:
             yield events

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import base64
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +26,13 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from hostlink.host import Ask, CancelSignal, ImageContent, NoticeLevel, TextContent, ToolResult
+from hostlink.host import Ask, CancelSignal, ImageContent, TextContent, ToolResult
+from hostlink.adapters.pydantic_ai.notices import LogNotifier
 from hostlink.host.session import HostSession
 
-_LOG = logging.getLogger("hostlink.mcp")
-_LEVELS = {"info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 # The mcp tool checks its own arguments and answers a bad call with a result the model reads.
 _ANY_OBJECT = SchemaValidator(core_schema.dict_schema())
 
-
-class _LogNotifier:
-    def notify(self, message: str, level: NoticeLevel = "info") -> None:
-        _LOG.log(_LEVELS.get(level, logging.INFO), "%s", message)
 
 
 class HostlinkMcp(AbstractToolset[Any]):
@@ -76,7 +70,7 @@ class HostlinkMcp(AbstractToolset[Any]):
 
                 host = HostSession([McpExtension()], command="hostlink")
                 await host.start(cwd=self.cwd or Path.cwd(), project_trusted=self.trust_project,
-                                 notifier=_LogNotifier(), ask=self.ask)
+                                 notifier=LogNotifier("hostlink.mcp"), ask=self.ask)
                 self._host = host
                 atexit.register(self._at_exit)
             self._entered += 1
