@@ -161,7 +161,6 @@ class McpExtension:
             # ``from exc``: a host can tell the kind of failure (error_code) by its cause
             raise CommandFailed("\n".join([str(exc), *render.server_words(exc, verbose=verbose)])) from exc
 
-
     async def _reload(self) -> str:
         """``/mcp reload``: read the files again; a broken file changes nothing and says why."""
         from hostlink.mcp.config import ConfigError, load_config

@@ -370,9 +370,9 @@ class McpRuntime:
     async def search_tools(self, name: str) -> tuple[Any, ...]:
         """The tools for a search: a live listing when connected, else the cached one of a
         server with ``cacheTools`` (no process started, no request sent), else a live one."""
-        conn = self._conns.get(name)
-        if (conn is None or conn.snapshot.state == "idle") and self._cache is not None and self.config(name).cache_tools:
-            cached = self._cache.load(name, self.config(name))
+        conn, config = self._conns.get(name), self.config(name)
+        if (conn is None or conn.snapshot.state == "idle") and self._cache is not None and config.cache_tools:
+            cached = self._cache.load(name, config)
             if cached is not None:
                 return cached
         return await self.list_tools(name)

@@ -75,7 +75,6 @@ class ToolInputError(InvalidArguments):
     """The model's arguments to the ``mcp`` tool itself are wrong."""
 
 
-
 def mcp_tool(resolve: Resolve) -> ToolSpec:
     """The ``mcp`` tool; ``resolve`` returns the session's runtime and output session."""
 
@@ -218,12 +217,11 @@ async def _call(runtime: McpRuntime, output: OutputSession | None, args: Mapping
     _check_arguments(tool, arguments)
     result = await runtime.call_tool(server, tool_name, arguments)
     details: dict[str, Any] = {}
-    if result.structured_content is not None:
-        structured = compact_json(result.structured_content)
-        if len(structured) <= STRUCTURED_DETAIL_CHARS:
-            details["structuredContent"] = json.loads(structured)  # sanitized as the model sees it
-    return ToolResult(content=bound_content(_call_content(result), output), is_error=bool(result.is_error),
-                      details=details)
+    structured = None if result.structured_content is None else compact_json(result.structured_content)
+    if structured is not None and len(structured) <= STRUCTURED_DETAIL_CHARS:
+        details["structuredContent"] = json.loads(structured)  # sanitized as the model sees it
+    return ToolResult(content=bound_content(_call_content(result, structured), output),
+                      is_error=bool(result.is_error), details=details)
 
 
 async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
@@ -272,29 +270,30 @@ def argument_problems(tool: Any, arguments: Mapping[str, Any], errors: Sequence[
     return "\n".join(lines)
 
 
-def _call_content(result: Any) -> list[TextContent | ImageContent]:
-    """Content blocks plus structured content as compact JSON, exactly once.
+def _call_content(result: Any, compact: str | None) -> list[TextContent | ImageContent]:
+    """Content blocks plus structured content as compact JSON (``compact``, made once by the
+    caller), exactly once.
 
     A text block that is the structured value as JSON becomes its compact form; one that is
     the SDK's ``{"result": …}`` wrapping of a plain value already carries it.
     """
     items = _blocks(result.content)
     structured = result.structured_content
-    if structured is None:
+    if compact is None:
         return items or [TextContent("(the tool returned no content)")]
     kept: list[TextContent | ImageContent] = []
     carried = False
     for item in items:
         if isinstance(item, TextContent) and _same_json(item.text, structured):
             if not carried:
-                kept.append(TextContent(compact_json(structured)))
+                kept.append(TextContent(compact))
             carried = True
             continue
         if isinstance(item, TextContent) and _wraps(item.text, structured):
             carried = True
         kept.append(item)
     if not carried:
-        kept.insert(0, TextContent(compact_json(structured)))
+        kept.insert(0, TextContent(compact))
     return kept
 
 
