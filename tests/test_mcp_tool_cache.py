@@ -185,7 +185,7 @@ async def test_a_notice_while_listing_costs_one_more_listing(tmp_path, runtime_d
         await anyio.sleep(0.1)  # its listing is in flight
         for _ in range(4):
             await lister.on_message(notice)
-        await wait_for(lambda: lister.state.flight is None and lister.state.listed == 5)
+        await wait_for(lambda: lister.flight is None and lister.listed == 5)
         assert len(pages) == 2  # the first notice's listing, then one for the four during it
     finally:
         await runtime.aclose()

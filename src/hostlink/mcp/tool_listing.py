@@ -11,15 +11,13 @@ no resource or prompt list (those are fetched per request), so their notices nee
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.abc
 
 from hostlink.mcp.errors import CallFailed, ConnectFailed
 from hostlink.mcp.tool_filter import filter_tools
-
-import anyio.abc
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -43,55 +41,51 @@ class Flight:
         return self.result
 
 
-@dataclass(eq=False)
-class Listing:
-    """Per connection: the listing in flight, the tools notices seen, and the notice count
-    the published listing started after (a listing older than a notice is stale)."""
-
-    flight: Flight | None = None
-    changes: int = 0
-    listed: int = -1
-
-
 Page = Callable[[str | None], Awaitable[Any]]  # one tools/list page by cursor
 Publish = Callable[[tuple[Any, ...], tuple[int, int]], None]
 
 
 class ToolLister:
     """The listing of one connection; ``page`` sends one request, ``publish`` records a
-    complete filtered listing, ``on_change`` hears a tools notice (it drops a cache)."""
+    complete filtered listing, ``on_change`` hears a tools notice (it drops a cache).
+
+    It keeps the listing in flight, how many tools notices it has seen, and the notice count
+    the published listing started after (a listing older than a notice is stale)."""
 
     def __init__(self, name: str, config: Any, group: anyio.abc.TaskGroup, page: Page, publish: Publish,
                  on_change: Callable[[], None]) -> None:
         self.name, self.config, self.group = name, config, group
         self._page, self._publish, self._on_change = page, publish, on_change
-        self.state = Listing()
         self.tools: tuple[Any, ...] | None = None
+        self.flight: Flight | None = None
+        self.changes = 0
+        self.listed = -1
 
     async def tools_now(self, refresh: bool) -> tuple[Any, ...]:
         """The listing: the published one when ``refresh`` is False and no notice made it
         stale, else the one in flight (or a new one) that started after every notice seen."""
-        wanted = self.state.changes
-        if not refresh and self.tools is not None and self.state.listed >= wanted:
+        wanted = self.changes
+        if not refresh and self.tools is not None and self.listed >= wanted:
             return self.tools
         while True:
-            result = await self._flight().wait()
-            if self.state.listed >= wanted:
+            result = await self._current_flight().wait()
+            if self.listed >= wanted:
                 return result
 
-    def _flight(self) -> Flight:
-        flight = self.state.flight
+    def _current_flight(self) -> Flight:
+        """The listing in flight, or a new one started now."""
+        flight = self.flight
         if flight is None:
-            flight = self.state.flight = Flight()
+            flight = self.flight = Flight()
             try:
                 self.group.start_soon(self._fetch, flight)
             except RuntimeError:  # the owner's group has just closed
-                self.state.flight = None
+                self.flight = None
                 raise ConnectFailed(f"MCP server {self.name!r} is disconnecting") from None
         return flight
 
     async def _fetch(self, flight: Flight) -> None:
-        started = self.state.changes
+        started = self.changes
         try:
             tools: list[Any] = []
             cursor: str | None = None
@@ -104,17 +98,17 @@ class ToolLister:
             else:
                 raise CallFailed(f"MCP server {self.name!r} listed more than {TOOLS_PAGE_CAP} pages of tools")
             flight.result, filtered = filter_tools(self.config, tools)
-            if started >= self.state.listed:
-                self.tools, self.state.listed = flight.result, started
+            if started >= self.listed:
+                self.tools, self.listed = flight.result, started
                 self._publish(flight.result, filtered)
         except Exception as exc:  # noqa: BLE001 - handed to every waiter
             flight.error = exc
         finally:
             if flight.result is None and flight.error is None:  # cancelled: the connection closed
                 flight.error = ConnectFailed(f"MCP server {self.name!r} closed while its tools were listed")
-            self.state.flight = None
+            self.flight = None
             flight.done.set()
-        if self.state.changes > started and flight.error is None:
+        if self.changes > started and flight.error is None:
             self._refresh()  # notices came meanwhile: one more listing covers them all
 
     async def on_message(self, message: Any) -> None:
@@ -122,14 +116,14 @@ class ToolLister:
         it in the background; it never waits, so the SDK's reader goes on at once."""
         if getattr(message, "method", None) != TOOLS_CHANGED:
             return
-        self.state.changes += 1
+        self.changes += 1
         self._on_change()
-        if self.tools is not None and self.state.flight is None:
+        if self.tools is not None and self.flight is None:
             self._refresh()
 
     def _refresh(self) -> None:
         try:
-            self._flight()
+            self._current_flight()
         except ConnectFailed:
             pass  # closing: nothing left to refresh
 
