@@ -15,6 +15,7 @@ from claude_transport_support import (
     FakeClaude,
     context,
 )
+from host_support import Notices
 
 from hostlink.claude_code import metrics
 from hostlink.claude_code.extension import NOT_INSTALLED, ClaudeCodeExtension
@@ -24,13 +25,6 @@ from hostlink.host.private import MARKER
 
 PROMPT = "a prompt that must not reach the metrics"
 
-
-class Notices:
-    def __init__(self):
-        self.seen = []
-
-    def notify(self, message, level="info"):
-        self.seen.append((message, level))
 
 
 def registered(environ) -> Registry:

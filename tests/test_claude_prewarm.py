@@ -25,6 +25,8 @@ from claude_transport_support import (
     context,
     live_processes_mentioning,
 )
+from claude_transport_support import api, home  # noqa: F401 - fixtures
+from host_support import Notices
 
 from hostlink.claude_code import metrics, prewarm
 from hostlink.claude_code.catalog import build_catalog
@@ -47,13 +49,6 @@ from peers import NODE_BIN, requires_claude  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
-
-class Notices:
-    def __init__(self):
-        self.seen = []
-
-    def notify(self, message, level="info"):
-        self.seen.append((message, level))
 
 
 def request_dirs(runtime_dir) -> list:
@@ -93,19 +88,6 @@ def follow_up(first, done, call_id: str, tools=(ECHO,)):
 
 
 # --- the real CLI ----------------------------------------------------------------------
-
-
-@pytest.fixture
-def api():
-    with fa.FakeAnthropic() as fake:
-        yield fake
-
-
-@pytest.fixture
-def home(tmp_path):
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
 
 
 def real_extension(api, home) -> ClaudeCodeExtension:

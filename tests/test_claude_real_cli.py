@@ -23,6 +23,7 @@ from claude_transport_support import (
     context,
     live_processes_mentioning,
 )
+from claude_transport_support import api, home  # noqa: F401 - fixtures
 
 from hostlink.claude_code import conversation, protocol
 from hostlink.claude_code.catalog import build_catalog
@@ -45,19 +46,6 @@ import fake_anthropic as fa  # noqa: E402
 from peers import CLAUDE, requires_claude  # noqa: E402
 
 pytestmark = [pytest.mark.slow, requires_claude]
-
-
-@pytest.fixture
-def api():
-    with fa.FakeAnthropic() as fake:
-        yield fake
-
-
-@pytest.fixture
-def home(tmp_path):
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
 
 
 def make_provider(api, home, executable=CLAUDE) -> ClaudeCodeProvider:

@@ -19,6 +19,7 @@ from claude_transport_support import (
     FAKES,
     MODEL,
 )
+from claude_transport_support import home  # noqa: F401 - fixtures
 
 from hostlink.claude_code.catalog import MAX_TOOL_NAME_LENGTH, TOOL_PREFIX, build_catalog
 from hostlink.claude_code.process import ClaudeTransportOptions
@@ -38,13 +39,6 @@ import fake_anthropic as fa  # noqa: E402
 from peers import CLAUDE, requires_claude  # noqa: E402
 
 pytestmark = [pytest.mark.slow, requires_claude]
-
-
-@pytest.fixture
-def home(tmp_path):
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
 
 
 async def request(api, home: Path, ctx: Context) -> list:

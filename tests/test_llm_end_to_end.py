@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from claude_transport_support import api  # noqa: F401 - fixtures
 from llm_support import LlmDirs, leftover_files, leftover_processes, run_llm
 
 from hostlink.claude_code import metrics
@@ -31,12 +32,6 @@ SECRET_WORD = "xyzzy-4711"  # appears only in the proposed call and in the serve
 CALL = {"action": "call", "server": "demo", "tool": "echo", "args": {"text": SECRET_WORD}}
 
 pytestmark = [pytest.mark.slow, requires_claude]
-
-
-@pytest.fixture
-def api():
-    with fa.FakeAnthropic() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from host_support import Notices
 from mcp_runtime_support import FIXTURE
 from terminal_support import on_a_terminal
 from test_mcp_cli_ux import configure, hostlink
@@ -25,13 +26,6 @@ from hostlink.mcp.schema import StdioServer
 ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 
 
-class Notices:
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def notify(self, message: str, level: str = "info") -> None:
-        self.seen.append(message)
-
 
 async def ask_through_a_host(tool: str, ask, *, opted_in: bool = True, protocol: str = "auto") -> tuple[dict, list[str]]:
     server = StdioServer(command=sys.executable, args=[ASKER], elicitation=opted_in, protocol_version=protocol)
@@ -42,7 +36,7 @@ async def ask_through_a_host(tool: str, ask, *, opted_in: bool = True, protocol:
     finally:
         await host.shutdown()
     assert not result.is_error, result.content
-    return json.loads(result.content[0].text), notices.seen
+    return json.loads(result.content[0].text), notices.messages
 
 
 @pytest.mark.anyio

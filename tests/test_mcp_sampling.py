@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from claude_transport_support import FAKES, live_processes_mentioning
+from host_support import Notices
 from mcp_runtime_support import FIXTURE
 from peers import CLAUDE, requires_claude
 
@@ -51,10 +52,6 @@ class Scripted:
         self.contexts.append(context)
         yield Done(AssistantMessage((TextContent(self.reply),), model=model.id))
 
-
-class Notices:
-    def notify(self, message: str, level: str = "info") -> None:
-        pass
 
 
 async def sample_through_a_host(extensions, arguments: dict, ask, sampling: dict | None,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from claude_transport_support import FAKES, live_processes_mentioning
+from claude_transport_support import api  # noqa: F401 - fixtures
 from llm_support import leftover_processes
 from pydantic import BaseModel
 from pydantic_ai import Agent, BinaryContent
@@ -58,12 +59,6 @@ def project(tmp_path, marker):
     (path / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo}}))
     yield path
     assert leftover_processes(marker) == []
-
-
-@pytest.fixture
-def api():
-    with fa.FakeAnthropic() as fake:
-        yield fake
 
 
 @pytest.fixture
