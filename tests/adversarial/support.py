@@ -4,7 +4,7 @@
 child process and returns what it did, with the child's peak memory (from ``wait4``).
 ``assert_contained`` is the standing check: no control byte but newline and tab on either
 stream, no Python traceback, at most ``max_bytes`` printed, peak memory bounded, and no
-private file left in the runtime directory.
+private file left in the runtime directory. ``untouched_url`` is a URL nothing may request.
 """
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,3 +73,21 @@ def assert_contained(run: Run, *, max_bytes: int = 64 * 1024) -> None:
     assert run.peak_mib < PEAK_RSS_MIB, f"peak RSS {run.peak_mib:.0f} MiB"
     left = sorted(p.name for p in run.runtime.iterdir()) if run.runtime.exists() else []
     assert left == [], f"private state left behind: {left}"
+
+
+@contextmanager
+def untouched_url(path: str = "/schema.json") -> Iterator[str]:
+    """A URL on a listening 127.0.0.1 socket; the block fails if anything connected to it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}{path}"
+        try:
+            listener.accept()
+        except BlockingIOError:
+            return  # nobody connected
+        raise AssertionError("something connected to a URL nothing may request")
+    finally:
+        listener.close()

@@ -10,14 +10,13 @@ closed and -32001 read as a timeout; one invalid UTF-8 byte left a dead session 
 
 from __future__ import annotations
 
-import socket
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from adversarial.support import assert_contained, run_cli, stdio
+from adversarial.support import assert_contained, run_cli, stdio, untouched_url
 
 
 def _alive(pid: int) -> bool:
@@ -119,19 +118,10 @@ def test_requests_from_the_server_that_were_never_advertised_are_refused(tmp_pat
 
 def test_a_schema_that_refers_elsewhere_is_never_fetched(tmp_path):
     """A tool schema's $ref to a URL: both validators fetch such references by default."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    listener.setblocking(False)
-    url = f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"
-    try:
+    with untouched_url() as url:
         run = run_cli(tmp_path, {"refs": stdio("remote-ref", url)}, "mcp", "call", "refs", "boom", '{"a": 1}')
         assert run.code != 0 and "has an invalid input schema; not calling it" in run.err, run.err
         assert_contained(run, max_bytes=2048)
-        with pytest.raises(BlockingIOError):
-            listener.accept()  # nothing was requested from the URL
-    finally:
-        listener.close()
 
 
 def test_a_million_items_are_refused_before_they_become_objects(tmp_path):
