@@ -356,6 +356,10 @@ class ProviderSpec:
     stream: ProviderStream
     unavailable: str | None = None
 
+    def model(self, model_id: str) -> ModelSpec | None:
+        """The model this provider offers as ``model_id``, or None."""
+        return next((spec for spec in self.models if spec.id == model_id), None)
+
 
 SessionStartHandler = Callable[[Session], Awaitable[None]]
 SessionShutdownHandler = Callable[[], Awaitable[None]]

@@ -100,7 +100,7 @@ class HostSession:
         offers) to ``context``: for extensions that need a model answer (MCP sampling)."""
         provider_name, _, model_id = model.partition("/")
         provider = self.registry.providers.get(provider_name)
-        spec = next((spec for spec in provider.models if spec.id == model_id), None) if provider else None
+        spec = provider.model(model_id) if provider is not None else None
         if provider is None or spec is None:
             yield ErrorEvent(f"this host has no model {model!r}", code="unknown_model")
             return

@@ -133,14 +133,13 @@ def resolve_model(provider: ProviderSpec, name: Any) -> ModelSpec:
     """The model a request names: a CLI alias (``sonnet``) or ``claude-code/sonnet``."""
     if not isinstance(name, str) or not name:
         raise invalid("model", "field required")
-    alias = name[len(PROVIDER) + 1:] if name.startswith(PROVIDER + "/") else name
-    for spec in provider.models:
-        if spec.id == alias:
-            if provider.unavailable:
-                raise ApiError(503, "api", provider.unavailable)
-            return spec
-    known = ", ".join(spec.id for spec in provider.models)
-    raise ApiError(404, "not_found", f"model {name[:80]!r} not found; available: {known}", param="model")
+    spec = provider.model(name.removeprefix(PROVIDER + "/"))
+    if spec is None:
+        known = ", ".join(spec.id for spec in provider.models)
+        raise ApiError(404, "not_found", f"model {name[:80]!r} not found; available: {known}", param="model")
+    if provider.unavailable:
+        raise ApiError(503, "api", provider.unavailable)
+    return spec
 
 
 @dataclass(frozen=True)
