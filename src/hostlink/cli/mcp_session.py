@@ -93,7 +93,7 @@ def with_server(ctx: click.Context, server: str,
 def _models_for(servers: Any) -> list[Any]:
     """The model providers a server's sampling may name: the Claude Code provider, when some
     server has sampling configured (registering it starts nothing)."""
-    if not any(getattr(config, "sampling", None) for config in servers.values()):
+    if not any(config.sampling for config in servers.values()):
         return []
     from hostlink.claude_code.extension import ClaudeCodeExtension
 
