@@ -3,12 +3,14 @@
 ``requestTimeoutMs`` bounds how long a server may stay silent, not how long a tool may work:
 a call that keeps reporting progress keeps running, up to a hard maximum, so a long job that
 says how it is doing is not cut off at 15 s while a silent, stuck one still is. The SDK's own
-read timeout never restarts, so it is set past the hard maximum and this clock decides. The
+read timeout never restarts, so it is switched off for the call (an infinite timeout arms no
+timer) and this clock decides. The
 host's :class:`~hostlink.host.progress.CallWatch` gets the progress and may set the timeout.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,7 +22,6 @@ if TYPE_CHECKING:
     from mcp import Client
 
 MAX_CALL_SECONDS = 3600.0  # a call that keeps reporting progress ends here all the same
-_SDK_SLACK_SECONDS = 5.0  # the SDK's read timeout comes after ours, never first
 
 
 async def call_with_progress(client: Client, server: str, tool: str, arguments: dict[str, Any],
@@ -41,7 +42,7 @@ async def call_with_progress(client: Client, server: str, tool: str, arguments: 
             if watch.listener is not None:
                 watch.listener(progress, total, message)
 
-        return await client.call_tool(tool, arguments, read_timeout_seconds=limit + _SDK_SLACK_SECONDS,
+        return await client.call_tool(tool, arguments, read_timeout_seconds=math.inf,
                                       progress_callback=on_progress)
     if anyio.current_time() >= started + limit:
         raise RequestTimedOut(f"MCP server {server!r} kept reporting progress but did not finish the call of tool "

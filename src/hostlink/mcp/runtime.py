@@ -172,7 +172,8 @@ class McpRuntime:
         if conn.snapshot.state == "idle":
             self._publish(conn, state="connecting")
             conn.task = asyncio.get_running_loop().create_task(self._own(conn))
-        await conn.ready.wait()
+        if not conn.ready.is_set():  # a set event's wait still yields to the loop: once per call
+            await conn.ready.wait()
         if conn.snapshot.state != "connected":
             raise conn.snapshot.error or ConnectFailed(f"MCP server {name!r} is not connected")
         return conn
