@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 from adversarial.support import untouched_url
-from jsonschema import SchemaError
 
 from hostlink.mcp import validation
-from hostlink.mcp.validation import violations
+from hostlink.mcp.validation import InvalidSchema, violations
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 5}, "days": {"type": "integer"}},
           "required": ["city"], "additionalProperties": False}
@@ -38,10 +37,10 @@ def test_a_schema_only_pythons_regex_engine_reads_is_checked_by_jsonschema_alone
 
 
 def test_an_invalid_schema_is_refused():
-    with pytest.raises(SchemaError):
+    with pytest.raises(InvalidSchema):
         violations({"type": "strin"}, "x")
 
 
 def test_a_reference_outside_the_schema_is_never_fetched():
-    with untouched_url() as url, pytest.raises(SchemaError, match="refers to a schema it does not contain"):
+    with untouched_url() as url, pytest.raises(InvalidSchema, match="refers to a schema it does not contain"):
         violations({"type": "object", "properties": {"a": {"$ref": url}}}, {"a": 1})

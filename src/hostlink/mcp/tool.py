@@ -19,7 +19,7 @@ from hostlink.host.output import bound_content, compact_json, one_line, strip_co
 from hostlink.mcp import render
 from hostlink.mcp.errors import AuthRequired, CallFailed, InvalidArguments, McpError, UnknownTool, error_code
 from hostlink.mcp.render import model_visible
-from hostlink.mcp.validation import violations
+from hostlink.mcp.validation import InvalidSchema, violations
 
 if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
@@ -242,11 +242,9 @@ async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
 
 
 def _check_arguments(tool: Any, arguments: dict[str, Any]) -> None:
-    from jsonschema import SchemaError
-
     try:
         errors = violations(tool.input_schema, arguments)
-    except SchemaError:
+    except InvalidSchema:
         raise CallFailed(f"tool {tool.name!r} has an invalid input schema; not calling it") from None
     if errors:
         raise ToolInputError(argument_problems(tool, arguments, errors))

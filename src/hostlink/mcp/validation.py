@@ -20,19 +20,22 @@ from collections.abc import Mapping
 from typing import Any
 
 
+class InvalidSchema(ValueError):
+    """The schema itself is not a valid JSON Schema (or refers to one it does not contain)."""
+
+
 def violations(schema: Mapping[str, Any], instance: Any) -> list[Any]:
     """``instance``'s violations of ``schema`` (``jsonschema`` errors, by path); none when
-    valid. Raises ``jsonschema.SchemaError`` for a schema that is not valid itself."""
+    valid. Raises InvalidSchema for a schema that is not valid itself."""
     fast, full = _validators_of(schema)
     if fast is not None and fast.is_valid(instance):
         return []
-    from jsonschema import SchemaError
     from referencing.exceptions import Unresolvable
 
     try:
         return sorted(full.iter_errors(instance), key=lambda error: list(error.path))
     except Unresolvable:
-        raise SchemaError("the schema refers to a schema it does not contain") from None
+        raise InvalidSchema("the schema refers to a schema it does not contain") from None
 
 
 _RECENT = 128
@@ -59,12 +62,16 @@ def _validators_of(schema: Mapping[str, Any]) -> tuple[Any, Any]:
 def _validators(schema_json: str) -> tuple[Any, Any]:
     """The compiled and the explaining validator of one schema (a bad schema is not cached)."""
     import jsonschema_rs
+    from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
     from referencing import Registry
 
     schema = json.loads(schema_json)
     cls = validator_for(schema)
-    cls.check_schema(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise InvalidSchema(exc.message) from None
     try:
         fast = jsonschema_rs.validator_for(schema, retriever=_never_fetch)
     except ValueError:  # jsonschema_rs.ValidationError is one: a schema it cannot take
