@@ -71,6 +71,14 @@ def test_strip_controls(raw, clean):
     assert strip_controls(raw) == clean
 
 
+def test_the_printable_fast_path_keeps_what_the_sanitizer_keeps():
+    """strip_controls returns printable text as it is: the sanitizer keeps every printable
+    code point, so the shortcut can never let through what the full pass would strip."""
+    printable = [chr(code) for code in range(0x110000) if chr(code).isprintable()]
+    assert output.StreamSanitizer().feed("".join(printable), final=True) == "".join(printable)
+    assert strip_controls("plain \u202e") == "plain "  # a bidi override is not printable: stripped
+
+
 def test_sequences_split_across_chunks(monkeypatch):
     monkeypatch.setattr(output, "_CHUNK_CHARS", 3)
     text = "ab\x1b[31mcd\x1b]0;title\x07ef\x1b]8;;u\x1b\\gh\x1b(Bij"

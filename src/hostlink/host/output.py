@@ -112,6 +112,8 @@ class StreamSanitizer:
 
 def strip_controls(text: str) -> str:
     """Remove terminal escape sequences and control characters, keeping newlines and tabs."""
+    if text.isprintable():  # no control, format (bidi) or surrogate character: nothing to strip
+        return text
     return StreamSanitizer().feed(text, final=True)
 
 
