@@ -109,6 +109,12 @@ def test_chunked_sanitizing_equals_whole_text_sanitizing(text, chunk):
     assert chunked == strip_controls(text).encode("utf-8")
 
 
+@given(st.one_of(st.text(), st.lists(TERMINAL_ALPHABET, max_size=80).map("".join)))
+@settings(max_examples=300)
+def test_a_text_that_fits_inline_is_what_the_chunked_pass_makes_of_it(text):
+    assert bound_text(text, None) == b"".join(output._sanitized_chunks(text)).decode("utf-8")
+
+
 def test_small_text_is_inline_and_untouched(session):
     assert bound_text("hello\nworld", session) == "hello\nworld"
     assert session.used_bytes == 0

@@ -223,6 +223,8 @@ def bound_text(text: str, session: OutputSession | None) -> str:
     text is: a private overflow file, or a note that none was kept (no session or the
     session's budget is spent).
     """
+    if len(text) <= MAX_INLINE_BYTES // 4 and text.count("\n") < MAX_INLINE_LINES:
+        return strip_controls(text)  # inline whatever it encodes to (at most 4 bytes a character)
     head: list[bytes] = []
     head_bytes = 0
     head_lines = 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -108,7 +107,8 @@ async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Ma
         result, details["error"] = _error(_with_link(str(exc), exc.link)), error_code(exc)
     except McpError as exc:
         result, details["error"] = _error(str(exc)), error_code(exc)
-    return replace(result, details={**(result.details or {}), **details, "summary": render.summary(args, result)})
+    return ToolResult(content=result.content, is_error=result.is_error,
+                      details={**(result.details or {}), **details, "summary": render.summary(args, result)})
 
 
 def _with_link(text: str, link: str | None) -> str:
