@@ -239,6 +239,41 @@ def test_unencodable_content_fails_with_a_clear_error():
         run([AssistantMessage([ToolCall("a", "read", {"x": float("inf")})])])
 
 
+def test_records_are_exact_compact_json():
+    """The bytes themselves, not only what they decode to: compact separators, non-ASCII kept,
+    keys in insertion order, numbers as Python writes them, ``@`` escaped."""
+    messages = [
+        UserMessage([TextContent("héllo @you \"q\"\n\t\x01 ✓ 😀"), ImageContent(b64(PNG), "image/png"),
+                     ImageContent("AAAA", "image/bmp")]),
+        AssistantMessage([
+            ThinkingContent("hm"),
+            TextContent("ok"),
+            ToolCall("c@1", "read", {"path": "a@b", "n": [1, 2.5, -0.0, 1e100, True, None], "d": {"z": 1, "a": {}}}),
+            ToolCall("c2", "gone", {}),
+        ]),
+        ToolResultMessage("c@1", "read", [TextContent("done")], is_error=True),
+        ToolResultMessage("zz", "run.shell", []),
+    ]
+    header, *rest = run(messages).records
+    assert header == json.dumps(
+        {"type": "transcript", "protocol": PROTOCOL, "instruction": transcript_module.INSTRUCTION,
+         "tools": {"read": "mcp__hostlink__read", "run.shell": result_alias("run.shell")}},
+        ensure_ascii=False, separators=(",", ":"),
+    )
+    attachment = "image_attachment_f731c2528f4184b386555de339aeb78f.png"
+    assert rest == [
+        '{"type":"user","content":[{"type":"text","text":"héllo \\u0040you \\"q\\"\\n\\t\\u0001 ✓ 😀"},'
+        f'{{"type":"image","attachment":"{attachment}"}},{{"type":"image","omitted":"unsupported image type"}}]}}',
+        '{"type":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"ok"},'
+        '{"type":"toolCall","id":"c\\u00401","name":"read","arguments":{"path":"a\\u0040b",'
+        '"n":[1,2.5,-0.0,1e+100,true,null],"d":{"z":1,"a":{}}}},'
+        '{"type":"toolCall","id":"c2","name":"removed:gone","arguments":{}}]}',
+        '{"type":"toolResult","toolCallId":"c\\u00401","name":"read","isError":true,'
+        '"content":[{"type":"text","text":"done"}]}',
+        '{"type":"toolResult","toolCallId":"zz","name":"run.shell","unmatched":true,"isError":false,"content":[]}',
+    ]
+
+
 def test_attachment_block_quotes_absolute_paths_once_each():
     block = attachment_block(["/run/private/image_attachment_1.png", "/run/private/image_attachment_2.gif"])
     lines = block.splitlines()
