@@ -274,6 +274,14 @@ def test_records_are_exact_compact_json():
     ]
 
 
+def test_a_large_record_is_encoded_whole():
+    """A record of many small values, which the JSON encoder may write in several pieces."""
+    arguments = {"numbers": list(range(100_000)), "words": ["a@b"] * 1000}
+    _, call = run([AssistantMessage([ToolCall("a", "read", arguments)])]).records
+    expected = {"type": "assistant", "content": [{"type": "toolCall", "id": "a", "name": "read", "arguments": arguments}]}
+    assert call == json.dumps(expected, ensure_ascii=False, separators=(",", ":")).replace("@", "\\u0040")
+
+
 def test_attachment_block_quotes_absolute_paths_once_each():
     block = attachment_block(["/run/private/image_attachment_1.png", "/run/private/image_attachment_2.gif"])
     lines = block.splitlines()
