@@ -282,6 +282,36 @@ def test_a_large_record_is_encoded_whole():
     assert call == json.dumps(expected, ensure_ascii=False, separators=(",", ":")).replace("@", "\\u0040")
 
 
+json_keys = st.one_of(st.text(max_size=5), st.integers(), st.floats(), st.booleans(), st.none(), st.tuples())
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(json_keys, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=5), json_values, max_size=4))
+def test_records_are_what_the_json_module_writes(arguments):
+    """Byte for byte, errors included: a value json.dumps refuses (NaN, a tuple key) is refused."""
+    expected = {"type": "assistant", "content": [{"type": "toolCall", "id": "a", "name": "read", "arguments": arguments}]}
+    try:
+        text = json.dumps(expected, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        with pytest.raises(TranscriptError, match="message 0 contains a value that is not JSON"):
+            run([AssistantMessage([ToolCall("a", "read", arguments)])])
+        return
+    _, call = run([AssistantMessage([ToolCall("a", "read", arguments)])]).records
+    assert call == text.replace("@", "\\u0040")
+
+
+def test_a_circular_value_is_refused():
+    arguments: dict = {}
+    arguments["self"] = arguments
+    with pytest.raises(TranscriptError, match="message 0 contains a value that is not JSON"):
+        run([AssistantMessage([ToolCall("a", "read", arguments)])])
+
+
 def test_attachment_block_quotes_absolute_paths_once_each():
     block = attachment_block(["/run/private/image_attachment_1.png", "/run/private/image_attachment_2.gif"])
     lines = block.splitlines()
