@@ -21,6 +21,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import PurePath
 from typing import Any
 
@@ -80,8 +81,14 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan
 
 
 def _encode(value: Any) -> str:
-    """One record as compact JSON with every ``@`` escaped (``@`` only occurs in strings)."""
-    return _ENCODER.encode(value).replace("@", "\\u0040")
+    """One record as compact JSON with every ``@`` escaped (``@`` only occurs in strings).
+
+    ``_ENCODER.encode(value)`` makes this same C encoder from the same arguments (fresh
+    circular-reference markers included) and joins the pieces it writes; made directly, a
+    record skips Python set-up that costs about a third of encoding a typical record.
+    """
+    encoder = c_make_encoder({}, _ENCODER.default, encode_basestring, None, ":", ",", False, False, False)
+    return "".join(encoder(value, 0)).replace("@", "\\u0040")
 
 
 def serialize(context: Context, catalog: Catalog) -> Transcript:
