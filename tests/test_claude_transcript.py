@@ -239,6 +239,79 @@ def test_unencodable_content_fails_with_a_clear_error():
         run([AssistantMessage([ToolCall("a", "read", {"x": float("inf")})])])
 
 
+def test_records_are_exact_compact_json():
+    """The bytes themselves, not only what they decode to: compact separators, non-ASCII kept,
+    keys in insertion order, numbers as Python writes them, ``@`` escaped."""
+    messages = [
+        UserMessage([TextContent("héllo @you \"q\"\n\t\x01 ✓ 😀"), ImageContent(b64(PNG), "image/png"),
+                     ImageContent("AAAA", "image/bmp")]),
+        AssistantMessage([
+            ThinkingContent("hm"),
+            TextContent("ok"),
+            ToolCall("c@1", "read", {"path": "a@b", "n": [1, 2.5, -0.0, 1e100, True, None], "d": {"z": 1, "a": {}}}),
+            ToolCall("c2", "gone", {}),
+        ]),
+        ToolResultMessage("c@1", "read", [TextContent("done")], is_error=True),
+        ToolResultMessage("zz", "run.shell", []),
+    ]
+    header, *rest = run(messages).records
+    assert header == json.dumps(
+        {"type": "transcript", "protocol": PROTOCOL, "instruction": transcript_module.INSTRUCTION,
+         "tools": {"read": "mcp__hostlink__read", "run.shell": result_alias("run.shell")}},
+        ensure_ascii=False, separators=(",", ":"),
+    )
+    attachment = "image_attachment_f731c2528f4184b386555de339aeb78f.png"
+    assert rest == [
+        '{"type":"user","content":[{"type":"text","text":"héllo \\u0040you \\"q\\"\\n\\t\\u0001 ✓ 😀"},'
+        f'{{"type":"image","attachment":"{attachment}"}},{{"type":"image","omitted":"unsupported image type"}}]}}',
+        '{"type":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"ok"},'
+        '{"type":"toolCall","id":"c\\u00401","name":"read","arguments":{"path":"a\\u0040b",'
+        '"n":[1,2.5,-0.0,1e+100,true,null],"d":{"z":1,"a":{}}}},'
+        '{"type":"toolCall","id":"c2","name":"removed:gone","arguments":{}}]}',
+        '{"type":"toolResult","toolCallId":"c\\u00401","name":"read","isError":true,'
+        '"content":[{"type":"text","text":"done"}]}',
+        '{"type":"toolResult","toolCallId":"zz","name":"run.shell","unmatched":true,"isError":false,"content":[]}',
+    ]
+
+
+def test_a_large_record_is_encoded_whole():
+    """A record of many small values, which the JSON encoder may write in several pieces."""
+    arguments = {"numbers": list(range(100_000)), "words": ["a@b"] * 1000}
+    _, call = run([AssistantMessage([ToolCall("a", "read", arguments)])]).records
+    expected = {"type": "assistant", "content": [{"type": "toolCall", "id": "a", "name": "read", "arguments": arguments}]}
+    assert call == json.dumps(expected, ensure_ascii=False, separators=(",", ":")).replace("@", "\\u0040")
+
+
+json_keys = st.one_of(st.text(max_size=5), st.integers(), st.floats(), st.booleans(), st.none(), st.tuples())
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(json_keys, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=5), json_values, max_size=4))
+def test_records_are_what_the_json_module_writes(arguments):
+    """Byte for byte, errors included: a value json.dumps refuses (NaN, a tuple key) is refused."""
+    expected = {"type": "assistant", "content": [{"type": "toolCall", "id": "a", "name": "read", "arguments": arguments}]}
+    try:
+        text = json.dumps(expected, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        with pytest.raises(TranscriptError, match="message 0 contains a value that is not JSON"):
+            run([AssistantMessage([ToolCall("a", "read", arguments)])])
+        return
+    _, call = run([AssistantMessage([ToolCall("a", "read", arguments)])]).records
+    assert call == text.replace("@", "\\u0040")
+
+
+def test_a_circular_value_is_refused():
+    arguments: dict = {}
+    arguments["self"] = arguments
+    with pytest.raises(TranscriptError, match="message 0 contains a value that is not JSON"):
+        run([AssistantMessage([ToolCall("a", "read", arguments)])])
+
+
 def test_attachment_block_quotes_absolute_paths_once_each():
     block = attachment_block(["/run/private/image_attachment_1.png", "/run/private/image_attachment_2.gif"])
     lines = block.splitlines()
