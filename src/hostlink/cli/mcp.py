@@ -102,20 +102,32 @@ def _nothing_configured(ctx: click.Context) -> str:
 
 
 def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, str]:
-    """Each authenticated server's credential state (keyring at most, never a connection);
-    a host session only when some server uses auth, so plain status loads nothing more."""
-    if not any(getattr(config, "auth", None) and not config.disabled for config in loaded.servers.values()):
-        return {}
+    """Each authenticated server's credential state, never a connection. A credential from
+    the environment is read here: only servers that sign in by link need a host session (and
+    the keyring), so status over other servers loads nothing more."""
+    import os
+
     from hostlink.host.output import one_line
+
+    states: dict[str, str] = {}
+    linked = {}
+    for name, config in loaded.servers.items():
+        if getattr(config, "auth", None) and not config.disabled:
+            state = config.env_credential_state(os.environ)
+            if state is None:
+                linked[name] = config
+            else:
+                states[name] = one_line(state, 60)
+    if not linked:
+        return states
     from hostlink.mcp.extension import McpExtension
 
     extension = McpExtension(servers=loaded.servers, broken=loaded.broken)
 
     async def ask(host: HostSession) -> dict[str, str]:
         auth = extension.runtime.auth if extension.runtime is not None else None
-        states: dict[str, str] = {}
-        for name, config in loaded.servers.items():
-            if auth is not None and getattr(config, "auth", None) and not config.disabled:
+        for name, config in linked.items():
+            if auth is not None:
                 try:
                     states[name] = one_line(await auth.credential_state(name, config), 60)
                 except Exception as exc:  # noqa: BLE001 - one server's store error is shown, not fatal

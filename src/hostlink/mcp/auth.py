@@ -298,13 +298,10 @@ class AuthManager:
         """A short credential state for status; reads the keyring at most, never connects."""
         if server.auth is None:
             return "no authentication"
-        if server.auth == "bearer":
-            return f"env {'set' if self._environ.get(server.bearer_token_env or '') else 'missing'}: {server.bearer_token_env}"
-        settings = oauth_settings(server)
+        from_env = server.env_credential_state(self._environ)
+        if from_env is not None:
+            return from_env
         key = record_key(name, server)
-        if settings.grant_type == "client_credentials":
-            variable = settings.client_assertion.key_env if settings.client_assertion else settings.client_secret_env
-            return f"env {'set' if self._environ.get(variable or '') else 'missing'}: {variable}"
         pending = self._signins.state(key)
         if pending is not None:
             return pending
