@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hostlink.cli.mcp_session import load, trust_option, verbose, verbose_option, with_server
-from hostlink.cli.session import command_path, run_session
+from hostlink.cli.session import command_path
 
 if TYPE_CHECKING:
     from hostlink.host.session import HostSession
@@ -60,7 +60,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     from hostlink.mcp import render
 
     loaded = load(ctx)
-    credentials = _credential_states(ctx, loaded)
+    credentials = _credential_states(loaded)
     if as_json:
         _echo_json([_status_entry(loaded, credentials, name) for name in sorted([*loaded.servers, *loaded.broken])])
         return
@@ -101,10 +101,10 @@ def _nothing_configured(ctx: click.Context) -> str:
             + '{"mcpServers": {"NAME": {"command": "…", "args": […]}}} (see the README)')
 
 
-def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, str]:
-    """Each authenticated server's credential state, never a connection. A credential from
-    the environment is read here: only servers that sign in by link need a host session (and
-    the keyring), so status over other servers loads nothing more."""
+def _credential_states(loaded: LoadedConfig) -> dict[str, str]:
+    """Each authenticated server's credential state, never a connection and no host session:
+    the environment answers for a credential taken from it, the keyring (alone, without the
+    MCP runtime or httpx2) for a sign-in by link."""
     import os
 
     from hostlink.host.output import one_line
@@ -120,21 +120,20 @@ def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, st
                 states[name] = one_line(state, 60)
     if not linked:
         return states
-    from hostlink.mcp.extension import McpExtension
+    import anyio
 
-    extension = McpExtension(servers=loaded.servers, broken=loaded.broken)
+    from hostlink.mcp.store import SecureStore, record_key, stored_state
 
-    async def ask(host: HostSession) -> dict[str, str]:
-        auth = extension.runtime.auth if extension.runtime is not None else None
+    async def ask() -> None:
+        store = SecureStore()
         for name, config in linked.items():
-            if auth is not None:
-                try:
-                    states[name] = one_line(await auth.credential_state(name, config), 60)
-                except Exception as exc:  # noqa: BLE001 - one server's store error is shown, not fatal
-                    states[name] = f"unknown ({type(exc).__name__})"
-        return states
+            try:
+                states[name] = one_line(await stored_state(store, record_key(name, config), name, config), 60)
+            except Exception as exc:  # noqa: BLE001 - one server's store error is shown, not fatal
+                states[name] = f"unknown ({type(exc).__name__})"
 
-    return run_session([extension], ask, trusted=bool(ctx.obj["trust_project"]))
+    anyio.run(ask)
+    return states
 
 
 @mcp_group.command()
