@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hostlink.cli.mcp_session import load, trust_option, verbose, verbose_option, with_server
-from hostlink.cli.session import command_path, run_session
+from hostlink.cli.session import command_path
 
 if TYPE_CHECKING:
     from hostlink.host.session import HostSession
@@ -60,7 +60,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     from hostlink.mcp import render
 
     loaded = load(ctx)
-    credentials = _credential_states(ctx, loaded)
+    credentials = _credential_states(loaded)
     if as_json:
         _echo_json([_status_entry(loaded, credentials, name) for name in sorted([*loaded.servers, *loaded.broken])])
         return
@@ -101,28 +101,39 @@ def _nothing_configured(ctx: click.Context) -> str:
             + '{"mcpServers": {"NAME": {"command": "…", "args": […]}}} (see the README)')
 
 
-def _credential_states(ctx: click.Context, loaded: LoadedConfig) -> dict[str, str]:
-    """Each authenticated server's credential state (keyring at most, never a connection);
-    a host session only when some server uses auth, so plain status loads nothing more."""
-    if not any(getattr(config, "auth", None) and not config.disabled for config in loaded.servers.values()):
-        return {}
+def _credential_states(loaded: LoadedConfig) -> dict[str, str]:
+    """Each authenticated server's credential state, never a connection and no host session:
+    the environment answers for a credential taken from it, the keyring (alone, without the
+    MCP runtime or httpx2) for a sign-in by link."""
+    import os
+
     from hostlink.host.output import one_line
-    from hostlink.mcp.extension import McpExtension
 
-    extension = McpExtension(servers=loaded.servers, broken=loaded.broken)
-
-    async def ask(host: HostSession) -> dict[str, str]:
-        auth = extension.runtime.auth if extension.runtime is not None else None
-        states: dict[str, str] = {}
-        for name, config in loaded.servers.items():
-            if auth is not None and getattr(config, "auth", None) and not config.disabled:
-                try:
-                    states[name] = one_line(await auth.credential_state(name, config), 60)
-                except Exception as exc:  # noqa: BLE001 - one server's store error is shown, not fatal
-                    states[name] = f"unknown ({type(exc).__name__})"
+    states: dict[str, str] = {}
+    linked = {}
+    for name, config in loaded.servers.items():
+        if getattr(config, "auth", None) and not config.disabled:
+            state = config.env_credential_state(os.environ)
+            if state is None:
+                linked[name] = config
+            else:
+                states[name] = one_line(state, 60)
+    if not linked:
         return states
+    import anyio
 
-    return run_session([extension], ask, trusted=bool(ctx.obj["trust_project"]))
+    from hostlink.mcp.store import SecureStore, record_key, stored_state
+
+    async def ask() -> None:
+        store = SecureStore()
+        for name, config in linked.items():
+            try:
+                states[name] = one_line(await stored_state(store, record_key(name, config), name, config), 60)
+            except Exception as exc:  # noqa: BLE001 - one server's store error is shown, not fatal
+                states[name] = f"unknown ({type(exc).__name__})"
+
+    anyio.run(ask)
+    return states
 
 
 @mcp_group.command()

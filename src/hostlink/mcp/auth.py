@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 import httpx2
 
-from hostlink.host.private import process_alive
 from hostlink.mcp.errors import AuthError, AuthRequired
 from hostlink.mcp.oauth import (
     MAX_RESPONSE_BYTES,
@@ -44,20 +42,15 @@ from hostlink.mcp.store import (
     StoredTokens,
     StoreError,
     credential_lock,
+    expired,
     record_key,
+    stored_state,
 )
 from hostlink.mcp.transports.http import SafeTransport, challenge_of
 
 if TYPE_CHECKING:
     from hostlink.host import Notifier
     from hostlink.mcp.schema import HttpServer, OAuthSettings
-
-EXPIRY_SKEW_SECONDS = 30.0
-
-
-def _expired(tokens: StoredTokens) -> bool:
-    return tokens.expires_at is not None and time.time() >= tokens.expires_at - EXPIRY_SKEW_SECONDS
-
 
 class _StaticBearer(httpx2.Auth):
     def __init__(self, token: str) -> None:
@@ -170,7 +163,7 @@ class AuthManager:
                 generation = self._generation.get(key, 0)
                 self._tokens[key] = record.tokens
                 try:
-                    if _expired(record.tokens):
+                    if expired(record.tokens):
                         await self._access_token(key, name, server, generation)
                     return _RecordAuth(self, key, name, server, generation)
                 except AuthRequired:
@@ -213,7 +206,7 @@ class AuthManager:
         if self._generation.get(key, 0) != generation or key not in self._tokens:
             raise AuthRequired(f"signed out of MCP server {name!r}; run `{self._command} mcp auth {name}` to sign in")
         tokens = self._tokens[key]
-        if not _expired(tokens):
+        if not expired(tokens):
             return tokens.access_token
         task = self._refreshes.get(key)
         if task is None:
@@ -229,7 +222,7 @@ class AuthManager:
             record = await self._store.load(key, name, server)
             if record is None or record.tokens is None:
                 raise AuthRequired(f"signed out of MCP server {name!r}")
-            if record.tokens.access_token != seen.access_token and not _expired(record.tokens):
+            if record.tokens.access_token != seen.access_token and not expired(record.tokens):
                 fresh = record.tokens
             elif record.tokens.refresh_token is None:
                 raise AuthRequired(f"the sign-in to MCP server {name!r} expired")
@@ -298,28 +291,14 @@ class AuthManager:
         """A short credential state for status; reads the keyring at most, never connects."""
         if server.auth is None:
             return "no authentication"
-        if server.auth == "bearer":
-            return f"env {'set' if self._environ.get(server.bearer_token_env or '') else 'missing'}: {server.bearer_token_env}"
-        settings = oauth_settings(server)
+        from_env = server.env_credential_state(self._environ)
+        if from_env is not None:
+            return from_env
         key = record_key(name, server)
-        if settings.grant_type == "client_credentials":
-            variable = settings.client_assertion.key_env if settings.client_assertion else settings.client_secret_env
-            return f"env {'set' if self._environ.get(variable or '') else 'missing'}: {variable}"
         pending = self._signins.state(key)
         if pending is not None:
             return pending
-        try:
-            record = await self._store.load(key, name, server)
-        except StoreError as error:
-            return {"unavailable": "keyring unavailable", "locked": "keyring locked", "ambiguous": "keyring ambiguous",
-                    "corrupt": "record corrupt",
-                    "mismatch": "record mismatch"}.get(error.state, "keyring unavailable")
-        if record is None or record.tokens is None:
-            waiting = record is not None and record.pending and record.pending_pid and process_alive(record.pending_pid)
-            return "pending link" if waiting else "signed out"  # a link nobody waits for is no sign-in
-        if not _expired(record.tokens):
-            return "signed in"
-        return "refreshable" if record.tokens.refresh_token else "expired"
+        return await stored_state(self._store, key, name, server)
 
     async def aclose(self) -> None:
         """Cancel every sign-in and refresh and close the callback listeners."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
@@ -249,6 +250,19 @@ class HttpServer(_Common):
     auth: Literal["oauth", "bearer"] | None = None
     bearer_token_env: EnvName | None = None
     oauth: OAuthSettings | None = None
+
+    def env_credential_state(self, environ: Mapping[str, str]) -> str | None:
+        """``env set: VAR`` / ``env missing: VAR`` for a credential from the environment (bearer
+        token, client secret or private key); None without one (no auth, or a sign-in by link,
+        whose state is in the keyring). Status needs no keyring and no session for these."""
+        settings = self.oauth or OAuthSettings()
+        if self.auth == "bearer":
+            variable = self.bearer_token_env
+        elif self.auth == "oauth" and settings.grant_type == "client_credentials":
+            variable = settings.client_assertion.key_env if settings.client_assertion else settings.client_secret_env
+        else:
+            return None
+        return f"env {'set' if environ.get(variable or '') else 'missing'}: {variable}"
 
     @model_validator(mode="after")
     def _auth_rules(self) -> HttpServer:

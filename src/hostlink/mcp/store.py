@@ -31,13 +31,14 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from hostlink.host.private import PrivateStateError, ensure_private_dir
+from hostlink.host.private import PrivateStateError, ensure_private_dir, process_alive
 from hostlink.mcp.errors import AuthError
 
 SERVICE = "hostlink.mcp"
 RECORD_VERSION = 1
 MAX_RECORD_CHARS = 256 * 1024
 LOCK_TIMEOUT_SECONDS = 30.0
+EXPIRY_SKEW_SECONDS = 30.0  # a token this close to its expiry counts as expired
 _LOCK_POLL_SECONDS = 0.05
 _MAX_DUPLICATES = 16
 
@@ -92,6 +93,27 @@ def record_key(name: str, server: Any) -> str:
     material = {"name": name, "url": server.url, "auth": server.auth, "oauth": oauth}
     digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()
     return f"oauth-{digest}"
+
+
+def expired(tokens: StoredTokens) -> bool:
+    return tokens.expires_at is not None and time.time() >= tokens.expires_at - EXPIRY_SKEW_SECONDS
+
+
+async def stored_state(store: SecureStore, key: str, name: str, server: Any) -> str:
+    """A link sign-in's state as the keyring records it, for status: no session, no connection
+    (``hostlink mcp status`` reads it without starting the MCP runtime)."""
+    try:
+        record = await store.load(key, name, server)
+    except StoreError as error:
+        return {"unavailable": "keyring unavailable", "locked": "keyring locked", "ambiguous": "keyring ambiguous",
+                "corrupt": "record corrupt",
+                "mismatch": "record mismatch"}.get(error.state, "keyring unavailable")
+    if record is None or record.tokens is None:
+        waiting = record is not None and record.pending and record.pending_pid and process_alive(record.pending_pid)
+        return "pending link" if waiting else "signed out"  # a link nobody waits for is no sign-in
+    if not expired(record.tokens):
+        return "signed in"
+    return "refreshable" if record.tokens.refresh_token else "expired"
 
 
 def _keyring_class():
