@@ -36,6 +36,7 @@ from llm.parts import (
     ToolResultPart,
 )
 
+from hostlink.cli.process_exit import freeze_heap_at_exit
 from hostlink.host import (
     IMAGE_MIME_TYPES,
     AssistantMessage,
@@ -221,6 +222,7 @@ class LlmHost:
         with self._lock:
             if self._loop is None:
                 self._loop = _Loop()
+                freeze_heap_at_exit()  # registered first, so it runs after close
                 atexit.register(self.close)
                 _interrupt_on_termination()
             if not self._session_started:

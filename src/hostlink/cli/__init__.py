@@ -12,6 +12,8 @@ import importlib
 
 import click
 
+from hostlink.cli.process_exit import freeze_heap_at_exit
+
 # name -> (module, attribute, one-line help shown by `hostlink --help` and `llm --help`)
 COMMAND_GROUPS = {
     "mcp": ("hostlink.cli.mcp", "mcp_group", "Inspect and use the configured MCP servers."),
@@ -54,6 +56,7 @@ def cli() -> None:
 
 def main() -> None:
     """The ``hostlink`` command, named so however Python was started (advice names it)."""
+    freeze_heap_at_exit()
     cli.main(prog_name="hostlink")
 
 
