@@ -28,7 +28,7 @@ def run(quick: bool) -> list[Row]:
         env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"), "LLM_USER_PATH": home}
         for label, argv in (("hostlink --help", [hostlink, "--help"]), ("hostlink mcp status", [hostlink, "mcp", "status"])):
             base, ours = interleaved(lambda: run_command(bare, env), lambda: run_command(argv, env), repeats)
-            rows.append(Row(f"{label} vs python -c pass", median(base) * 1000, median(ours) * 1000, "ms", "<= 250 ms"))
+            rows.append(Row(f"{label} vs python -c pass", median(base) * 1000, median(ours) * 1000, "ms", "<= 120 ms"))
         if llm:
             without = {**env, "LLM_LOAD_PLUGINS": ""}
             base, ours = interleaved(
