@@ -93,7 +93,21 @@ def test_no_control_survives(text):
     clean.encode("utf-8")  # never a lone surrogate
 
 
-TERMINAL_ALPHABET = st.sampled_from(list("ab\n\t[];0P_^X\\7m") + ["\x1b", "\x07", "\x9b", "\x9c", "\x9d", "\x90", "\r", "é", "\u202e"])
+TERMINAL_CHARACTERS = list("ab\n\t[];0P_^X\\7m") + ["\x1b", "\x07", "\x9b", "\x9c", "\x9d", "\x90", "\r", "é", "\u202e"]
+TERMINAL_ALPHABET = st.sampled_from(TERMINAL_CHARACTERS)
+C1_OPENERS = {"\x90", "\x98", "\x9b", "\x9d", "\x9e", "\x9f"}
+WITHOUT_C1_OPENERS = st.sampled_from([c for c in TERMINAL_CHARACTERS if c not in C1_OPENERS] + ["\x85", "\ud800"])
+ASCII_ONLY = st.sampled_from([c for c in TERMINAL_CHARACTERS if c.isascii()] + ["\x00", "\x7f"])
+
+
+@given(st.one_of(st.text(), *(st.lists(alphabet, max_size=80).map("".join)
+                             for alphabet in (TERMINAL_ALPHABET, WITHOUT_C1_OPENERS, ASCII_ONLY))))
+@example("a\x1b[31mb\x1b]0;t\x07c\x07\r\x00d")  # ASCII: the escape pass, then translate
+@example("é\x1b]0;t\x9cx\x85\x1b[1m\u202e\ud800")  # no C1 opener: the escape pass, then singles
+@example("\x9d0;t\x1b[31m\x07e\x9b1m")  # a C1 opener: the one regex
+@settings(max_examples=500)
+def test_the_two_pass_strip_makes_what_the_one_regex_makes(text):
+    assert output._strip_sequences(text) == output._SEQUENCE.sub("", text)
 
 
 @given(st.lists(TERMINAL_ALPHABET, max_size=80).map("".join), st.integers(min_value=1, max_value=16))
