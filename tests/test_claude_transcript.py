@@ -312,6 +312,14 @@ def test_a_circular_value_is_refused():
         run([AssistantMessage([ToolCall("a", "read", arguments)])])
 
 
+def test_one_value_in_several_records_is_not_taken_for_a_circle():
+    """The records share one encoder; a value it finished in one record is fresh in the next."""
+    arguments = {"path": {"nested": ["x"]}}
+    history = [AssistantMessage([ToolCall("a", "read", arguments)]), AssistantMessage([ToolCall("b", "read", arguments)])]
+    _, first, second = run(history).records
+    assert first.replace('"a"', '"b"') == second
+
+
 def test_attachment_block_quotes_absolute_paths_once_each():
     block = attachment_block(["/run/private/image_attachment_1.png", "/run/private/image_attachment_2.gif"])
     lines = block.splitlines()
@@ -359,14 +367,19 @@ def test_appending_messages_leaves_earlier_records_byte_identical(history, appen
 def test_serialization_encodes_each_message_once(monkeypatch):
     """Linear work: one encode per record, each over that record alone (counted, not timed)."""
     calls: list[int] = []
-    original = transcript_module._encode
+    original = transcript_module._record_encoder
 
-    def counting(value):
-        encoded = original(value)
-        calls.append(len(encoded))
-        return encoded
+    def counting_encoder():
+        encode = original()
 
-    monkeypatch.setattr(transcript_module, "_encode", counting)
+        def counting(value):
+            encoded = encode(value)
+            calls.append(len(encoded))
+            return encoded
+
+        return counting
+
+    monkeypatch.setattr(transcript_module, "_record_encoder", counting_encoder)
     for count in (10, 100, 1000):
         history = []
         for i in range(count // 2):
