@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hostlink.mcp.config import ConfigError, load_config, parse_document
-from hostlink.mcp.schema import NAME_PATTERN, HttpServer, StdioServer
+from hostlink.mcp.schema import HttpServer, StdioServer
+from hostlink.mcp.schema_rules import NAME_PATTERN
 
 
 @pytest.fixture

@@ -48,7 +48,7 @@ def import_command(program: str, path: Path | None, dry_run: bool, yes: bool, sc
     """Import the MCP servers of Claude Desktop, Claude Code, Cursor, VS Code, Windsurf or the Gemini CLI."""
     from hostlink.mcp.config_edit import EditRefused, check_entry, with_entries
     from hostlink.mcp.config_import import PROGRAMS, ImportFailed, read_source, source_path
-    from hostlink.mcp.schema import NAME_PATTERN, safe_key
+    from hostlink.mcp.schema_rules import NAME_PATTERN, safe_key
 
     source = path or source_path(program, os.environ)
     try:

@@ -25,21 +25,11 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from hostlink.host import text_problem
+from hostlink.mcp.schema_rules import ENV_NAME_PATTERN, SchemaError, safe_key
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HEADER_NAME_PATTERN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
 MAX_ARGS = 128
 MAX_TOOL_PATTERNS = 256  # of includeTools / excludeTools each
-
-
-class SchemaError(ValueError):
-    """A server entry breaks the schema; ``field`` is the dotted config key path."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}" if field else problem)
-        self.field = field
-        self.problem = problem
 
 
 def _clean_text(value: str) -> str:
@@ -337,9 +327,3 @@ def _schema_error(model: type[_Common], exc: ValidationError) -> SchemaError:
     if len(errors) > 1:
         problem += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
     return SchemaError(field, problem)
-
-
-def safe_key(key: str | int) -> str:
-    """A config key for a message: plain when it is a simple name, else an escaped, bounded repr."""
-    text = str(key)
-    return text if NAME_PATTERN.fullmatch(text) else ascii(text[:64])
