@@ -1,10 +1,12 @@
-"""Start costs: `hostlink --help` and `hostlink mcp status` against a bare Python start,
+"""Start costs: `hostlink --help` and `hostlink mcp status` (with no configuration, and with
+four servers configured) against a bare Python start,
 `llm --help` with the hostlink plugin against `llm --help` with no plugins loaded, and the
 first ``mcp`` call of a session (start the server, set up, list tools, call ``echo``) against
 a bare SDK client doing the same from nothing, with the modules already imported."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -26,8 +28,13 @@ def run(quick: bool) -> list[Row]:
     rows = []
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"), "LLM_USER_PATH": home}
-        for label, argv in (("hostlink --help", [hostlink, "--help"]), ("hostlink mcp status", [hostlink, "mcp", "status"])):
-            base, ours = interleaved(lambda: run_command(bare, env), lambda: run_command(argv, env), repeats)
+        configured = {**env, "XDG_CONFIG_HOME": _four_servers(os.path.join(home, "configured"))}
+        for label, argv, environ in (
+            ("hostlink --help", [hostlink, "--help"], env),
+            ("hostlink mcp status", [hostlink, "mcp", "status"], env),
+            ("hostlink mcp status, 4 servers configured", [hostlink, "mcp", "status"], configured),
+        ):
+            base, ours = interleaved(lambda: run_command(bare, env), lambda: run_command(argv, environ), repeats)
             rows.append(Row(f"{label} vs python -c pass", median(base) * 1000, median(ours) * 1000, "ms", "<= 120 ms"))
         if llm:
             without = {**env, "LLM_LOAD_PLUGINS": ""}
@@ -38,6 +45,17 @@ def run(quick: bool) -> list[Row]:
     with private_runtime():
         rows.extend(anyio.run(_first_calls, 1 if quick else 7))
     return rows
+
+
+def _four_servers(config_home: str) -> str:
+    """A config home whose user file names three stdio servers and one Streamable HTTP server
+    (none is started: status never connects)."""
+    servers = {f"stdio{index}": {"command": "node", "args": [f"server{index}.js"]} for index in range(3)}
+    servers["remote"] = {"url": "http://127.0.0.1:9/mcp"}
+    os.makedirs(os.path.join(config_home, "mcp"))
+    with open(os.path.join(config_home, "mcp", "mcp.json"), "w") as file:
+        json.dump({"mcpServers": servers}, file)
+    return config_home
 
 
 async def _first_calls(repeats: int) -> list[Row]:
