@@ -330,3 +330,21 @@ def test_a_path_with_control_characters_is_shown_escaped(tmp_path, env):
         load_config(project, True, env)
     assert "\x1b" not in str(err.value) and "\\x1b]0;x\\x07dir" in str(err.value)
     assert err.value.source == project / ".mcp.json"
+
+
+def test_the_schema_loads_only_when_there_is_an_entry_to_parse(tmp_path, env):
+    """No configuration file: nothing to validate, so pydantic is never imported (status stays
+    cheap); the first file brings the schema in."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from pathlib import Path; from hostlink.mcp.config import load_config; "
+             f"loaded = load_config(Path({str(tmp_path / 'project')!r}), True, {env!r}); "
+             "print(sorted(loaded.servers), 'pydantic' in sys.modules)")
+
+    def run() -> str:
+        return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+
+    assert run() == "[] False"
+    write(tmp_path / "xdg" / "mcp" / "mcp.json", {"a": {"command": "a"}})
+    assert run() == "['a'] True"
