@@ -309,6 +309,10 @@ class McpRuntime:
                        conn: _Connection | None = None) -> T:
         """Send one request (on ``conn``, or the current connection); map SDK failures to safe
         errors. No retry, no dedup."""
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from pydantic import ValidationError
+
         conn = conn or await self._ready(name)
         client = conn.client
         if client is None:
@@ -318,46 +322,30 @@ class McpRuntime:
         started = anyio.current_time()
         try:
             return await send(client)
-        except Exception as exc:
-            failure = await self._failure(conn, what, exc, started, challenges != transport.challenges,
-                                          refusals != transport.refusals)
-            if failure is None:
-                raise
-            raise failure from None
-
-    async def _failure(self, conn: _Connection, what: str, exc: Exception, started: float,
-                       challenged: bool, refused: bool) -> McpError | None:
-        """The safe error for an SDK failure of a request (None: not the SDK's, passed on).
-        The SDK's exception types are imported here, on the failure path alone."""
-        from mcp import MCPError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-        from pydantic import ValidationError
-
-        name, transport = conn.snapshot.server, conn.transport
-        if isinstance(exc, MCPError):
-            if challenged:  # the server asked for credentials meanwhile
-                return await self._challenge_error(conn)
-            if refused and exc.code != CONNECTION_CLOSED:
-                return CallFailed(f"MCP server {name!r}: {what} failed: {transport.refusal}")
+        except MCPError as exc:
+            if transport.challenges != challenges:  # the server asked for credentials meanwhile
+                raise await self._challenge_error(conn) from None
+            if transport.refusals != refusals and exc.code != CONNECTION_CLOSED:
+                raise CallFailed(f"MCP server {name!r}: {what} failed: {transport.refusal}") from None
             # A server may answer with the codes the SDK uses for its own transport state:
             # what happened decides, not the code.
             if exc.code == CONNECTION_CLOSED and transport.ended:
-                return await self._lost(conn, what)
+                raise await self._lost(conn, what) from None
             timeout = conn.config.request_timeout_ms / 1000
             if exc.code == REQUEST_TIMEOUT and anyio.current_time() - started >= timeout * TIMEOUT_SHARE:
-                return RequestTimedOut(
-                    f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms")
-            return CallFailed(f"MCP server {name!r} rejected {what}: {one_line(exc.message, SERVER_TEXT_LIMIT)}")
-        if isinstance(exc, ValidationError):
-            return CallFailed(f"MCP server {name!r} sent an invalid result for {what}")
-        if isinstance(exc, RuntimeError):
+                raise RequestTimedOut(
+                    f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
+                ) from None
+            raise CallFailed(f"MCP server {name!r} rejected {what}: {one_line(exc.message, SERVER_TEXT_LIMIT)}") from None
+        except ValidationError:
+            raise CallFailed(f"MCP server {name!r} sent an invalid result for {what}") from None
+        except RuntimeError as exc:
             if "structured content" in str(exc) or "schema" in str(exc):
-                return CallFailed(f"MCP server {name!r} sent a result for {what} that does not match "
-                                  "the tool's output schema")
-            return CallFailed(f"MCP server {name!r}: {what} failed ({type(exc).__name__})")
-        if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)):
-            return await self._lost(conn, what)
-        return None
+                raise CallFailed(f"MCP server {name!r} sent a result for {what} that does not match "
+                                 "the tool's output schema") from None
+            raise CallFailed(f"MCP server {name!r}: {what} failed ({type(exc).__name__})") from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            raise await self._lost(conn, what) from None
 
     async def _lost(self, conn: _Connection, what: str) -> McpError:
         """The connection died under a request: latch it as failed until reconnect."""
