@@ -467,6 +467,56 @@ def test_interrupt_during_a_tool_call_cancels_the_call(make_host):
     assert observed["reason"] == "interrupted"
 
 
+def _interrupt_once_begun(monkeypatch, begun: threading.Event) -> None:
+    """The interrupt lands in the caller just after the loop began the work, before the caller
+    waits on it: the window a loaded machine opened for the two tests above."""
+    from hostlink.adapters import llm_host
+
+    start = llm_host._Loop.start
+
+    def start_then_interrupt(self, make, future):
+        start(self, make, future)
+        assert begun.wait(10)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(llm_host._Loop, "start", start_then_interrupt)
+
+
+def test_an_interrupt_just_after_a_tool_call_began_still_cancels_and_waits(make_host, monkeypatch):
+    observed, begun = {}, threading.Event()
+
+    class Slow:
+        def register(self, registry):
+            async def slow(args, signal):
+                begun.set()
+                observed["reason"] = await _until_cancelled(signal)
+                return ToolResult([TextContent("cancelled")], is_error=True)
+
+            registry.register_tool(ToolSpec("slow", "", {"type": "object"}, slow))
+
+    host = make_host(Slow())
+    _interrupt_once_begun(monkeypatch, begun)
+    with pytest.raises(KeyboardInterrupt):
+        host.tools()[0].implementation()
+    assert observed["reason"] == "interrupted"
+
+
+def test_an_interrupt_just_after_a_response_began_still_cancels_and_waits(make_host, monkeypatch):
+    observed, begun = {}, threading.Event()
+
+    async def run(context, signal):
+        begun.set()
+        observed["reason"] = await _until_cancelled(signal)
+        yield ErrorEvent("aborted", code="aborted")
+
+    host = make_host(Scripted(run))
+    model = model_of(host)
+    _interrupt_once_begun(monkeypatch, begun)
+    with pytest.raises(KeyboardInterrupt):
+        model.prompt("hi").text()
+    assert observed["reason"] == "the response was abandoned"
+
+
 class Fragile:
     """An extension whose session start or shutdown fails."""
 

@@ -14,6 +14,7 @@ import asyncio
 import atexit
 import base64
 import concurrent.futures
+import functools
 import inspect
 import json
 import keyword
@@ -162,11 +163,52 @@ class _Loop:
 
     def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
+        self._tasks: dict[concurrent.futures.Future[Any], asyncio.Task[Any]] = {}
         self._thread = threading.Thread(target=self._loop.run_forever, name="hostlink-llm", daemon=True)
         self._thread.start()
 
     def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    def start(self, make: Callable[[], Coroutine[Any, Any, T]], future: concurrent.futures.Future[T]) -> None:
+        """Run ``make()`` on the loop into ``future``, which the caller made before calling.
+
+        An interrupt can land anywhere in the caller, even before it would have held a future
+        returned by the loop; holding it first, the caller always finds the work either not
+        begun (``future.cancel()`` succeeds and it never begins) or begun (to be told by its
+        signal and waited for), never running on unseen after the caller returned.
+        """
+
+        def begin() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                task = self._loop.create_task(make())
+            except BaseException as exc:
+                future.set_exception(exc)
+                return
+            self._tasks[future] = task
+            task.add_done_callback(functools.partial(self._settle, future))
+
+        self._loop.call_soon_threadsafe(begin)
+
+    def _settle(self, future: concurrent.futures.Future[T], task: asyncio.Task[T]) -> None:
+        del self._tasks[future]
+        if task.cancelled():
+            future.set_exception(concurrent.futures.CancelledError())
+        elif (error := task.exception()) is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(task.result())
+
+    def abandon(self, future: concurrent.futures.Future[Any]) -> None:
+        """Cancel the task behind a begun ``future`` whose work ignored its cancel signal."""
+
+        def cancel() -> None:
+            if (task := self._tasks.get(future)) is not None:
+                task.cancel()
+
+        self._loop.call_soon_threadsafe(cancel)
 
     def close(self) -> None:
         """Cancel what extensions left running (as ``asyncio.run`` does, bounded), then stop."""
@@ -263,18 +305,20 @@ class LlmHost:
 
     def call(self, make: Callable[[], Coroutine[Any, Any, T]], signal: CancelSignal) -> T:
         """Run one coroutine on the loop and wait; an interrupt cancels it via ``signal``."""
-        future: concurrent.futures.Future[T] | None = None
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
         try:
-            future = self._ready_loop().submit(make())
+            self._ready_loop().start(make, future)
             return future.result()
         except BaseException:
-            # An interrupt can land before ``future`` is known: the signal is cancelled
-            # first, so work that starts after it sees the cancellation at once.
-            if future is None or not future.done():
+            if not future.done():
                 signal.cancel("interrupted")
-            if future is not None and not concurrent.futures.wait([future], timeout=CLEANUP_SECONDS).done:
-                future.cancel()
+                if not future.cancel() and not concurrent.futures.wait([future], timeout=CLEANUP_SECONDS).done:
+                    self._abandon(future)
             raise
+
+    def _abandon(self, future: concurrent.futures.Future[Any]) -> None:
+        if self._loop is not None:
+            self._loop.abandon(future)
 
     def iterate(self, make: Callable[[], AsyncIterator[T]], signal: CancelSignal) -> Iterator[T]:
         """Yield the items of an async iterator as they arrive, from a synchronous generator.
@@ -297,9 +341,10 @@ class LlmHost:
             finally:
                 items.put(_END)
 
-        future = self._ready_loop().submit(pump())
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
         finished = False
         try:
+            self._ready_loop().start(pump, future)
             while (item := items.get()) is not _END:
                 yield item
             finished = True
@@ -307,11 +352,12 @@ class LlmHost:
         finally:
             if not finished:
                 signal.cancel("the response was abandoned")
-                try:
-                    while items.get(timeout=CLEANUP_SECONDS) is not _END:
-                        pass
-                except queue.Empty:
-                    future.cancel()
+                if not future.cancel():  # begun: wait for it to end (bounded)
+                    try:
+                        while items.get(timeout=CLEANUP_SECONDS) is not _END:
+                            pass
+                    except queue.Empty:
+                        self._abandon(future)
 
     # what llm sees
 
