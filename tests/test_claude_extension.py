@@ -145,7 +145,7 @@ async def test_command(tmp_path, runtime_dir):
     fake = FakeClaude(tmp_path)
     registry = registered(fake_environ(fake))
     command = registry.commands["claude-code"]
-    assert await command.run(["bogus"], CancelSignal()) == "usage: /claude-code doctor"
+    assert await command.run(["bogus"], CancelSignal()) == "usage: /claude-code doctor | usage"
     empty = tmp_path / "empty"
     empty.mkdir()
     text = await registered({"PATH": str(empty)}).commands["claude-code"].run(["doctor"], CancelSignal())

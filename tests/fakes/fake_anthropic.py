@@ -105,6 +105,8 @@ class FakeAnthropic:
         self.default = default if default is not None else text("default answer")
         self.script: queue.Queue[Reply | HttpError] = queue.Queue()
         self.requests: list[dict[str, Any]] = []
+        # Sent with every /v1/messages answer, as the real API sends its rate-limit headers.
+        self.headers: dict[str, str] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -183,8 +185,13 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.send_header("request-id", f"req_fake_{next(_ids)}")
+            self._extra_headers()
             self.end_headers()
             self.wfile.write(data)
+
+        def _extra_headers(self) -> None:
+            for name, value in dict(fake.headers).items():
+                self.send_header(name, value)
 
         def _stream(self, reply: Reply, model: str) -> None:
             self.send_response(200)
@@ -192,6 +199,7 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.send_header("request-id", f"req_fake_{next(_ids)}")
+            self._extra_headers()
             self.end_headers()
             self.close_connection = True
             for event, data in _events(reply, model):
