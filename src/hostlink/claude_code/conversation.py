@@ -119,7 +119,8 @@ def validate_control_initialize(record: dict[str, Any], request_id: str, expect:
         raise ProtocolError("claude would use an API key, not the Claude subscription")
     token_source = account.get("tokenSource", "none")
     if (token_source != "none") if expect.testing else (token_source not in SUBSCRIPTION_TOKEN_SOURCES):
-        raise ProtocolError("claude is not signed in with a Claude subscription (run `claude` and /login)",
+        raise ProtocolError("claude is not signed in with a Claude subscription (run `claude auth login`, or on a "
+                            "machine without a browser set CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`)",
                             code="not_signed_in")
     if body.get("commands") != []:
         raise ProtocolError("claude reported slash commands although they are disabled")
