@@ -106,8 +106,8 @@ class PlanUsage:
         windows = value.get("windows")
         return cls(
             seen_at=seen_at, status=status, window=_code(value.get("window")), resets_at=_time(value.get("resets_at")),
-            windows=tuple(w for w in (_window(item.get("name"), item) for item in windows if isinstance(item, dict))
-                          if w is not None) if isinstance(windows, list) else (),
+            windows=tuple(w for w in (_stored_window(item) for item in windows) if w is not None)
+            if isinstance(windows, list) else (),
             extra_usage_status=_code(value.get("extra_usage_status")),
             extra_usage_resets_at=_time(value.get("extra_usage_resets_at")),
             extra_usage_disabled_reason=_code(value.get("extra_usage_disabled_reason")),
@@ -149,6 +149,13 @@ def _window(name: Any, item: Mapping[str, Any]) -> Window | None:
         return None
     return Window(name, _share(item.get("utilization")), _time(item.get("resetsAt")), _code(item.get("status")),
                   _share(item.get("surpassedThreshold")))
+
+
+def _stored_window(item: Any) -> Window | None:
+    if not isinstance(item, dict) or _code(item.get("name")) is None:
+        return None
+    return Window(item["name"], _share(item.get("utilization")), _time(item.get("resets_at")), _code(item.get("status")),
+                  _share(item.get("surpassed_threshold")))
 
 
 def _code(value: Any) -> str | None:
