@@ -86,9 +86,11 @@ class PlanGuard:
             if mode == "warn":
                 self._tell_once(("extra", *episode), plan.warning(usage))
             elif mode == "refuse":
+                what = "this request drew on the Claude plan's extra usage" if usage.using_extra_usage else \
+                    "only the Claude plan's extra usage would continue"
                 self._tell_once(("refuse", *episode), (
-                    f"this request drew on the Claude plan's extra usage ({plan.window_name(usage.window)} window used "
-                    f"up); further requests are refused until {plan.local_time(usage.episode_end())}"))
+                    f"{what} ({plan.window_name(usage.window)} window used up); further requests are refused "
+                    f"until {plan.local_time(usage.episode_end())}"))
         elif usage.status == "allowed_warning":
             window = next((w for w in usage.windows if w.name == usage.window), None)
             used = f" is {round(window.utilization * 100)}% used" if window and window.utilization is not None else \
