@@ -15,8 +15,8 @@ from hostlink.cli import serve as serve_cli
 
 def main() -> None:
     base_url, *args = sys.argv[1:]
-    if args[:1] == ["--subscription"]:
-        args = args[1:]
+    if "--subscription" in args:
+        args.remove("--subscription")
         options = ClaudeTransportOptions(test_api_base_url=base_url, test_oauth_token="sk-ant-oat01-fake-serve")
     else:
         options = ClaudeTransportOptions(test_api_base_url=base_url, test_api_key="sk-fake-serve")
