@@ -12,9 +12,13 @@ after init. Facts for Claude Code 2.1.332 (checked against the real CLI in tests
   ``message_stop`` with ``abandoned_blocks`` (the CLI resumes a cut-off stream on its own)
   means the stream was interrupted.
 - Signed in with a subscription the CLI writes a ``rate_limit_event`` after ``message_stop``
-  (before the error of a refused request): it becomes one :class:`PlanReport`
-  (:mod:`hostlink.claude_code.plan`). A usage limit reads "You've hit your 5-hour limit ·
-  resets …"; the API's own wording follows "API Error: <status>" otherwise.
+  (before the error of a 429): it becomes one :class:`PlanReport`
+  (:mod:`hostlink.claude_code.plan`). A 429 is reported ``rejected`` whatever the headers say,
+  and its text becomes "You've hit your 5-hour limit · resets …" when the headers name a window
+  ("Server is temporarily limiting requests (not your usage limit) · <the API's words>" when
+  none). A 400 or 403 gets no report; its text is "API Error: <status> <the API's words>"
+  (a 403: "Failed to authenticate. API Error: 403 …"). Signed in by a setup token, the CLI
+  sends a request that got a 400 once more, even with ``CLAUDE_CODE_MAX_RETRIES=0``.
 """
 
 from __future__ import annotations

@@ -270,6 +270,7 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
     """
     state = ServeState(host_session, token, max_concurrent, allowed_hosts)
     plan = PlanGuard(extra_usage)
+    plan.mode()  # a bad HOSTLINK_CLAUDE_EXTRA_USAGE is refused here, naming it, not on each answer
 
     async def models(request: Request) -> JSONResponse:
         data = _models(state)
