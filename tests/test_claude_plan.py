@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 
+import anyio
 import pytest
 from claude_transport_support import OPENING, FakeClaude, collect, context
 
@@ -14,6 +15,7 @@ from hostlink.claude_code import metrics, plan, protocol, usage
 from hostlink.claude_code.guard import PlanGuard
 from hostlink.claude_code.process import ENV_ALLOWLIST, ClaudeTransportOptions, child_environment
 from hostlink.host import (
+    CancelSignal,
     Context,
     Done,
     ErrorEvent,
@@ -368,3 +370,37 @@ async def test_a_failing_before_handler_fails_only_its_request(fake, runtime_dir
 
 def test_seen_time_is_now_by_default():
     assert abs(plan.parse({"status": "allowed"}).seen_at - time.time()) < 5
+
+
+@pytest.mark.anyio
+async def test_no_child_is_prewarmed_once_refuse_would_refuse_the_follow_up(fake, stored):
+    """A request that first draws on extra usage and ends in a tool call: under refuse its
+    follow-up is refused, so no claude is started ahead of it."""
+    import os
+
+    from hostlink.claude_code.catalog import build_catalog
+    from hostlink.claude_code.extension import ClaudeCodeExtension
+    from hostlink.host.session import HostSession
+
+    tool = context().tools[0]
+    alias = "mcp__hostlink__" + build_catalog([tool], []).alias_for(tool.name)
+    report = {"type": "rate_limit_event", "rate_limit_info": {**OVERAGE, "resetsAt": int(time.time()) + 3600}}
+    fake.script(*OPENING, {"op": "message", "blocks": [{"tool": alias, "input": {"text": "x"}}], "stop_reason": "tool_use"},
+                {"op": "emit", "record": report}, {"op": "wait_signal"})
+    environ = {"HOME": str(fake.home), "PATH": f"{fake.executable.parent}:{os.environ['PATH']}",
+               "CLAUDE_CONFIG_DIR": str(fake.config_dir)}
+    for mode, starts in (("warn", 2), ("refuse", 1)):
+        (fake.config_dir / "fake-claude-log.jsonl").unlink(missing_ok=True)
+        (stored / metrics.FILE_NAME).unlink(missing_ok=True)
+        host = HostSession([ClaudeCodeExtension(extra_usage=mode, environ=environ)])  # lasting: it prewarms
+        await host.start(cwd=fake.home, project_trusted=False, notifier=fake)
+        try:
+            events = [e async for e in host.stream("claude-code", MODEL, context(), CancelSignal())]
+            assert isinstance(events[-1], Done) and events[-1].message.stop_reason == "toolUse"
+            deadline = time.monotonic() + 10
+            while len(fake.logged("argv")) < starts and time.monotonic() < deadline:
+                await anyio.sleep(0.05)
+            await anyio.sleep(0.3)
+            assert len(fake.logged("argv")) == starts
+        finally:
+            await host.shutdown()
