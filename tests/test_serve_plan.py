@@ -100,7 +100,7 @@ def test_usage_headers_and_refuse_on_both_apis(api, tmp_path):
         assert status == 429 and 3500 < int(headers["retry-after"]) <= 3600
         assert body["error"]["type"] == "rate_limit_error" and body["error"]["resets_at"] == resets_at
         assert "5-hour window" in body["error"]["message"] and plan.local_time(resets_at) in body["error"]["message"]
-        status, headers, body = request(server, "POST", "/v1/chat/completions", CHAT)
+        status, headers, body = request(server, "POST", "/v1/chat/completions", {**CHAT, "stream": True})
         assert status == 429 and body["error"]["type"] == "rate_limit_error" and body["error"]["resets_at"] == resets_at
         assert (counting.starts, len(api.messages_requests())) == (starts, sent)  # no claude, no API request
 

@@ -289,7 +289,8 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
             kind = {404: "not_found", 405: "invalid_request"}.get(error.status_code, "invalid_request")
             error = ApiError(error.status_code, kind, "no such endpoint or method")
         assert isinstance(error, ApiError)
-        return JSONResponse(with_reset(_wire(request.scope).error_body(error), error.resets_at), status_code=error.status)
+        body = with_reset(_wire(request.scope).error_body(error), error.resets_at)
+        return JSONResponse(body, status_code=error.status)
 
     app = Starlette(
         routes=[
