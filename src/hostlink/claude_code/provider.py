@@ -84,7 +84,7 @@ from hostlink.host.private import PrivateStateError, write_private_file
 STARTUP_TIMEOUT_SECONDS = 60.0
 EXIT_TIMEOUT_SECONDS = 10.0
 # After a proposal a subscription's CLI writes its rate-limit report right after message_stop
-# (milliseconds later, measured on 2.1.332): the child is read this much longer for it.
+# (0.2-3 ms after message_delta, measured on 2.1.332): the child is read at most this much longer.
 PLAN_REPORT_GRACE_SECONDS = 0.5
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length"}
 # After a proposal: 143 / -SIGTERM when our signal stopped it, 0 or 1 when its single turn
