@@ -51,8 +51,12 @@ class PlanGuard:
 
     def latest(self) -> plan.PlanUsage | None:
         from hostlink.claude_code import metrics  # the private runtime files: at the first request
+        from hostlink.host.private import PrivateStateError
 
-        stored = metrics.last_plan()
+        try:
+            stored = metrics.last_plan()
+        except (PrivateStateError, OSError):  # an unusable runtime root: what this session saw
+            stored = None
         seen = self._seen
         if stored is None or (seen is not None and seen.seen_at >= stored.seen_at):
             return seen

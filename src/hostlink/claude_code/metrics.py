@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hostlink.claude_code.plan import PlanUsage
-from hostlink.host.private import read_private_json, replace_private_file, runtime_root
+from hostlink.host.private import PrivateStateError, read_private_json, replace_private_file, runtime_root
 
 FILE_NAME = "claude-code-last-request.json"
 _MAX_BYTES = 16 * 1024
@@ -69,12 +69,12 @@ def sanitize(facts: Mapping[str, Any]) -> dict[str, Any]:
 def record(facts: Mapping[str, Any]) -> None:
     """Replace the stored last-request metrics (best effort: metrics never fail a request)."""
     data = {"recorded_at": int(time.time()), **sanitize(facts)}
-    previous = last_plan()
-    if previous is not None and ("plan" not in data or data["plan"]["seen_at"] < previous.seen_at):
-        data["plan"] = previous.to_json()  # a request without a report, or one that saw it earlier
     try:
+        previous = last_plan()
+        if previous is not None and ("plan" not in data or data["plan"]["seen_at"] < previous.seen_at):
+            data["plan"] = previous.to_json()  # a request without a report, or one that saw it earlier
         replace_private_file(runtime_root(), FILE_NAME, json.dumps(data, sort_keys=True))
-    except OSError:
+    except (OSError, PrivateStateError):
         pass
 
 
