@@ -1,5 +1,6 @@
-"""``python llm_e2e_host.py BASE_URL LLM_ARGS…``: the real ``llm`` CLI, with hostlink's Claude
-Code provider pointed at a fake Anthropic API on 127.0.0.1.
+"""``python llm_e2e_host.py BASE_URL [--subscription] LLM_ARGS…``: the real ``llm`` CLI, with
+hostlink's Claude Code provider pointed at a fake Anthropic API on 127.0.0.1 (``--subscription``:
+signed in by a setup token instead of an API key, so the CLI reports the plan's rate limits).
 
 The only test-specific part is the provider's code-only ``ClaudeTransportOptions``, handed to
 the plugin through :func:`hostlink.adapters.llm.use_extensions` before llm starts; llm then
@@ -18,7 +19,11 @@ from hostlink.mcp.extension import McpExtension
 
 def main() -> None:
     base_url, *args = sys.argv[1:]
-    options = ClaudeTransportOptions(test_api_base_url=base_url, test_api_key="sk-fake-e2e")
+    if args[:1] == ["--subscription"]:
+        args = args[1:]
+        options = ClaudeTransportOptions(test_api_base_url=base_url, test_oauth_token="sk-ant-oat01-fake-e2e")
+    else:
+        options = ClaudeTransportOptions(test_api_base_url=base_url, test_api_key="sk-fake-e2e")
     plugin.use_extensions([McpExtension(), ClaudeCodeExtension(options=options)])
     from llm.cli import cli
 

@@ -1,5 +1,6 @@
 """``python serve_host.py FAKE_API_URL SERVE_ARGS…``: ``hostlink serve`` itself, with the Claude
-Code provider pointed at a fake Anthropic API on 127.0.0.1 (the code-only test option)."""
+Code provider pointed at a fake Anthropic API on 127.0.0.1 (the code-only test option; with
+``--subscription`` signed in by a setup token, so the CLI reports the plan's rate limits)."""
 
 from __future__ import annotations
 
@@ -14,16 +15,22 @@ from hostlink.cli import serve as serve_cli
 
 def main() -> None:
     base_url, *args = sys.argv[1:]
-    options = ClaudeTransportOptions(test_api_base_url=base_url, test_api_key="sk-fake-serve")
+    if "--subscription" in args:
+        args.remove("--subscription")
+        options = ClaudeTransportOptions(test_api_base_url=base_url, test_oauth_token="sk-ant-oat01-fake-serve")
+    else:
+        options = ClaudeTransportOptions(test_api_base_url=base_url, test_api_key="sk-fake-serve")
 
     @click.command()
     @click.option("--port", type=int, default=0)
     @click.option("--host", "address", default="127.0.0.1")
     @click.option("--max-concurrent", type=int, default=4)
     @click.option("--token-env")
-    def command(port: int, address: str, max_concurrent: int, token_env: str | None) -> None:
-        serve_cli.run_server([ClaudeCodeExtension(options=options)], port=port, address=address,
-                             max_concurrent=max_concurrent, token_env=token_env)
+    @click.option("--extra-usage")
+    def command(port: int, address: str, max_concurrent: int, token_env: str | None, extra_usage: str | None) -> None:
+        serve_cli.run_server([ClaudeCodeExtension(options=options, extra_usage=extra_usage)], port=port,
+                             address=address, max_concurrent=max_concurrent, token_env=token_env,
+                             extra_usage=extra_usage)
 
     command.main(args, prog_name="hostlink serve")
 

@@ -118,7 +118,7 @@ async def test_not_signed_in_fails_the_first_request_with_an_explanation(tmp_pat
     fake.script({"op": "control", "account": {"tokenSource": "none"}})
     events = await stream(registered(fake_environ(fake)))
     (event,) = events
-    assert isinstance(event, ErrorEvent) and "not signed in" in event.message and "/login" in event.message
+    assert isinstance(event, ErrorEvent) and "not signed in" in event.message and "claude auth login" in event.message and "claude setup-token" in event.message
     assert metrics.last()["outcome"] == "error"
     (runtime_dir / metrics.FILE_NAME).unlink()
 
@@ -145,7 +145,7 @@ async def test_command(tmp_path, runtime_dir):
     fake = FakeClaude(tmp_path)
     registry = registered(fake_environ(fake))
     command = registry.commands["claude-code"]
-    assert await command.run(["bogus"], CancelSignal()) == "usage: /claude-code doctor"
+    assert await command.run(["bogus"], CancelSignal()) == "usage: /claude-code doctor | usage"
     empty = tmp_path / "empty"
     empty.mkdir()
     text = await registered({"PATH": str(empty)}).commands["claude-code"].run(["doctor"], CancelSignal())

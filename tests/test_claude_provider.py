@@ -353,17 +353,23 @@ async def test_api_errors_are_errors_never_text(fake, runtime_dir, fields, code,
         assert error.resets_at == 1767225600 and "at 2026-01-01 00:00 UTC" in error.message
 
 
-async def test_rate_limit_events_become_bounded_notices(fake, runtime_dir):
+async def test_rate_limit_events_become_plan_reports_unknown_fields_ignored(fake, runtime_dir):
     limited = {"type": "rate_limit_event", "rate_limit_info": {"status": "allowed_warning", "rateLimitType": "five_hour",
-                                                               "resetsAt": 1767225600, "extra": "\x1b[31m" * 500}}  # fmt: skip
-    allowed = {"type": "rate_limit_event", "rate_limit_info": {"status": "allowed"}}
-    fake.script(*OPENING, *[{"op": "emit", "record": limited}] * 5, {"op": "emit", "record": allowed},
-                {"op": "message", "blocks": [{"text": "ok"}]}, {"op": "result"})  # fmt: skip
-    events = await collect(fake.provider(), context())
-    assert isinstance(events[-1], Done)
-    assert len(fake.notices) == 3
-    assert all(len(message) <= 200 and "\x1b" not in message for message, _ in fake.notices)
-    assert "five_hour" in fake.notices[0][0]
+                                                               "resetsAt": 1767225600, "extra": "\x1b[31m" * 500,
+                                                               "unifiedWindows": {"five_hour": {"utilization": 0.91},
+                                                                                  "Bad Name": {"utilization": 1}}}}
+    unreadable = {"type": "rate_limit_event", "rate_limit_info": {"status": "\x1b[31m"}}
+    allowed = {"type": "rate_limit_event", "rate_limit_info": {"status": "allowed", "newField": {"x": 1}}}
+    fake.script(*OPENING, {"op": "emit", "record": limited}, {"op": "emit", "record": unreadable},
+                {"op": "emit", "record": allowed}, {"op": "message", "blocks": [{"text": "ok"}]}, {"op": "result"})
+    provider = fake.provider()
+    reports = []
+    provider.on_plan = reports.append
+    events = await collect(provider, context())
+    assert isinstance(events[-1], Done) and fake.notices == []
+    assert [(r.status, r.window, r.resets_at) for r in reports] == [("allowed_warning", "five_hour", 1767225600),
+                                                                   ("allowed", None, None)]
+    assert [(w.name, w.utilization) for w in reports[0].windows] == [("five_hour", 0.91)]
 
 
 async def test_permission_request_from_claude_fails(fake, runtime_dir):

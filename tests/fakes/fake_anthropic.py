@@ -94,6 +94,35 @@ def usage_limit(resets_at: int | None = None) -> HttpError:
     return HttpError(429, "rate_limit_error", f"Claude AI usage limit reached|{resets_at}")
 
 
+def plan_headers(status: str = "allowed", *, window: str = "five_hour", resets_at: int | None = None,
+                 utilization: float = 0.42, overage_status: str = "allowed", overage_in_use: bool = False,
+                 disabled_reason: str | None = None) -> dict[str, str]:
+    """The ``anthropic-ratelimit-unified-*`` headers the API sends a subscription (the
+    representative ``window``, ``5h`` or ``7d``, resetting in an hour unless given)."""
+    resets_at = int(time.time()) + 3600 if resets_at is None else resets_at
+    short = {"five_hour": "5h", "seven_day": "7d"}[window]
+    headers = {
+        "anthropic-ratelimit-unified-status": status,
+        "anthropic-ratelimit-unified-reset": str(resets_at),
+        "anthropic-ratelimit-unified-representative-claim": window,
+        f"anthropic-ratelimit-unified-{short}-utilization": str(utilization),
+        f"anthropic-ratelimit-unified-{short}-reset": str(resets_at),
+        "anthropic-ratelimit-unified-overage-status": overage_status,
+    }
+    if status == "allowed_warning":  # the CLI reports a warning only past a threshold
+        headers[f"anthropic-ratelimit-unified-{short}-surpassed-threshold"] = "0.9"
+    if overage_in_use:
+        headers["anthropic-ratelimit-unified-overage-in-use"] = "true"
+    if disabled_reason is not None:
+        headers["anthropic-ratelimit-unified-overage-disabled-reason"] = disabled_reason
+    return headers
+
+
+def drawing_extra_usage(resets_at: int | None = None) -> dict[str, str]:
+    """The headers of an answer drawn from extra usage: the 5-hour window used up."""
+    return plan_headers("rejected", resets_at=resets_at, utilization=1, overage_in_use=True)
+
+
 def server_error() -> HttpError:
     return HttpError(500, "api_error", "Internal server error")
 
@@ -105,6 +134,8 @@ class FakeAnthropic:
         self.default = default if default is not None else text("default answer")
         self.script: queue.Queue[Reply | HttpError] = queue.Queue()
         self.requests: list[dict[str, Any]] = []
+        # Sent with every /v1/messages answer, as the real API sends its rate-limit headers.
+        self.headers: dict[str, str] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -183,8 +214,13 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.send_header("request-id", f"req_fake_{next(_ids)}")
+            self._extra_headers()
             self.end_headers()
             self.wfile.write(data)
+
+        def _extra_headers(self) -> None:
+            for name, value in dict(fake.headers).items():
+                self.send_header(name, value)
 
         def _stream(self, reply: Reply, model: str) -> None:
             self.send_response(200)
@@ -192,6 +228,7 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.send_header("request-id", f"req_fake_{next(_ids)}")
+            self._extra_headers()
             self.end_headers()
             self.close_connection = True
             for event, data in _events(reply, model):

@@ -23,11 +23,13 @@ import queue
 import signal as signals
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import click
 import llm
+from pydantic import Field
 from llm.parts import (
     AttachmentPart,
     ReasoningPart,
@@ -415,6 +417,15 @@ def _signature(schema: dict[str, Any]) -> inspect.Signature:
     return inspect.Signature(parameters)
 
 
+class ClaudeCodeOptions(llm.Options):
+    """``-o extra_usage refuse``: the request's own extra-usage guard (see ``claude-code usage``)."""
+
+    extra_usage: Literal["allow", "warn", "refuse"] | None = Field(
+        default=None, description="When the Claude plan's window is used up and requests would draw on extra usage: "
+                                  "allow, warn (one notice) or refuse (an error until the window resets). "
+                                  "Default: HOSTLINK_CLAUDE_EXTRA_USAGE, else warn.")
+
+
 class HostlinkModel(llm.Model):
     """One model of a hostlink provider, e.g. ``claude-code/sonnet``."""
 
@@ -422,6 +433,8 @@ class HostlinkModel(llm.Model):
     supports_tools = True
 
     def __init__(self, host: LlmHost, provider: ProviderSpec, spec: ModelSpec) -> None:
+        if provider.name == "claude-code":
+            self.Options = ClaudeCodeOptions  # type: ignore[misc]
         self.model_id = f"{provider.name}/{spec.id}"
         self.attachment_types = IMAGE_MIME_TYPES if "image" in spec.input else frozenset()
         self._host = host
@@ -442,6 +455,9 @@ class HostlinkModel(llm.Model):
         if self._provider.unavailable:
             raise llm.ModelError(f"{self.model_id} is unavailable: {self._provider.unavailable}")
         context = context_from_prompt(prompt)
+        extra_usage = getattr(prompt.options, "extra_usage", None)
+        if extra_usage is not None:
+            context = replace(context, options={"extra_usage": extra_usage})
         signal = CancelSignal()
         outcome: Done | ErrorEvent | None = None
         # Read to the stream's end (it ends after its Done or ErrorEvent), so the provider

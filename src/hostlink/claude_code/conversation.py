@@ -45,7 +45,9 @@ from hostlink.claude_code.protocol import ProtocolError, parse_record
 from hostlink.host import CancelSignal, ErrorEvent
 from hostlink.host.cancel import cancelled_by
 
-SUBSCRIPTION_TOKEN_SOURCE = "claude.ai"
+# The subscription's sign-ins: `claude auth login` (claude.ai) and the long-lived token of
+# `claude setup-token` in CLAUDE_CODE_OAUTH_TOKEN (what headless machines use).
+SUBSCRIPTION_TOKEN_SOURCES = frozenset({"claude.ai", "CLAUDE_CODE_OAUTH_TOKEN"})
 TEST_API_KEY_SOURCE = "ANTHROPIC_API_KEY"
 PRE_INIT_SYSTEM_SUBTYPES = frozenset({"ui_invalidate"})
 EXITED = "claude exited before it answered"
@@ -116,8 +118,9 @@ def validate_control_initialize(record: dict[str, Any], request_id: str, expect:
     if account.get("apiKeySource", "none") != expect.api_key_source:
         raise ProtocolError("claude would use an API key, not the Claude subscription")
     token_source = account.get("tokenSource", "none")
-    if token_source != ("none" if expect.testing else SUBSCRIPTION_TOKEN_SOURCE):
-        raise ProtocolError("claude is not signed in with a Claude subscription (run `claude` and /login)",
+    if (token_source != "none") if expect.testing else (token_source not in SUBSCRIPTION_TOKEN_SOURCES):
+        raise ProtocolError("claude is not signed in with a Claude subscription (run `claude auth login`, or on a "
+                            "machine without a browser set CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`)",
                             code="not_signed_in")
     if body.get("commands") != []:
         raise ProtocolError("claude reported slash commands although they are disabled")

@@ -47,6 +47,9 @@ CLI_TIMEOUT_SECONDS = 15.0
 BRIDGE_TIMEOUT_SECONDS = 10.0
 MAX_OUTPUT_BYTES = 64 * 1024
 _CODE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+# `claude auth status` authMethod of a subscription: `claude auth login`, or the token of
+# `claude setup-token` in CLAUDE_CODE_OAUTH_TOKEN (no subscriptionType is reported then).
+SUBSCRIPTION_SIGN_INS = {"claude.ai": "with claude.ai", "oauth_token": "with a setup token (CLAUDE_CODE_OAUTH_TOKEN)"}
 _PROBE_TOOL = ToolDefinition("doctor_probe", "A tool that only exists to be listed.", {"type": "object"})
 
 
@@ -83,8 +86,10 @@ class Diagnosis:
         if self.last_request is None:
             lines.append("     last request: none recorded")
         else:
-            shown = ", ".join(f"{key}={value}" for key, value in sorted(self.last_request.items()))
+            shown = ", ".join(f"{key}={value}" for key, value in sorted(self.last_request.items()) if key != "plan")
             lines.append(f"     last request: {shown}")
+            if "plan" in self.last_request:
+                lines.append("     plan usage: see `claude-code usage`")
             if self.last_request.get("child") in _CHILD:
                 lines.append(f"     last request's claude: {_CHILD[self.last_request['child']]}")
         return "\n".join(lines)
@@ -187,12 +192,12 @@ async def _auth(executable: str | None, env: Mapping[str, str]) -> Check:
         problem = "not signed in: run `claude auth login` (or `claude`, then /login)"
     elif facts["apiProvider"] != "firstParty":
         problem = "claude is routed to a third-party API provider, not a Claude subscription"
-    elif facts["authMethod"] != "claude.ai":
+    elif facts["authMethod"] not in SUBSCRIPTION_SIGN_INS:
         problem = "claude is not signed in with a Claude subscription (sign in with a claude.ai account)"
     if problem is not None:
         return Check("auth", "sign-in", False, problem, facts)
     plan = facts["subscriptionType"] or "unknown plan"
-    return Check("auth", "sign-in", True, f"signed in with claude.ai ({plan})", facts)
+    return Check("auth", "sign-in", True, f"signed in {SUBSCRIPTION_SIGN_INS[facts['authMethod']]} ({plan})", facts)
 
 
 async def _bridge() -> Check:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hostlink.claude_code.compatibility import find_claude
-from hostlink.claude_code.models import MODELS
+from hostlink.claude_code.guard import PlanGuard
+from hostlink.claude_code.models import MODELS, PROVIDER_NAME
 from hostlink.claude_code.web_search import WebSearch
 from hostlink.host import (
     CancelSignal,
@@ -38,12 +39,12 @@ from hostlink.host import (
 )
 
 if TYPE_CHECKING:
+    from hostlink.claude_code.plan import PlanUsage
     from hostlink.claude_code.prewarm import Prewarmer
     from hostlink.claude_code.process import ClaudeTransportOptions
     from hostlink.host.output import OutputSession
 
-PROVIDER_NAME = "claude-code"
-COMMAND_USAGE = "usage: /claude-code doctor"
+COMMAND_USAGE = "usage: /claude-code doctor | usage"
 NOT_INSTALLED = (
     "the claude CLI was not found on PATH: install Claude Code "
     "(npm install -g @anthropic-ai/claude-code), sign in with `claude auth login`, "
@@ -52,11 +53,16 @@ NOT_INSTALLED = (
 
 
 class ClaudeCodeExtension:
-    """``options`` (a local fake API) and ``environ`` (whose PATH finds ``claude``) are for tests."""
+    """``extra_usage`` (allow | warn | refuse, None: ``HOSTLINK_CLAUDE_EXTRA_USAGE`` or warn) is
+    the host's extra-usage guard (:mod:`hostlink.claude_code.guard`); a request's own
+    ``extra_usage`` option wins. ``options`` (a local fake API) and ``environ`` (whose PATH
+    finds ``claude``) are for tests."""
 
     def __init__(
-        self, *, options: ClaudeTransportOptions | None = None, environ: Mapping[str, str] | None = None
+        self, *, extra_usage: str | None = None, options: ClaudeTransportOptions | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        self.guard = PlanGuard(extra_usage, environ)
         self._options = options
         self._environ = environ
         self._executable: str | None = None
@@ -72,7 +78,8 @@ class ClaudeCodeExtension:
             self._executable, output=lambda: self._output, cwd=self._cwd, options=self._options, environ=self._environ
         )
         registry.register_tool(search.tool())
-        registry.register_command(CommandSpec("claude-code", "Claude Code provider: doctor", self._command))
+        registry.register_command(CommandSpec("claude-code", "Claude Code provider: doctor, usage", self._command))
+        registry.on_before_provider_request(self.guard.before_request)
         registry.on_session_start(self._start)
         registry.on_session_shutdown(self._shutdown)
 
@@ -82,6 +89,7 @@ class ClaudeCodeExtension:
     async def _start(self, session: Session) -> None:
         self._session = session
         self._output = session.output
+        self.guard.notifier = session.notifier
         if session.lasting and self._executable is not None:
             from hostlink.claude_code.prewarm import Prewarmer
 
@@ -101,6 +109,16 @@ class ClaudeCodeExtension:
         from hostlink.claude_code.provider import ClaudeCodeProvider
 
         session = self._session
+        try:
+            mode = self.guard.mode(context.options)
+        except ValueError:
+            mode = "warn"  # the guard's handler refuses the request, naming the setting
+        facts: dict[str, object] = {"model": model.id, "tools": len(context.tools), "records": len(context.messages) + 1}
+
+        def on_plan(usage: PlanUsage) -> None:
+            facts["plan"] = usage.to_json()
+            self.guard.observe(usage, mode)
+
         provider = ClaudeCodeProvider(
             self._executable,
             cwd=self._cwd(),
@@ -108,9 +126,11 @@ class ClaudeCodeExtension:
             options=self._options,
             environ=self._environ,
             prewarmer=self._prewarmer,
+            hooks=session.provider_hooks if session is not None else None,
+            on_plan=on_plan,
+            may_prewarm=lambda: self.guard.refusing(mode) is None,
         )
         started = time.monotonic()
-        facts: dict[str, object] = {"model": model.id, "tools": len(context.tools), "records": len(context.messages) + 1}
         try:
             async for event in provider.stream(model, context, signal):
                 facts.setdefault("first_event_ms", _ms(started))
@@ -134,6 +154,10 @@ class ClaudeCodeExtension:
             metrics.record(facts)
 
     async def _command(self, argv: Sequence[str], signal: CancelSignal) -> str:
+        if list(argv) == ["usage"]:
+            from hostlink.claude_code.usage import describe
+
+            return describe(self.guard.latest(), self.guard.mode())
         if list(argv) not in ([], ["doctor"]):
             return COMMAND_USAGE
         from hostlink.claude_code.doctor import diagnose

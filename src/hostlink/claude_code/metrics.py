@@ -2,7 +2,10 @@
 
 Only an allowlist of bounded facts (sizes, counts, token usage, timings, outcome codes) is
 ever written, so a metrics file cannot carry prompts, messages, arguments, results, stderr,
-credentials or paths, whatever a caller passes in.
+credentials or paths, whatever a caller passes in. ``plan`` is the plan's usage as last
+reported (:class:`~hostlink.claude_code.plan.PlanUsage`, re-validated on write and read); a
+request without a report keeps the one before, so ``hostlink claude-code usage`` and the
+extra-usage guard see the latest across requests and processes.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from hostlink.host.private import read_private_json, replace_private_file, runtime_root
+from hostlink.claude_code.plan import PlanUsage
+from hostlink.host.private import PrivateStateError, read_private_json, replace_private_file, runtime_root
 
 FILE_NAME = "claude-code-last-request.json"
 _MAX_BYTES = 16 * 1024
@@ -57,6 +61,8 @@ def sanitize(facts: Mapping[str, Any]) -> dict[str, Any]:
                 kept[key] = round(value, 3) if isinstance(value, float) else value
         elif key in _CODES and isinstance(value, str) and _CODES[key].fullmatch(value):
             kept[key] = value
+        elif key == "plan" and (usage := PlanUsage.from_json(value)) is not None:
+            kept[key] = usage.to_json()
     return kept
 
 
@@ -64,8 +70,11 @@ def record(facts: Mapping[str, Any]) -> None:
     """Replace the stored last-request metrics (best effort: metrics never fail a request)."""
     data = {"recorded_at": int(time.time()), **sanitize(facts)}
     try:
+        previous = last_plan()
+        if previous is not None and ("plan" not in data or data["plan"]["seen_at"] < previous.seen_at):
+            data["plan"] = previous.to_json()  # a request without a report, or one that saw it earlier
         replace_private_file(runtime_root(), FILE_NAME, json.dumps(data, sort_keys=True))
-    except OSError:
+    except (OSError, PrivateStateError):
         pass
 
 
@@ -79,3 +88,9 @@ def last() -> dict[str, Any] | None:
     if isinstance(recorded, int) and not isinstance(recorded, bool):
         kept["recorded_at"] = recorded
     return kept
+
+
+def last_plan() -> PlanUsage | None:
+    """The plan's usage as last reported by any request of this user, or None."""
+    stored = last()
+    return PlanUsage.from_json(stored.get("plan")) if stored is not None else None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from hostlink.host import ModelSpec
 
+PROVIDER_NAME = "claude-code"
+
 _CONTEXT_WINDOW = 1_000_000
 _MAX_OUTPUT_TOKENS = 128_000
 

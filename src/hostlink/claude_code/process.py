@@ -31,6 +31,7 @@ PROPOSAL_SERVER = Path(__file__).with_name("proposal_server.py")
 ENV_ALLOWLIST = (
     "HOME", "PATH", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
     "CLAUDE_CONFIG_DIR",
+    "CLAUDE_CODE_OAUTH_TOKEN",  # `claude setup-token`: the subscription's headless sign-in
     "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
     "ALL_PROXY", "all_proxy",
     "NODE_EXTRA_CA_CERTS",
@@ -70,16 +71,21 @@ class ClaudeTransportOptions:
     """Test-only routing of the child to a local fake Messages API.
 
     Never read from the environment: a test constructs it in code. With it, the child gets
-    ``ANTHROPIC_BASE_URL`` (loopback only), ``ANTHROPIC_API_KEY`` and no API retries, and
-    init validation accepts exactly that key as the auth source instead of a subscription.
+    ``ANTHROPIC_BASE_URL`` (loopback only), no API retries and one sign-in: either
+    ``ANTHROPIC_API_KEY`` (``test_api_key``: init validation accepts exactly that key as the
+    auth source instead of a subscription) or ``CLAUDE_CODE_OAUTH_TOKEN``
+    (``test_oauth_token``: a subscription sign-in as ``claude setup-token`` gives, under
+    which the CLI reports the plan's rate limits).
     """
 
     test_api_base_url: str | None = None
     test_api_key: str | None = None
+    test_oauth_token: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.test_api_base_url is None) != (self.test_api_key is None):
-            raise ValueError("test_api_base_url and test_api_key go together")
+        signed_in = (self.test_api_key is not None) + (self.test_oauth_token is not None)
+        if (self.test_api_base_url is None) != (signed_in == 0) or signed_in > 1:
+            raise ValueError("test_api_base_url goes with exactly one of test_api_key and test_oauth_token")
         if self.test_api_base_url is not None:
             parts = urlsplit(self.test_api_base_url)
             try:
@@ -91,7 +97,8 @@ class ClaudeTransportOptions:
 
     @property
     def testing(self) -> bool:
-        return self.test_api_base_url is not None
+        """Signed in by the test API key (not a subscription)."""
+        return self.test_api_key is not None
 
 
 def mcp_config(catalog_path: Path, marker_path: Path, server_name: str) -> str:
@@ -167,11 +174,15 @@ def child_environment(
     env.update(FIXED_ENV)
     if temp_dir is not None:
         env["TMPDIR"] = str(temp_dir)
-    if options.testing:
-        assert options.test_api_base_url is not None and options.test_api_key is not None
+    if options.test_api_base_url is not None:
         env["ANTHROPIC_BASE_URL"] = options.test_api_base_url
-        env["ANTHROPIC_API_KEY"] = options.test_api_key
         env["CLAUDE_CODE_MAX_RETRIES"] = "0"
+        if options.test_api_key is not None:
+            env.pop("CLAUDE_CODE_OAUTH_TOKEN", None)
+            env["ANTHROPIC_API_KEY"] = options.test_api_key
+        else:
+            assert options.test_oauth_token is not None
+            env["CLAUDE_CODE_OAUTH_TOKEN"] = options.test_oauth_token
     return env
 
 

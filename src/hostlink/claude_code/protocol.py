@@ -11,17 +11,25 @@ after init. Facts for Claude Code 2.1.332 (checked against the real CLI in tests
 - A retry after content started (``api_retry``), a second message id or a
   ``message_stop`` with ``abandoned_blocks`` (the CLI resumes a cut-off stream on its own)
   means the stream was interrupted.
+- Signed in with a subscription the CLI writes a ``rate_limit_event`` after ``message_stop``
+  (before the error of a 429): it becomes one :class:`PlanReport`
+  (:mod:`hostlink.claude_code.plan`). A 429 is reported ``rejected`` whatever the headers say,
+  and its text becomes "You've hit your 5-hour limit · resets …" when the headers name a window
+  ("Server is temporarily limiting requests (not your usage limit) · <the API's words>" when
+  none). A 400 or 403 gets no report; its text is "API Error: <status> <the API's words>"
+  (a 403: "Failed to authenticate. API Error: 403 …"). Signed in by a setup token, the CLI
+  sends a request that got a 400 once more, even with ``CLAUDE_CODE_MAX_RETRIES=0``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hostlink.claude_code import plan
 from hostlink.host import (
     ErrorEvent,
     TextContent,
@@ -36,7 +44,13 @@ MAX_NOTICES = 3
 MAX_NOTICE_CHARS = 200
 _TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _OVERFLOW = re.compile(r"prompt is too long|context (length|window)|too many (input )?tokens", re.I)
-_USAGE_LIMIT = re.compile(r"usage limit|limit reached|out of (extra )?usage|spend cap", re.I)
+_USAGE_LIMIT = re.compile(r"usage limit|limit reached|hit your .{0,40}limit", re.I)
+# Refusals that concern the plan's settings, not a window that resets: third-party apps drawing
+# on extra usage, extra usage off or used up, an organization's or a member's spend cap.
+_PLAN_REFUSAL = re.compile(
+    r"third[- ]party app|extra usage|overage|spend (limit|cap)|(organization|org)\b.{0,60}\b(limit|cap)\b", re.I)
+PLAN_ADVICE = ("check the Claude plan's settings (claude.ai: Settings > Usage — extra usage, "
+               "third-party app access, the organization's spend limits)")
 # The API's usage-limit error ends in "|<unix time it resets>".
 _RESETS_AT = re.compile(r"limit reached\|(\d{9,11})\b")
 
@@ -87,13 +101,20 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class PlanReport:
+    """A ``rate_limit_event``: the plan's usage as the API's last answer reported it."""
+
+    usage: plan.PlanUsage
+
+
+@dataclass(frozen=True)
 class Finished:
     """The ``result`` record: the turn is over (``error`` set when it failed)."""
 
     error: ErrorEvent | None
 
 
-Action = TextDelta | ThinkingDelta | Proposal | Stop | Notice | Finished
+Action = TextDelta | ThinkingDelta | Proposal | Stop | Notice | PlanReport | Finished
 
 
 @dataclass
@@ -119,6 +140,7 @@ class StreamMapper:
         self._blocks: dict[int, _Block] = {}
         self._notices = 0
         self._api_error: ErrorEvent | None = None
+        self.plan: plan.PlanUsage | None = None  # the last report of this request
 
     def feed(self, record: dict[str, Any]) -> list[Action]:
         kind = record["type"]
@@ -127,10 +149,11 @@ class StreamMapper:
         if kind == "system":
             return self._system(record)
         if kind == "rate_limit_event":
-            info = record.get("rate_limit_info")
-            if isinstance(info, dict) and info.get("status") == "allowed":
-                return []
-            return self._notice(_rate_limit_text(info))
+            usage = plan.parse(record.get("rate_limit_info"))
+            if usage is None:
+                return []  # a report hostlink cannot read changes nothing
+            self.plan = usage
+            return [PlanReport(usage)]
         if kind == "assistant":
             self._assistant(record)
             return []
@@ -287,11 +310,11 @@ class StreamMapper:
 
     def _assistant(self, record: dict[str, Any]) -> None:
         if record.get("is_api_error_message") or record.get("error"):
-            self._api_error = classify_error(record)
+            self._api_error = classify_error(record, self.plan)
 
     def _result(self, record: dict[str, Any]) -> ErrorEvent | None:
         if record.get("is_error") or record.get("subtype") != "success":
-            return self._api_error if self._api_error is not None else classify_error(record)
+            return self._api_error if self._api_error is not None else classify_error(record, self.plan)
         return None
 
 
@@ -318,8 +341,11 @@ def _arguments(text: str) -> dict[str, Any]:
     return value
 
 
-def classify_error(record: dict[str, Any]) -> ErrorEvent:
-    """A stable error for a failed turn; Claude's own error text is never passed on."""
+def classify_error(record: dict[str, Any], usage: plan.PlanUsage | None = None) -> ErrorEvent:
+    """A stable error for a failed turn; Claude's own error text is never passed on.
+
+    ``usage`` (the request's rate-limit report, if any) gives a usage limit its reset time
+    when the wording has none."""
     status = record.get("api_error_status")
     kind = str(record.get("api_error_type") or record.get("error") or "")
     texts = [record.get("result"), record.get("terminal_reason")]
@@ -329,13 +355,18 @@ def classify_error(record: dict[str, Any]) -> ErrorEvent:
     wording = " ".join(t for t in texts if isinstance(t, str))[:4096]
     if record.get("terminal_reason") == "prompt_too_long" or _OVERFLOW.search(wording):
         return ErrorEvent("the conversation is too long for the model's context window", code="context_length_exceeded")
+    if _PLAN_REFUSAL.search(wording):
+        shown = f" (HTTP {status})" if isinstance(status, int) else ""
+        return ErrorEvent(f"the Claude plan refused the request{shown}: {PLAN_ADVICE}", code="plan_refused")
     if _USAGE_LIMIT.search(wording):
         resets = _RESETS_AT.search(wording)
         resets_at = int(resets.group(1)) if resets else None
-        when = (time.strftime("at %Y-%m-%d %H:%M UTC", time.gmtime(resets_at)) if resets_at is not None
-                else "after it resets")
+        if resets_at is None and usage is not None and usage.status == "rejected":
+            resets_at = usage.resets_at
+        when = f"at {plan.local_time(resets_at)}" if resets_at is not None else "after it resets"
+        window = f" ({plan.window_name(usage.window)} window)" if usage is not None and usage.window else ""
         return ErrorEvent(
-            f"the Claude subscription's usage limit is reached; try again {when}",
+            f"the Claude subscription's usage limit is reached{window}; try again {when}",
             code="quota_exceeded",
             retryable=False,
             resets_at=resets_at,
@@ -348,17 +379,3 @@ def classify_error(record: dict[str, Any]) -> ErrorEvent:
     if kind in ("authentication_failed", "authentication_error", "oauth_org_not_allowed") or status in (401, 403):
         return ErrorEvent(f"Claude Code is not authorized{shown}; sign in again with `claude`", code="auth_failed")
     return ErrorEvent(f"the Claude Code request failed{shown}", code="provider_error")
-
-
-def _rate_limit_text(info: Any) -> str:
-    if not isinstance(info, dict):
-        return "Claude Code reported a rate limit"
-    status = str(info.get("status") or "unknown")[:40]
-    kind = str(info.get("rateLimitType") or "")[:40]
-    text = f"Claude rate limit status: {status}"
-    if kind:
-        text += f" ({kind})"
-    resets = info.get("resetsAt")
-    if isinstance(resets, (int, float)) and not isinstance(resets, bool):
-        text += f", resets at unix time {int(resets)}"
-    return text

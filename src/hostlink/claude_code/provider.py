@@ -27,13 +27,13 @@ import json
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from pathlib import Path
 
 import anyio
 
-from hostlink.claude_code import protocol
+from hostlink.claude_code import plan, protocol
 from hostlink.claude_code.catalog import (
     TOOL_PREFIX,
     Catalog,
@@ -47,6 +47,7 @@ from hostlink.claude_code.conversation import (
     check_cancelled,
     checked,
 )
+from hostlink.claude_code.models import PROVIDER_NAME
 from hostlink.claude_code.prewarm import Child, ChildSpec, Prewarmer, start_child
 from hostlink.claude_code.process import (
     EXIT_AFTER_SIGTERM,
@@ -68,6 +69,10 @@ from hostlink.host import (
     ErrorEvent,
     ModelSpec,
     Notifier,
+    ProviderHooks,
+    ProviderRefused,
+    ProviderRequest,
+    ProviderResponse,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -78,6 +83,9 @@ from hostlink.host.private import PrivateStateError, write_private_file
 
 STARTUP_TIMEOUT_SECONDS = 60.0
 EXIT_TIMEOUT_SECONDS = 10.0
+# After a proposal a subscription's CLI writes its rate-limit report right after message_stop
+# (0.2-3 ms after message_delta, measured on 2.1.332): the child is read at most this much longer.
+PLAN_REPORT_GRACE_SECONDS = 0.5
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length"}
 # After a proposal: 143 / -SIGTERM when our signal stopped it, 0 or 1 when its single turn
 # (``--max-turns 1``) ended on its own just before the signal arrived.
@@ -99,8 +107,11 @@ class ClaudeCodeProvider:
 
     ``cwd`` is the host's working directory (Claude tells the model it is the project);
     ``options`` is for tests only (see :class:`ClaudeTransportOptions`). ``prewarmer`` (the
-    session's) starts the follow-up child of a request that ends with tool calls;
-    ``start_facts`` says how the last request got its child, for the metrics.
+    session's) starts the follow-up child of a request that ends with tool calls, unless
+    ``may_prewarm()`` says no; ``start_facts`` says how the last request got its child, for
+    the metrics. ``hooks`` are the host's provider hooks (``before_provider_request`` before
+    anything is built, ``after_provider_response`` at validated init); ``on_plan`` is told
+    each rate-limit report the CLI writes.
     """
 
     def __init__(
@@ -113,6 +124,9 @@ class ClaudeCodeProvider:
         options: ClaudeTransportOptions | None = None,
         environ: Mapping[str, str] | None = None,
         prewarmer: Prewarmer | None = None,
+        hooks: ProviderHooks | None = None,
+        on_plan: Callable[[plan.PlanUsage], None] | None = None,
+        may_prewarm: Callable[[], bool] = lambda: True,
     ) -> None:
         self.executable = executable
         self.cwd = cwd
@@ -121,12 +135,24 @@ class ClaudeCodeProvider:
         self.options = options or ClaudeTransportOptions()
         self._environ = environ
         self.prewarmer = prewarmer
+        self.hooks = hooks
+        self.on_plan = on_plan
+        self.may_prewarm = may_prewarm
         self.start_facts: dict[str, object] = {}
 
     async def stream(self, model: ModelSpec, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
         if signal.cancelled:
             yield ErrorEvent("the request was cancelled", code="aborted")
             return
+        if self.hooks is not None:
+            try:  # the host's logical replacement, before anything is built from the context
+                context = await self.hooks.before_provider_request(ProviderRequest(PROVIDER_NAME, model, context))
+            except ProviderRefused as refused:
+                yield refused.error
+                return
+            except Exception as exc:  # noqa: BLE001 - a handler's bug fails this request only
+                yield ErrorEvent(f"a before_provider_request handler failed ({type(exc).__name__})", code="hook_failed")
+                return
         try:
             catalog = build_catalog(context.tools, context.messages)
             transcript = serialize(context, catalog)
@@ -191,7 +217,8 @@ class _Request:
             if cleanup_error is not None and not isinstance(final[0], ErrorEvent):
                 final = [cleanup_error]  # success is published only after a clean cleanup
             done = final[-1]
-            if self.provider.prewarmer is not None and isinstance(done, Done) and done.message.stop_reason == "toolUse":
+            if (self.provider.prewarmer is not None and isinstance(done, Done) and done.message.stop_reason == "toolUse"
+                    and self.provider.may_prewarm()):
                 self.provider.prewarmer.start(self.spec)  # starts while the host runs the tools
             for event in final:
                 yield event
@@ -234,6 +261,12 @@ class _Request:
             await conversation.prompt(blocks, self.deadline)
         except ChildGone as gone:
             raise await self._unexpected_exit(gone.when) from None
+        if self.provider.hooks is not None:  # init validated: the response boundary, nothing mapped yet
+            try:
+                await self.provider.hooks.after_provider_response(ProviderResponse(PROVIDER_NAME, self.model))
+            except Exception as exc:  # noqa: BLE001 - a failing observer fails the request
+                raise _fail(f"an after_provider_response observer failed ({type(exc).__name__})",
+                            code="hook_failed") from None
 
     async def _record(self, deadline: float | None = None, late: str = "start answering") -> dict | None:
         """The next stdout record (None at end of output)."""
@@ -262,6 +295,8 @@ class _Request:
                 elif isinstance(action, protocol.Notice):
                     if self.provider.notifier is not None:
                         self.provider.notifier.notify(action.message, "warning")
+                elif isinstance(action, protocol.PlanReport):
+                    self._plan(action.usage)
                 elif isinstance(action, protocol.Stop):
                     if action.reason in ("tool_use", "max_tokens"):
                         return
@@ -271,6 +306,29 @@ class _Request:
                     if self.mapper.stop_reason is None:
                         raise _fail("claude finished without an answer", code="protocol_error")
                     return
+
+    def _plan(self, usage: plan.PlanUsage) -> None:
+        if self.provider.on_plan is not None:
+            self.provider.on_plan(usage)
+
+    async def _read_plan_report(self) -> None:
+        """After a proposal, the rate-limit report that follows message_stop (a subscription's
+        CLI writes one; an API-key sign-in never does), read for a short grace only."""
+        if self.provider.options.testing or self.provider.on_plan is None:
+            return
+        deadline = anyio.current_time() + PLAN_REPORT_GRACE_SECONDS
+        try:
+            while (record := await self._record(deadline, "report its rate limits")) is not None:
+                if record["type"] == "rate_limit_event":
+                    usage = plan.parse(record.get("rate_limit_info"))
+                    if usage is not None:
+                        self._plan(usage)
+                    return
+                if record["type"] == "result":
+                    return
+        except ConversationError as error:
+            if error.error.code == "aborted":
+                raise
 
     def _tool_call(self, proposal: protocol.Proposal) -> ToolCall:
         alias = proposal.name[len(TOOL_PREFIX) :] if proposal.name.startswith(TOOL_PREFIX) else None
@@ -285,6 +343,7 @@ class _Request:
         """Stop the child, verify it and the violation marker, then build the result."""
         reason = self.mapper.stop_reason
         if reason in ("tool_use", "max_tokens"):
+            await self._read_plan_report()
             returncode = await self._stop_process()
             if returncode not in _ACCEPTED_AFTER_TERMINATE and not (
                 self.process.escalated and returncode == -signal.SIGKILL
@@ -321,6 +380,8 @@ class _Request:
             if record is None:
                 break
             for action in checked(self.mapper.feed, record):
+                if isinstance(action, protocol.PlanReport):
+                    self._plan(action.usage)
                 if isinstance(action, protocol.Finished) and action.error is not None:
                     raise _Failed(action.error)
         returncode = await self._exit_status()

@@ -30,7 +30,12 @@ if TYPE_CHECKING:
               help="Requests served at once (each runs its own claude); more get 429.")
 @click.option("--token-env", metavar="VAR", help="Take the API key from this environment variable "
               "instead of a random one.")
-def serve_command(port: int, address: str, max_concurrent: int, token_env: str | None) -> None:
+@click.option("--extra-usage", type=click.Choice(["allow", "warn", "refuse"]), default=None,
+              help="When the Claude plan's window is used up and requests would draw on extra usage: allow, "
+                   "warn (a header and a notice) or refuse (429 until the window resets). "
+                   "Default: HOSTLINK_CLAUDE_EXTRA_USAGE, else warn.")
+def serve_command(port: int, address: str, max_concurrent: int, token_env: str | None,
+                  extra_usage: str | None) -> None:
     """Serve Claude Code as a local Anthropic Messages and OpenAI Chat Completions API.
 
     Any program that speaks either API can use your signed-in claude CLI as its model and
@@ -39,13 +44,21 @@ def serve_command(port: int, address: str, max_concurrent: int, token_env: str |
     """
     from hostlink.claude_code.extension import ClaudeCodeExtension
 
-    run_server([ClaudeCodeExtension()], port=port, address=address, max_concurrent=max_concurrent,
-               token_env=token_env)
+    from hostlink.claude_code.plan import ExtraUsageSettingError
+
+    try:
+        extension = ClaudeCodeExtension(extra_usage=extra_usage)
+        extension.guard.mode()  # HOSTLINK_CLAUDE_EXTRA_USAGE is checked before anything starts
+    except ExtraUsageSettingError as error:
+        raise Fail(str(error)) from None
+    run_server([extension], port=port, address=address, max_concurrent=max_concurrent,
+               token_env=token_env, extra_usage=extra_usage)
 
 
 def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_concurrent: int,
-               token_env: str | None) -> None:
-    """Serve ``extensions`` (which must include the Claude Code one) until stopped."""
+               token_env: str | None, extra_usage: str | None = None) -> None:
+    """Serve ``extensions`` (which must include the Claude Code one) until stopped
+    (``extra_usage``: the mode the Claude Code extension was given, for the usage reports)."""
     import anyio
 
     from hostlink.host.session import HostSession
@@ -77,7 +90,8 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
     async def main() -> int | None:
         return await serve(host, token=token, address=address, port=port, max_concurrent=max_concurrent,
                            cwd=Path.cwd(), notifier=StderrNotifier(),
-                           project_trusted=project_trust(Path.cwd(), os.environ).trusted, on_listening=listening)
+                           project_trusted=project_trust(Path.cwd(), os.environ).trusted, on_listening=listening,
+                           extra_usage=extra_usage)
 
     stopped = anyio.run(main)
     if stopped is not None:

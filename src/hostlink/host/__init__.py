@@ -113,11 +113,14 @@ class ToolDefinition:
 
 @dataclass(frozen=True)
 class Context:
-    """Everything a provider request carries: the host owns all of it."""
+    """Everything a provider request carries: the host owns all of it. ``options`` are
+    per-request provider settings a host passes through (``extra_usage`` for Claude Code);
+    a provider refuses a value it does not accept, naming it."""
 
     system_prompt: str
     messages: Sequence[Message]
     tools: Sequence[ToolDefinition] = ()
+    options: Mapping[str, str] = field(default_factory=dict)
 
 
 def text_problem(value: str) -> str | None:
@@ -213,6 +216,8 @@ class Session:
     ``trust_again`` is the host's decision made anew, for an extension that reads the project
     again mid-session (a reload): trust by record lasts only while the project's files are as
     trusted. None: ``project_trusted`` holds for the whole session.
+    ``provider_hooks`` is what a provider calls around each request (the session's
+    registry): see :class:`ProviderHooks`.
     """
 
     cwd: Path
@@ -224,6 +229,7 @@ class Session:
     ask: Ask | None = None
     complete: Complete | None = None
     trust_again: Callable[[], bool] | None = None
+    provider_hooks: ProviderHooks | None = None
 
 
 @dataclass(frozen=True)
@@ -361,6 +367,52 @@ class ProviderSpec:
         return next((spec for spec in self.models if spec.id == model_id), None)
 
 
+@dataclass(frozen=True)
+class ProviderRequest:
+    """A provider request about to be made: what ``before_provider_request`` handlers see."""
+
+    provider: str
+    model: ModelSpec
+    context: Context
+
+
+@dataclass(frozen=True)
+class ProviderResponse:
+    """A provider's response boundary: capabilities known, no content published yet. A
+    transport without an HTTP response (the headless ``claude`` CLI) reports a synthetic
+    success status and no headers."""
+
+    provider: str
+    model: ModelSpec
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class ProviderRefused(Exception):
+    """Raised by a ``before_provider_request`` handler to stop the request before it starts;
+    the request fails with ``error``."""
+
+    def __init__(self, error: ErrorEvent) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+# A handler returns a replacement Context for the request (or None to keep it as it is).
+BeforeProviderRequest = Callable[[ProviderRequest], Awaitable[Union[Context, None]]]
+AfterProviderResponse = Callable[[ProviderResponse], Awaitable[None]]
+
+
+class ProviderHooks(Protocol):
+    """What a provider calls around each request, in this order: ``before_provider_request``
+    before it builds anything from the context (the answer is the context to use), and
+    ``after_provider_response`` at its response boundary, before any content is mapped (an
+    exception fails the request)."""
+
+    async def before_provider_request(self, request: ProviderRequest) -> Context: ...
+
+    async def after_provider_response(self, response: ProviderResponse) -> None: ...
+
+
 SessionStartHandler = Callable[[Session], Awaitable[None]]
 SessionShutdownHandler = Callable[[], Awaitable[None]]
 
@@ -380,6 +432,8 @@ class Registry:
         self.providers: dict[str, ProviderSpec] = {}
         self._on_start: list[SessionStartHandler] = []
         self._on_shutdown: list[SessionShutdownHandler] = []
+        self._before_request: list[BeforeProviderRequest] = []
+        self._after_response: list[AfterProviderResponse] = []
 
     def register_tool(self, tool: ToolSpec) -> None:
         self._claim(self.tools, tool.name, tool, "tool")
@@ -395,6 +449,26 @@ class Registry:
 
     def on_session_shutdown(self, handler: SessionShutdownHandler) -> None:
         self._on_shutdown.append(handler)
+
+    def on_before_provider_request(self, handler: BeforeProviderRequest) -> None:
+        self._before_request.append(handler)
+
+    def on_after_provider_response(self, handler: AfterProviderResponse) -> None:
+        self._after_response.append(handler)
+
+    async def before_provider_request(self, request: ProviderRequest) -> Context:
+        """The request's context after every handler, in registration order; each sees the
+        replacement of the one before. :class:`ProviderRefused` stops the request."""
+        for handler in self._before_request:
+            replacement = await handler(request)
+            if replacement is not None:
+                request = ProviderRequest(request.provider, request.model, replacement)
+        return request.context
+
+    async def after_provider_response(self, response: ProviderResponse) -> None:
+        """Tell every observer, in registration order; the first failure fails the request."""
+        for handler in self._after_response:
+            await handler(response)
 
     async def start_session(self, session: Session) -> None:
         for handler in self._on_start:

@@ -86,7 +86,8 @@ class HostSession:
         self.output = OutputSession() if self._lasting or self._keep_output else None
         await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier, ask=ask,
                                                   complete=self.complete, trust_again=trust_again,
-                                                  output=self.output, command=self.command, lasting=self._lasting))
+                                                  output=self.output, command=self.command, lasting=self._lasting,
+                                                  provider_hooks=self.registry))
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any], signal: CancelSignal) -> ToolResult:
         return await self._registered(self.registry.tools, name, "tool").execute(arguments, signal)

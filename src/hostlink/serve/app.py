@@ -28,11 +28,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from hostlink.claude_code.guard import PlanGuard
 from hostlink.host import CancelSignal, Done, ErrorEvent
 from hostlink.host.session import HostSession
 import hostlink.serve.anthropic as anthropic
 import hostlink.serve.openai as openai
 from hostlink.serve.core import PROVIDER, ApiError, invalid, provider_error, provider_spec
+from hostlink.serve.usage import PlanHeaders, usage_route, with_reset
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_CONCURRENT = 4
@@ -114,7 +116,7 @@ async def _send_json(send: Send, status: int, body: Any, headers: list[tuple[byt
 
 async def _send_error(send: Send, wire: ModuleType, error: ApiError) -> None:
     headers = [(b"retry-after", str(error.retry_after).encode())] if error.retry_after is not None else []
-    await _send_json(send, error.status, wire.error_body(error), headers)
+    await _send_json(send, error.status, with_reset(wire.error_body(error), error.resets_at), headers)
 
 
 class _Guard:
@@ -258,14 +260,17 @@ def _models(state: ServeState) -> list[dict[str, Any]]:
 
 
 def create_app(host_session: HostSession, *, token: str, max_concurrent: int = DEFAULT_MAX_CONCURRENT,
-               allowed_hosts: frozenset[str] | None = None) -> Starlette:
+               allowed_hosts: frozenset[str] | None = None, extra_usage: str | None = None) -> Starlette:
     """The endpoint as an ASGI app over a started ``host_session`` with ``claude-code``.
 
     ``allowed_hosts`` are the accepted ``Host`` headers (default: the loopback address and
     port the request arrived on, and ``localhost`` with that port). ``app.state.serve`` is
-    the :class:`ServeState` (``stop_all()`` cancels every running request).
+    the :class:`ServeState` (``stop_all()`` cancels every running request). ``extra_usage``
+    is the guard's mode the extension was given (:mod:`hostlink.serve.usage` reports it).
     """
     state = ServeState(host_session, token, max_concurrent, allowed_hosts)
+    plan = PlanGuard(extra_usage)
+    plan.mode()  # a bad HOSTLINK_CLAUDE_EXTRA_USAGE is refused here, naming it, not on each answer
 
     async def models(request: Request) -> JSONResponse:
         data = _models(state)
@@ -284,7 +289,8 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
             kind = {404: "not_found", 405: "invalid_request"}.get(error.status_code, "invalid_request")
             error = ApiError(error.status_code, kind, "no such endpoint or method")
         assert isinstance(error, ApiError)
-        return JSONResponse(_wire(request.scope).error_body(error), status_code=error.status)
+        body = with_reset(_wire(request.scope).error_body(error), error.resets_at)
+        return JSONResponse(body, status_code=error.status)
 
     app = Starlette(
         routes=[
@@ -292,8 +298,9 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
             Route("/v1/chat/completions", _Generate(state, openai), methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/models/{model:path}", models, methods=["GET"]),
+            Route("/v1/usage", usage_route(plan), methods=["GET"]),
         ],
-        middleware=[Middleware(_Guard, state=state)],
+        middleware=[Middleware(_Guard, state=state), Middleware(PlanHeaders, guard=plan)],
         exception_handlers={HTTPException: api_error, ApiError: api_error},
     )
     app.state.serve = state

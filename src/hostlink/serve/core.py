@@ -40,11 +40,13 @@ PROVIDER = "claude-code"
 class ApiError(Exception):
     """An error answer. ``kind`` is neutral (each wire format names it its own way):
     invalid_request, authentication, permission, not_found, too_large, rate_limit, api,
-    overloaded. The message is safe to send: no prompt text, arguments, tokens or paths."""
+    overloaded. The message is safe to send: no prompt text, arguments, tokens or paths.
+    ``resets_at`` (unix time) is when a plan limit lifts, carried in the error body."""
 
     def __init__(self, status: int, kind: str, message: str, *, param: str | None = None,
-                 retry_after: int | None = None) -> None:
+                 retry_after: int | None = None, resets_at: int | None = None) -> None:
         super().__init__(message)
+        self.resets_at = resets_at
         self.status = status
         self.kind = kind
         self.message = message
@@ -237,7 +239,7 @@ class ConversationBuilder:
 # --- provider errors -> API errors -------------------------------------------------------
 
 SIGN_IN = ("Claude Code is not signed in (or its sign-in was refused): run `claude auth login` "
-           "as the user who runs hostlink serve")
+           "as the user who runs hostlink serve, or give it CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`")
 
 
 def provider_error(error: ErrorEvent) -> ApiError:
@@ -249,7 +251,9 @@ def provider_error(error: ErrorEvent) -> ApiError:
         return ApiError(401, "authentication", SIGN_IN)
     if code in ("rate_limited", "quota_exceeded"):
         wait = None if error.resets_at is None else max(1, error.resets_at - int(time.time()))
-        return ApiError(429, "rate_limit", error.message, retry_after=wait)
+        return ApiError(429, "rate_limit", error.message, retry_after=wait, resets_at=error.resets_at)
+    if code == "plan_refused":  # the plan's settings, not a limit that lifts: a client must not retry
+        return ApiError(403, "permission", error.message)
     if code == "provider_unavailable":
         return ApiError(529, "overloaded", error.message)
     if code == "unavailable":

@@ -81,7 +81,8 @@ class _Server(uvicorn.Server):
 
 async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", port: int = 8484,
                 max_concurrent: int = 4, cwd: Path, notifier: Notifier, project_trusted: bool = False,
-                on_listening: Callable[[Listening], None] = lambda listening: None) -> int | None:
+                on_listening: Callable[[Listening], None] = lambda listening: None,
+                extra_usage: str | None = None) -> int | None:
     """Serve until a stop signal; returns the signal number that stopped it (None otherwise).
 
     The key lives in memory and in a 0600 file of a private runtime directory, removed at
@@ -93,7 +94,7 @@ async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", po
     try:
         directory = create_private_dir("serve")
         key_file = write_private_file(directory, "key", token)
-        app = create_app(host, token=token, max_concurrent=max_concurrent)
+        app = create_app(host, token=token, max_concurrent=max_concurrent, extra_usage=extra_usage)
         config = uvicorn.Config(app, host=bind, port=port, lifespan="off", log_level="warning", access_log=False,
                                 server_header=False, timeout_graceful_shutdown=GRACEFUL_SECONDS)
         server = _Server(config, app.state.serve, lambda bound: on_listening(Listening(bind, bound, key_file)))

@@ -8,7 +8,7 @@
 Needs the ``pydantic-ai`` extra (``pip install 'hostlink[pydantic-ai]'``).
 """
 
-from hostlink.adapters.pydantic_ai.model import ClaudeCodeModel
+from hostlink.adapters.pydantic_ai.model import ClaudeCodeModel, ClaudePlanRefusedError
 from hostlink.adapters.pydantic_ai.toolset import HostlinkMcp
 
-__all__ = ["ClaudeCodeModel", "HostlinkMcp"]
+__all__ = ["ClaudeCodeModel", "ClaudePlanRefusedError", "HostlinkMcp"]

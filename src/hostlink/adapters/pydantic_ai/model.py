@@ -30,6 +30,7 @@ from hostlink.adapters.pydantic_ai.history import context_of, response_parts
 from hostlink.adapters.pydantic_ai.notices import LogNotifier
 from hostlink.claude_code.extension import PROVIDER_NAME, ClaudeCodeExtension
 from hostlink.claude_code.models import MODELS
+from hostlink.claude_code.plan import EXTRA_USAGE_MODES
 from hostlink.host import (
     AssistantMessage,
     CancelSignal,
@@ -51,6 +52,11 @@ if TYPE_CHECKING:
 # How long an abandoned request may take to stop its claude before it is left to the provider.
 CLEANUP_SECONDS = 15.0
 
+class ClaudePlanRefusedError(exceptions.ModelRequestRejectedError):
+    """The Claude plan refused the request (third-party apps on extra usage, extra usage off, an
+    organization's spend cap): its settings must change, so retrying cannot help."""
+
+
 _FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_call", "error": "error", "aborted": "error"}
 _ERRORS: Mapping[str, type[exceptions.ModelAPIError]] = {
     "not_signed_in": exceptions.ModelAuthenticationError,
@@ -60,6 +66,7 @@ _ERRORS: Mapping[str, type[exceptions.ModelAPIError]] = {
     "provider_unavailable": exceptions.ModelServerError,
     "context_length_exceeded": exceptions.ModelContextWindowExceededError,
     "invalid_request": exceptions.ModelRequestRejectedError,
+    "plan_refused": ClaudePlanRefusedError,
 }
 
 
@@ -68,19 +75,25 @@ class ClaudeCodeModel(Model):
     """The user's signed-in ``claude`` CLI as a model: ``ClaudeCodeModel("sonnet")``.
 
     ``cwd`` is the directory ``claude`` runs in (default: the current one when a request
-    starts). ``options`` and ``environ`` are for tests (a local fake API, a PATH that finds
-    a particular ``claude``).
+    starts). ``extra_usage`` (``allow`` | ``warn`` | ``refuse``; default
+    ``HOSTLINK_CLAUDE_EXTRA_USAGE``, else ``warn``): once the plan's window is used up and
+    requests would draw on extra usage, ``refuse`` fails them with ``ModelQuotaExceededError``
+    before any ``claude`` starts, until the window resets. ``options`` and ``environ`` are for
+    tests (a local fake API, a PATH that finds a particular ``claude``).
     """
 
     def __init__(self, model_name: str = "sonnet", *, cwd: Path | str | None = None,
-                 settings: ModelSettings | None = None, options: ClaudeTransportOptions | None = None,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 settings: ModelSettings | None = None, extra_usage: str | None = None,
+                 options: ClaudeTransportOptions | None = None, environ: Mapping[str, str] | None = None) -> None:
         alias = model_name.removeprefix(PROVIDER_NAME + "/")
         spec = next((spec for spec in MODELS if spec.id == alias), None)
         if spec is None:
             raise UserError(f"unknown Claude Code model {model_name!r}; use one of "
                             + ", ".join(spec.id for spec in MODELS))
+        if extra_usage is not None and extra_usage not in EXTRA_USAGE_MODES:
+            raise UserError(f"extra_usage: {extra_usage[:40]!r} is not one of {', '.join(EXTRA_USAGE_MODES)}")
         super().__init__(settings=settings)
+        self._extra_usage = extra_usage
         self._spec = spec
         self._cwd = Path(cwd) if cwd is not None else None
         self._options = options
@@ -125,7 +138,8 @@ class ClaudeCodeModel(Model):
         (an error, a cancelled task) cancels the request and waits, shielded and bounded,
         for the provider to stop its ``claude``."""
         context: Context = context_of(messages, parameters, _instructions(self, messages, parameters))
-        host = HostSession([ClaudeCodeExtension(options=self._options, environ=self._environ)],
+        extension = ClaudeCodeExtension(extra_usage=self._extra_usage, options=self._options, environ=self._environ)
+        host = HostSession([extension],
                            command="hostlink", lasting=False)
         signal = CancelSignal()
         await host.start(cwd=self._cwd or Path.cwd(), project_trusted=False,
