@@ -96,7 +96,8 @@ async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Ma
     """Run one action; every failure becomes a tool error with a safe message.
 
     ``details`` (for the host, never the model's content) has the one-line ``summary``, the
-    failure's ``error`` code when hostlink failed (not the tool), and a call's
+    failure's ``error`` code when hostlink failed (not the tool), a sign-in's authorization
+    ``link`` when one is needed, and a call's
     ``structuredContent`` when its JSON is at most 1 MiB.
     """
     details: dict[str, Any] = {}
@@ -105,6 +106,8 @@ async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Ma
         result = await _HANDLERS[args["action"]](runtime, output, args)
     except AuthRequired as exc:
         result, details["error"] = _error(_with_link(str(exc), exc.link)), error_code(exc)
+        if exc.link is not None:  # for a host that can offer the link its own way
+            details["link"] = exc.link
     except McpError as exc:
         result, details["error"] = _error(str(exc)), error_code(exc)
     return ToolResult(content=result.content, is_error=result.is_error,
