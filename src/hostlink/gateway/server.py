@@ -112,7 +112,8 @@ class Gateway:
 
     async def _run_mcp(self, ctx: Any, arguments: dict[str, Any]) -> ToolResult:
         """The ``mcp`` tool's run, the MCP host's progress token watched."""
-        token = getattr(ctx.meta, "progress_token", None) if ctx.meta is not None else None
+        meta = ctx.meta or {}
+        token = meta.get("progress_token", meta.get("progressToken")) if isinstance(meta, Mapping) else None
         send, receive = anyio.create_memory_object_stream[tuple[float, Any, Any]](64)
 
         def listener(progress: float, total: float | None, message: str | None) -> None:
