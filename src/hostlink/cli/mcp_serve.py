@@ -118,3 +118,4 @@ def _serve_http(expose: str, port: int, address: str, token_env: str | None, cwd
 
         click.echo(f"hostlink mcp serve: stopped by {signal.Signals(stopped).name}; every server it started was "
                    "stopped", err=True)
+        raise SystemExit(128 + stopped)
