@@ -26,7 +26,9 @@ def gateway(tmp_path):
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             env=gateway_env(tmp_path, {"demo": demo()}), cwd=tmp_path)
     try:
-        url = proc.stdout.readline().decode().rsplit(" ", 1)[1].strip()
+        first = proc.stdout.readline().decode()
+        assert first, proc.stderr.read()[-3000:]
+        url = first.rsplit(" ", 1)[1].strip()
         key_file = Path(proc.stdout.readline().decode().split("$(cat ", 1)[1].rstrip(")\n"))
         yield url, key_file, proc
     finally:

@@ -59,12 +59,12 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
     bind = loopback_address(address)
     received: list[int] = []
     directory = None
+    server = gateway.server()  # the SDK is imported before the session's background imports start
+    app = server.streamable_http_app(streamable_http_path=PATH, host=bind)
     try:
         await gateway.start(cwd, environ, trust_flag=trust_flag)
         directory = create_private_dir("mcp-serve")
         key_file = write_private_file(directory, "key", token)
-        server = gateway.server()
-        app = server.streamable_http_app(streamable_http_path=PATH, host=bind)
         guard = _Guard(app, ServeState(gateway.host, token, 1, None).check)
 
         class _Server(uvicorn.Server):

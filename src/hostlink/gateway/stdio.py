@@ -46,7 +46,7 @@ async def serve_stdio(gateway: Gateway, *, cwd: Path, environ: Mapping[str, str]
     and every private file removed either way."""
     from mcp.server.stdio import stdio_server
 
-    server = gateway.server()
+    server = gateway.server()  # before the session starts importing the SDK in the background
 
     async def work() -> None:
         await gateway.start(cwd, environ, trust_flag=trust_flag)
