@@ -25,7 +25,12 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 DESCRIPTION_CHARS = 4096  # of a tool's, resource's or prompt's description
+NAME_CHARS = 200  # of a resource's name or a title
 PAGE_CAP = 50  # pages of one server's listing
+MAX_ITEMS = 1000  # tools (or resources, templates, prompts) offered in all: a host loads every one
+MAX_SCHEMA_BYTES = 64 * 1024  # of one tool's input and output schemas: a larger one is left out
+MAX_URI_CHARS = 2048
+MAX_LISTING_BYTES = 2 * 1024 * 1024  # of the tools offered, as JSON: what a host loads into its context
 
 
 class Unknown(LookupError):
@@ -57,6 +62,35 @@ def _text(value: str | None) -> str | None:
     return strip_controls(value)[:DESCRIPTION_CHARS] if value else None
 
 
+def _name(value: str | None) -> str | None:
+    return one_line(value, NAME_CHARS) if value else None
+
+
+def _bounded(items: list[T], notifier: StderrNotifier, what: str) -> list[T]:
+    if len(items) > MAX_ITEMS:
+        notifier.notify(f"{len(items) - MAX_ITEMS} {what} left out: at most {MAX_ITEMS} are offered "
+                        "(the proxy face has no such limit)", "warning")
+    return items[:MAX_ITEMS]
+
+
+def _fits(tool: Any, server: str, notifier: StderrNotifier) -> bool:
+    """A visible tool whose schemas are of a size a host can load."""
+    import json
+
+    if not model_visible(tool):
+        return False
+    size = len(json.dumps([tool.input_schema, tool.output_schema], default=str))
+    if size > MAX_SCHEMA_BYTES:
+        notifier.notify(f"tool {one_line(tool.name, 100)!r} of MCP server {server!r} left out: its schemas "
+                        f"have {size} bytes (at most {MAX_SCHEMA_BYTES})", "warning")
+        return False
+    return True
+
+
+def _plain_uri(uri: str) -> bool:
+    return len(uri) <= MAX_URI_CHARS and strip_controls(uri) == uri and uri.isprintable()
+
+
 class ToolsFace:
     """The names handed out by the last listings, to map calls back."""
 
@@ -69,12 +103,21 @@ class ToolsFace:
 
         listings = await each_server(runtime, notifier, runtime.search_tools, "the tools")
         tools = {(server, tool.name): tool for server, listed in listings.items()
-                 for tool in listed if model_visible(tool)}
-        self.tools = exposed_names(tools)
-        return [mcp_types.Tool(name=name, title=_text(tools[pair].title), description=_text(tools[pair].description),
-                               input_schema=tools[pair].input_schema, output_schema=tools[pair].output_schema,
-                               annotations=tools[pair].annotations)
-                for name, pair in self.tools.items()]
+                 for tool in listed if _fits(tool, server, notifier)}
+        self.tools = dict(_bounded(list(exposed_names(tools).items()), notifier, "tools"))
+        offered, size = [], 0
+        for name, pair in list(self.tools.items()):
+            tool = mcp_types.Tool(name=name, title=_name(tools[pair].title), description=_text(tools[pair].description),
+                                  input_schema=tools[pair].input_schema, output_schema=tools[pair].output_schema,
+                                  annotations=_annotations(tools[pair].annotations))
+            size += len(tool.model_dump_json(by_alias=True, exclude_none=True))
+            if size > MAX_LISTING_BYTES:
+                notifier.notify(f"{len(self.tools) - len(offered)} tools left out: the listing reached "
+                                f"{MAX_LISTING_BYTES // 1024} KiB (the proxy face has no such limit)", "warning")
+                self.tools = {tool.name: self.tools[tool.name] for tool in offered}
+                break
+            offered.append(tool)
+        return offered
 
     def tool(self, name: str) -> tuple[str, str]:
         try:
@@ -87,10 +130,11 @@ class ToolsFace:
 
         listings = await each_server(runtime, notifier, lambda s: _all(runtime.list_resources, s, "resources"),
                                      "the resources", "resources")
-        return [mcp_types.Resource(uri=prefixed_uri(server, str(item.uri)), name=f"{server}__{item.name}",
-                                   title=_text(item.title), description=_text(item.description),
-                                   mime_type=item.mime_type, size=item.size)
-                for server, items in listings.items() for item in items]
+        return _bounded([mcp_types.Resource(uri=prefixed_uri(server, str(item.uri)), name=f"{server}__{_name(item.name)}",
+                                            title=_name(item.title), description=_text(item.description),
+                                            mime_type=_name(item.mime_type), size=item.size)
+                         for server, items in listings.items() for item in items if _plain_uri(str(item.uri))],
+                        notifier, "resources")
 
     async def list_templates(self, runtime: McpRuntime, notifier: StderrNotifier) -> list[Any]:
         import mcp_types
@@ -98,10 +142,12 @@ class ToolsFace:
         listings = await each_server(
             runtime, notifier, lambda s: _all(runtime.list_resource_templates, s, "resource_templates"),
             "the resource templates", "resources")
-        return [mcp_types.ResourceTemplate(uri_template=prefixed_uri(server, item.uri_template),
-                                           name=f"{server}__{item.name}", title=_text(item.title),
-                                           description=_text(item.description), mime_type=item.mime_type)
-                for server, items in listings.items() for item in items]
+        return _bounded([mcp_types.ResourceTemplate(uri_template=prefixed_uri(server, item.uri_template),
+                                                    name=f"{server}__{_name(item.name)}", title=_name(item.title),
+                                                    description=_text(item.description),
+                                                    mime_type=_name(item.mime_type))
+                         for server, items in listings.items() for item in items if _plain_uri(item.uri_template)],
+                        notifier, "resource templates")
 
     async def list_prompts(self, runtime: McpRuntime, notifier: StderrNotifier) -> list[Any]:
         import mcp_types
@@ -109,8 +155,8 @@ class ToolsFace:
         listings = await each_server(runtime, notifier, lambda s: _all(runtime.list_prompts, s, "prompts"),
                                      "the prompts", "prompts")
         prompts = {(server, item.name): item for server, items in listings.items() for item in items}
-        self.prompts = exposed_names(prompts)
-        return [mcp_types.Prompt(name=name, title=_text(prompts[pair].title),
+        self.prompts = dict(_bounded(list(exposed_names(prompts).items()), notifier, "prompts"))
+        return [mcp_types.Prompt(name=name, title=_name(prompts[pair].title),
                                  description=_text(prompts[pair].description),
                                  arguments=[mcp_types.PromptArgument(name=arg.name, description=_text(arg.description),
                                                                      required=arg.required)
@@ -122,6 +168,13 @@ class ToolsFace:
             return self.prompts[name]
         except KeyError:
             raise Unknown(f"Unknown prompt: {one_line(name, 100)} (not among the prompts listed)") from None
+
+
+def _annotations(annotations: Any) -> Any:
+    """The server's hints, its title sanitized (the hints are hints: the host decides)."""
+    if annotations is None or not annotations.title:
+        return annotations
+    return annotations.model_copy(update={"title": _name(annotations.title)})
 
 
 def resource(uri: str) -> tuple[str, str]:
