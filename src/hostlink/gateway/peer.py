@@ -31,6 +31,8 @@ from hostlink.host import (
 from hostlink.host.output import one_line
 
 SAMPLING_MAX_TOKENS = 4096  # asked of the MCP host; the extension cuts to the entry's own bound
+ROOTS_WAIT_SECONDS = 10
+MAX_ROOTS = 100
 LINK_WAIT_SECONDS = 120  # how long an offered authorization link waits for the person's answer
 
 
@@ -60,6 +62,7 @@ class Peer:
             "url": mcp_types.ClientCapabilities(
                 elicitation=mcp_types.ElicitationCapability(url=mcp_types.UrlElicitationCapability())),
             "sampling": mcp_types.ClientCapabilities(sampling=mcp_types.SamplingCapability()),
+            "roots": mcp_types.ClientCapabilities(roots=mcp_types.RootsCapability()),
         }[capability]
         try:
             return ctx if ctx.session.check_client_capability(wanted) else None
@@ -105,6 +108,18 @@ class Peer:
         blocks = result.content if isinstance(result.content, list) else [result.content]
         text = "".join(block.text for block in blocks if getattr(block, "type", None) == "text")
         yield Done(AssistantMessage([TextContent(text)], model=one_line(result.model, 100)))
+
+    async def roots(self) -> list[tuple[str, str | None]] | None:
+        """The MCP host's roots (URI, name), when it declared roots and answers; else None."""
+        ctx = self._current("roots")
+        if ctx is None:
+            return None
+        try:
+            with anyio.fail_after(ROOTS_WAIT_SECONDS):
+                listed = await ctx.session.list_roots()
+        except Exception:  # noqa: BLE001 - no answer: the session's own root, if any
+            return None
+        return [(str(root.uri), one_line(root.name, 100) if root.name else None) for root in listed.roots[:MAX_ROOTS]]
 
     async def offer_link(self, server: str, link: str) -> None:
         """Offer a sign-in's authorization link through URL-mode elicitation, when declared."""

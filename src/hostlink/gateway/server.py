@@ -44,7 +44,7 @@ class Gateway:
         self.verbose = verbose
         self.peer = Peer()
         self.notifier = StderrNotifier()
-        self.extension = McpExtension()
+        self.extension = McpExtension(roots=self.peer.roots)
         self.host = GatewaySession([self.extension], self.peer)
         self.tools = ToolsFace()
         self._watch: ConfigWatch | None = None
@@ -83,7 +83,7 @@ class Gateway:
             spec = self.host.registry.tools["mcp"]
             tools = [mcp_types.Tool(name=spec.name, description=spec.description, input_schema=dict(spec.parameters))]
         else:
-            tools = await self._served(lambda: self.tools.list_tools(self.runtime, self.notifier))
+            tools = await self._served(ctx, lambda: self.tools.list_tools(self.runtime, self.notifier))
         return mcp_types.ListToolsResult(tools=tools)
 
     async def call_tool(self, ctx: Any, params: Any) -> Any:
@@ -96,7 +96,7 @@ class Gateway:
             server = arguments.get("server") if isinstance(arguments.get("server"), str) else None
         else:
             if not self.tools.tools:  # a host may call without listing first
-                await self._served(lambda: self.tools.list_tools(self.runtime, self.notifier))
+                await self._served(ctx, lambda: self.tools.list_tools(self.runtime, self.notifier))
             try:
                 server, tool = self.tools.tool(params.name)
             except Unknown as unknown:  # a tool error the model can read and correct
@@ -147,14 +147,14 @@ class Gateway:
         import mcp_types
 
         await self._fresh(ctx)
-        items = await self._served(lambda: self.tools.list_resources(self.runtime, self.notifier))
+        items = await self._served(ctx, lambda: self.tools.list_resources(self.runtime, self.notifier))
         return mcp_types.ListResourcesResult(resources=items)
 
     async def list_templates(self, ctx: Any, params: Any) -> Any:
         import mcp_types
 
         await self._fresh(ctx)
-        items = await self._served(lambda: self.tools.list_templates(self.runtime, self.notifier))
+        items = await self._served(ctx, lambda: self.tools.list_templates(self.runtime, self.notifier))
         return mcp_types.ListResourceTemplatesResult(resource_templates=items)
 
     async def read_resource(self, ctx: Any, params: Any) -> Any:
@@ -162,7 +162,7 @@ class Gateway:
 
         await self._fresh(ctx)
         server, uri = self._resource(str(params.uri))
-        read = await self._served(lambda: self.runtime.read_resource(server, uri))
+        read = await self._served(ctx, lambda: self.runtime.read_resource(server, uri))
         return mcp_types.ReadResourceResult(
             contents=results.resource_contents(read.contents, str(params.uri), self.host.output))
 
@@ -170,7 +170,7 @@ class Gateway:
         import mcp_types
 
         await self._fresh(ctx)
-        items = await self._served(lambda: self.tools.list_prompts(self.runtime, self.notifier))
+        items = await self._served(ctx, lambda: self.tools.list_prompts(self.runtime, self.notifier))
         return mcp_types.ListPromptsResult(prompts=items)
 
     async def get_prompt(self, ctx: Any, params: Any) -> Any:
@@ -178,7 +178,7 @@ class Gateway:
 
         await self._fresh(ctx)
         server, name = self._prompt(params.name)
-        got = await self._served(lambda: self.runtime.get_prompt(server, name, dict(params.arguments or {})))
+        got = await self._served(ctx, lambda: self.runtime.get_prompt(server, name, dict(params.arguments or {})))
         return mcp_types.GetPromptResult(description=one_line(got.description, 4096) or None,
                                          messages=results.prompt_messages(got.messages, self.host.output))
 
@@ -194,7 +194,7 @@ class Gateway:
             server, uri = self._resource(ref.uri)
             upstream = mcp_types.ResourceTemplateReference(type="ref/resource", uri=uri)
         context = dict(params.context.arguments or {}) if params.context is not None else None
-        done = await self._served(lambda: self.runtime.complete(server, upstream, params.argument.name,
+        done = await self._served(ctx, lambda: self.runtime.complete(server, upstream, params.argument.name,
                                                                  params.argument.value, context))
         values = [one_line(value, 1000) for value in done.completion.values[:100]]
         return mcp_types.CompleteResult(completion=mcp_types.Completion(
@@ -212,10 +212,12 @@ class Gateway:
         except Unknown as unknown:
             raise _rpc_error(str(unknown), invalid=True) from None
 
-    async def _served(self, work: Callable[[], Awaitable[Any]]) -> Any:
-        """``work()``, an MCP client failure as a JSON-RPC error with its safe message."""
+    async def _served(self, ctx: Any, work: Callable[[], Awaitable[Any]]) -> Any:
+        """``work()`` for the MCP host's request ``ctx`` (the request an upstream server's own
+        requests belong to), an MCP client failure as a JSON-RPC error with its safe message."""
         try:
-            return await work()
+            with self.peer.serving(ctx):
+                return await work()
         except McpError as error:
             raise _rpc_error(str(error)) from None
 
