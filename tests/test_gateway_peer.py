@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gateway_support import FIXTURE, fixture, stdio_gateway
+from mcp_auth_support import fake_oauth, isolated_state, keyring_required, no_browser  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.anyio
 ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
@@ -88,3 +89,24 @@ async def test_roots_are_the_mcp_hosts(tmp_path):
         result = await client.call_tool("mcp", {"action": "call", "server": "fx", "tool": "roots"})
     listed = json.loads(result.content[0].text)
     assert "file:///work/host-project" in json.dumps(listed)
+
+
+async def test_a_sign_in_link_is_offered_by_url_elicitation(tmp_path, fake_oauth, keyring_required):
+    import mcp_types
+
+    offered = []
+
+    async def elicit(context, params):
+        offered.append(params)
+        return mcp_types.ElicitResult(action="accept")
+
+    servers = {"web": {"url": fake_oauth.mcp, "auth": "oauth"}}
+    async with stdio_gateway(tmp_path, servers, "--expose", "tools", mode="legacy",
+                             elicitation_callback=elicit) as client:
+        listed = [tool.name for tool in (await client.list_tools()).tools]
+        started = await client.call_tool("web__sign_in", {})
+    assert listed == ["web__sign_in"]  # the server's tools wait for the sign-in
+    assert not started.is_error
+    (params,) = offered
+    assert params.mode == "url" and params.url.startswith(fake_oauth.issuer) and "'web'" in params.message
+    assert params.url in started.content[0].text  # the link is in the answer all the same

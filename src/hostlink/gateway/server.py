@@ -95,17 +95,22 @@ class Gateway:
                                             "the one tool 'mcp')")
             server = arguments.get("server") if isinstance(arguments.get("server"), str) else None
         else:
-            if not self.tools.tools:  # a host may call without listing first
+            if not self.tools.tools and not self.tools.sign_ins:  # a host may call without listing first
                 await self._served(ctx, lambda: self.tools.list_tools(self.runtime, self.notifier))
-            try:
-                server, tool = self.tools.tool(params.name)
-            except Unknown as unknown:  # a tool error the model can read and correct
-                return results.error_result(str(unknown))
-            arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
+            if params.name in self.tools.sign_ins:
+                server = self.tools.sign_ins[params.name]
+                arguments = {"action": "auth", "server": server}
+            else:
+                try:
+                    server, tool = self.tools.tool(params.name)
+                except Unknown as unknown:  # a tool error the model can read and correct
+                    return results.error_result(str(unknown))
+                arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
         result = await self._run_mcp(ctx, arguments)
         details = result.details or {}
         if isinstance(details.get("link"), str) and server is not None:
-            await self.peer.offer_link(server, details["link"])
+            with self.peer.serving(ctx):
+                await self.peer.offer_link(server, details["link"])
         if self.verbose and details.get("error") and server in self.runtime.servers:
             self._tell(server)
         return results.call_result(result, structured=self.face == "tools")

@@ -16,7 +16,7 @@ import anyio
 
 from hostlink.gateway.naming import exposed_names, prefixed_uri, split_uri
 from hostlink.host.output import one_line, strip_controls
-from hostlink.mcp.errors import McpError
+from hostlink.mcp.errors import AuthRequired, McpError
 from hostlink.mcp.render import model_visible
 
 if TYPE_CHECKING:
@@ -31,16 +31,17 @@ MAX_ITEMS = 1000  # tools (or resources, templates, prompts) offered in all: a h
 MAX_SCHEMA_BYTES = 64 * 1024  # of one tool's input and output schemas: a larger one is left out
 MAX_URI_CHARS = 2048
 MAX_LISTING_BYTES = 2 * 1024 * 1024  # of the tools offered, as JSON: what a host loads into its context
+SIGN_IN = "sign_in"
 
 
 class Unknown(LookupError):
     """A name or URI the tools face does not offer (the message is safe to send)."""
 
 
-async def each_server(runtime: McpRuntime, notifier: StderrNotifier,
-                      fetch: Callable[[str], Awaitable[T]], what: str, needs: str | None = None) -> dict[str, T]:
+async def each_server(runtime: McpRuntime, notifier: StderrNotifier, fetch: Callable[[str], Awaitable[T]],
+                      what: str, needs: str | None = None, failed: dict[str, McpError] | None = None) -> dict[str, T]:
     """``fetch(server)`` for every enabled server at once (with ``needs``: only those whose
-    connection declared that capability); failures left out and told."""
+    connection declared that capability); failures left out, told, and kept in ``failed``."""
     found: dict[str, T] = {}
     names = sorted(name for name, config in runtime.servers.items() if not config.disabled)
 
@@ -51,6 +52,8 @@ async def each_server(runtime: McpRuntime, notifier: StderrNotifier,
             found[name] = await fetch(name)
         except McpError as error:
             notifier.notify(f"{what} of MCP server {name!r} left out: {error}", "warning")
+            if failed is not None:
+                failed[name] = error
 
     async with anyio.create_task_group() as group:
         for name in names:
@@ -92,19 +95,31 @@ def _plain_uri(uri: str) -> bool:
 
 
 class ToolsFace:
-    """The names handed out by the last listings, to map calls back."""
+    """The names handed out by the last listings, to map calls back. A server that needs a
+    sign-in has no tools to list: it is offered as one tool, ``<server>__sign_in``, that
+    starts the sign-in and answers the authorization link."""
 
     def __init__(self) -> None:
         self.tools: dict[str, tuple[str, str]] = {}
+        self.sign_ins: dict[str, str] = {}  # exposed name -> server
         self.prompts: dict[str, tuple[str, str]] = {}
 
     async def list_tools(self, runtime: McpRuntime, notifier: StderrNotifier) -> list[Any]:
         import mcp_types
 
-        listings = await each_server(runtime, notifier, runtime.search_tools, "the tools")
+        failed: dict[str, McpError] = {}
+        listings = await each_server(runtime, notifier, runtime.search_tools, "the tools", failed=failed)
         tools = {(server, tool.name): tool for server, listed in listings.items()
                  for tool in listed if _fits(tool, server, notifier)}
-        self.tools = dict(_bounded(list(exposed_names(tools).items()), notifier, "tools"))
+        names = exposed_names([*tools, *((server, SIGN_IN) for server, error in failed.items()
+                                         if isinstance(error, AuthRequired))])
+        self.sign_ins = {name: server for name, (server, tool) in names.items() if (server, tool) not in tools}
+        signing = [mcp_types.Tool(name=name, description=f"MCP server {server!r} needs sign-in. Call this to start "
+                                  "it: the answer is an authorization link for the user to open and approve "
+                                  "(nothing opens a browser). Its tools are listed once it is done.",
+                                  input_schema={"type": "object", "properties": {}, "additionalProperties": False})
+                   for name, server in self.sign_ins.items()]
+        self.tools = dict(_bounded([item for item in names.items() if item[1] in tools], notifier, "tools"))
         offered, size = [], 0
         for name, pair in list(self.tools.items()):
             tool = mcp_types.Tool(name=name, title=_name(tools[pair].title), description=_text(tools[pair].description),
@@ -117,7 +132,7 @@ class ToolsFace:
                 self.tools = {tool.name: self.tools[tool.name] for tool in offered}
                 break
             offered.append(tool)
-        return offered
+        return [*offered, *signing]
 
     def tool(self, name: str) -> tuple[str, str]:
         try:

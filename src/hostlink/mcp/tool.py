@@ -444,7 +444,8 @@ async def _auth(runtime: McpRuntime, output: OutputSession | None, args: Mapping
 
     (server,) = _need(args, "server")
     link = await sign_in(runtime.auth, server, runtime.config(server))
-    return _text(output, [_with_link(f"Sign-in to MCP server {server!r} started.", link)])
+    started = _text(output, [_with_link(f"Sign-in to MCP server {server!r} started.", link)])
+    return ToolResult(content=started.content, details={"link": link} if link else None)
 
 
 _HANDLERS = {
