@@ -43,13 +43,14 @@ def gateway_env(tmp_path: Path, servers: dict[str, Any]) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def stdio_gateway(tmp_path: Path, servers: dict[str, Any], *args: str, **client: Any):
-    """An SDK client connected to ``hostlink mcp serve ARGS`` over stdio."""
+async def stdio_gateway(tmp_path: Path, servers: dict[str, Any], *args: str, errlog: Any = None, **client: Any):
+    """An SDK client connected to ``hostlink mcp serve ARGS`` over stdio (its stderr to ``errlog``)."""
     from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=HOSTLINK, args=["mcp", "serve", *args],
                                    env=gateway_env(tmp_path, servers), cwd=str(tmp_path))
-    async with Client(params, **client) as session:
+    async with Client(stdio_client(params, errlog=errlog or sys.stderr), **client) as session:
         yield session
 
 
