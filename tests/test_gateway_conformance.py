@@ -45,7 +45,7 @@ exit $STATUS
                             env=environ, timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
-    assert "Baseline check passed" in output
+    assert "Baseline check passed" in output and "Total: 11 passed, 21 failed" in output, output[-3000:]
     assert "gateway exit 143" in output, (tmp_path / "gateway.err").read_text()[-2000:]
     assert "Traceback" not in (tmp_path / "gateway.err").read_text()
     assert leftovers(tmp_path) == []
