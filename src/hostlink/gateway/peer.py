@@ -77,8 +77,11 @@ class Peer:
         ctx = self._current("form")
         if ctx is None:
             return Answer("decline")
-        result = await ctx.session.elicit_form(f"MCP server {question.asker!r} asks: {question.message}",
-                                               dict(question.fields), related_request_id=ctx.request_id)
+        try:
+            result = await ctx.session.elicit_form(f"MCP server {question.asker!r} asks: {question.message}",
+                                                   dict(question.fields), related_request_id=ctx.request_id)
+        except Exception:  # noqa: BLE001 - the MCP host could not be asked (its connection has no way back)
+            return Answer("cancel")
         return Answer(result.action, result.content)
 
     async def complete(self, model: str, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
