@@ -55,16 +55,19 @@ async def stdio_gateway(tmp_path: Path, servers: dict[str, Any], *args: str, err
 
 
 def live_mentioning(text: str) -> list[int]:
-    """Pids of live processes whose command line mentions ``text``."""
+    """Pids of live processes (not this one) whose command line, environment or working
+    directory mentions ``text``: a test's gateway and the servers it started (they run in, or
+    inherit HOME and the config directory from, the test's ``tmp_path``)."""
     found = []
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
+        if entry.isdigit() and int(entry) != os.getpid():
             try:
                 stat = Path(f"/proc/{entry}/stat").read_bytes()
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                seen = [Path(f"/proc/{entry}/cmdline").read_bytes(), Path(f"/proc/{entry}/environ").read_bytes(),
+                        os.readlink(f"/proc/{entry}/cwd").encode()]
             except OSError:
                 continue
-            if stat.rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X") and text.encode() in cmdline:
+            if stat.rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X") and any(text.encode() in part for part in seen):
                 found.append(int(entry))
     return found
 

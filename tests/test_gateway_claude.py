@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -18,6 +19,9 @@ from peers import CLAUDE, requires_claude
 pytestmark = [pytest.mark.slow, requires_claude,
               pytest.mark.skipif(not (EVERYTHING.is_file() and NODE) and not os.environ.get("CI"),
                                  reason="server-everything or node is not installed")]
+
+
+GRACE_SECONDS = 5
 
 
 def run_claude(api, home, tmp_path, face: str, tool: str, arguments: dict) -> list[dict]:
@@ -35,6 +39,10 @@ def run_claude(api, home, tmp_path, face: str, tool: str, arguments: dict) -> li
             "--output-format", "json", "--no-session-persistence"]
     done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-2000:]
+    # claude exits without waiting for its MCP server: the gateway stops its servers just after
+    deadline = time.monotonic() + GRACE_SECONDS
+    while live_mentioning(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
     return [request for request in api.messages_requests() if request.get("tools")]
 
