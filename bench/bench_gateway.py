@@ -44,6 +44,28 @@ async def _client(stack: AsyncExitStack, command: str, args: list[str], env: dic
     return await stack.enter_async_context(Client(stdio_client(params, errlog=errlog), mode="legacy"))
 
 
+async def _open_all(stack: AsyncExitStack, specs: list[tuple[Any, ...]]) -> list[Any]:
+    """SDK clients of every ``(command, args[, env])`` in ``specs``, started at once (each
+    start imports an SDK), open until ``stack`` closes."""
+    clients: list[Any] = [None] * len(specs)
+    ready = [anyio.Event() for _ in specs]
+    done = anyio.Event()
+
+    async def hold(index: int, spec: tuple[Any, ...]) -> None:
+        async with AsyncExitStack() as own:
+            clients[index] = await _client(own, *spec)
+            ready[index].set()
+            await done.wait()
+
+    group = await stack.enter_async_context(anyio.create_task_group())
+    stack.callback(done.set)  # runs first on the way out: every client closes, then the group ends
+    for index, spec in enumerate(specs):
+        group.start_soon(hold, index, spec)
+    for event in ready:
+        await event.wait()
+    return clients
+
+
 async def _listing_bytes(client: Any) -> int:
     listed = await client.list_tools()
     return len(json.dumps(listed.model_dump(by_alias=True, exclude_none=True, mode="json")["tools"]))
@@ -64,18 +86,17 @@ async def _measure(quick: bool) -> list[Row]:
     with tempfile.TemporaryDirectory() as home:
         env = _gateway_env(home, servers)
         async with AsyncExitStack() as stack:
-            straight = 0
-            for server in servers.values():
-                straight += await _listing_bytes(await _client(stack, server["command"], server["args"]))
-            proxy = await _client(stack, HOSTLINK, ["mcp", "serve"], env)
-            tools = await _client(stack, HOSTLINK, ["mcp", "serve", "--expose", "tools"], env)
+            specs = [(server["command"], server["args"]) for server in servers.values()]
+            *direct_clients, proxy, tools = await _open_all(stack, [
+                *specs, (HOSTLINK, ["mcp", "serve"], env), (HOSTLINK, ["mcp", "serve", "--expose", "tools"], env)])
+            straight = sum([await _listing_bytes(client) for client in direct_clients])
             label = f"{len(servers)} servers"
             rows.append(Row(f"tools/list bytes, {label}: proxy face vs straight", straight,
                             await _listing_bytes(proxy), "B", "<= 0.05x"))
             rows.append(Row(f"tools/list bytes, {label}: tools face vs straight", straight,
                             await _listing_bytes(tools), "B", "~1x (for reference)"))
 
-            demo = await _client(stack, servers["demo"]["command"], servers["demo"]["args"])
+            demo = direct_clients[0]  # the demo server, straight
 
             async def direct() -> None:
                 if (await demo.call_tool("echo", {"text": "hello"})).is_error:
