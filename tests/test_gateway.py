@@ -100,13 +100,14 @@ async def test_progress_reaches_the_host_with_its_own_token(tmp_path):
     seen = []
 
     async def on_progress(progress, total, message):
-        seen.append(progress)
+        seen.append((progress, message))
 
     async with stdio_gateway(tmp_path, {"fx": fixture()}, "--expose", "tools") as client:
         await client.list_tools()
         done = await client.call_tool("fx__progress", {"steps": 3, "pause": 0.05}, progress_callback=on_progress)
         assert not done.is_error
     assert len(seen) >= 2
+    assert all(message and "\x1b" not in message and "\x07" not in message for _, message in seen)  # sanitized
 
 
 async def test_cancelling_a_call_stops_the_upstream_call(tmp_path):

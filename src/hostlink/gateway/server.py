@@ -129,15 +129,15 @@ class Gateway:
 
         async def relay() -> None:
             async with receive:
-                async for progress, total, message in receive:
-                    await ctx.session.report_progress(progress, total, message)
+                async for progress, total, message in receive:  # the message is the server's: sanitized
+                    await ctx.session.report_progress(progress, total, one_line(message, 300) if message else None)
 
         with self.peer.serving(ctx), watching(CallWatch(listener=listener if token is not None else None)):
             async with anyio.create_task_group() as group:
                 group.start_soon(relay)
                 async with send:
-                    return await self.host.run_tool("mcp", arguments, CancelSignal())
-        raise AssertionError("unreachable")  # pragma: no cover
+                    result = await self.host.run_tool("mcp", arguments, CancelSignal())
+        return result
 
     def _tell(self, server: str) -> None:
         """``-v``: what a failing server said (its bounded, sanitized stderr tail) on stderr."""
