@@ -87,6 +87,15 @@ async def test_tools_face_prefixes_tools_resources_and_prompts(tmp_path):
     assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
 
 
+def test_schema_texts_are_sanitized_and_values_kept():
+    from hostlink.gateway.tools_face import _schema
+
+    schema = {"type": "object", "description": "a \x1b[31mred\x1b[0m tool", "properties": {
+        "mode": {"enum": ["\x1b[1m"], "description": "pick \x07one", "title": "Mode\x1b]0;x\x07"}}}
+    assert _schema(schema) == {"type": "object", "description": "a red tool", "properties": {
+        "mode": {"enum": ["\x1b[1m"], "description": "pick one", "title": "Mode"}}}
+
+
 def test_names_are_bounded_plain_when_possible_and_never_shared():
     long_tool = "t" * 80
     names = exposed_names([("a__b", "c"), ("a", "b__c"), ("srv", "get.thing"), ("srv", long_tool), ("srv", "ok")])

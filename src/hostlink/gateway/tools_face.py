@@ -90,6 +90,17 @@ def _fits(tool: Any, server: str, notifier: StderrNotifier) -> bool:
     return True
 
 
+def _schema(value: Any) -> Any:
+    """A schema with its ``description`` and ``title`` texts sanitized (a host may show them);
+    every other keyword, ``enum``, ``const``, ``pattern`` and ``default`` included, as it is."""
+    if isinstance(value, dict):
+        return {key: strip_controls(item)[:DESCRIPTION_CHARS] if key in ("description", "title")
+                and isinstance(item, str) else _schema(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_schema(item) for item in value]
+    return value
+
+
 def _plain_uri(uri: str) -> bool:
     return len(uri) <= MAX_URI_CHARS and strip_controls(uri) == uri and uri.isprintable()
 
@@ -123,7 +134,8 @@ class ToolsFace:
         offered, size = [], 0
         for name, pair in list(self.tools.items()):
             tool = mcp_types.Tool(name=name, title=_name(tools[pair].title), description=_text(tools[pair].description),
-                                  input_schema=tools[pair].input_schema, output_schema=tools[pair].output_schema,
+                                  input_schema=_schema(tools[pair].input_schema),
+                                  output_schema=_schema(tools[pair].output_schema),
                                   annotations=_annotations(tools[pair].annotations))
             size += len(tool.model_dump_json(by_alias=True, exclude_none=True))
             if size > MAX_LISTING_BYTES:
