@@ -8,10 +8,17 @@ import json
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from gateway_support import FIXTURE, fixture, stdio_gateway
-from mcp_auth_support import fake_oauth, isolated_state, keyring_required, no_browser  # noqa: F401 - fixtures
+from mcp_auth_support import (  # noqa: F401 - fixtures
+    fake_oauth,
+    follow_link,
+    isolated_state,
+    keyring_required,
+    no_browser,
+)
 
 pytestmark = pytest.mark.anyio
 ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
@@ -100,13 +107,26 @@ async def test_a_sign_in_link_is_offered_by_url_elicitation(tmp_path, fake_oauth
         offered.append(params)
         return mcp_types.ElicitResult(action="accept")
 
+    changed = anyio.Event()
+
+    async def on_message(message):
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
     servers = {"web": {"url": fake_oauth.mcp, "auth": "oauth"}}
-    async with stdio_gateway(tmp_path, servers, "--expose", "tools", mode="legacy",
-                             elicitation_callback=elicit) as client:
+    async with stdio_gateway(tmp_path, servers, "--expose", "tools", mode="legacy", elicitation_callback=elicit,
+                             message_handler=on_message) as client:
         listed = [tool.name for tool in (await client.list_tools()).tools]
         started = await client.call_tool("web__sign_in", {})
+        assert not started.is_error
+        (params,) = offered
+        assert (await follow_link(params.url)).status_code == 200  # the user approves in a browser
+        with anyio.fail_after(30):
+            await changed.wait()  # the sign-in ended: the host hears that the tools changed
+        after = [tool.name for tool in (await client.list_tools()).tools]
+        whoami = await client.call_tool("web__whoami", {})
     assert listed == ["web__sign_in"]  # the server's tools wait for the sign-in
-    assert not started.is_error
-    (params,) = offered
     assert params.mode == "url" and params.url.startswith(fake_oauth.issuer) and "'web'" in params.message
     assert params.url in started.content[0].text  # the link is in the answer all the same
+    assert "web__whoami" in after and "web__sign_in" not in after
+    assert not whoami.is_error

@@ -44,11 +44,11 @@ class Gateway:
         self.verbose = verbose
         self.peer = Peer()
         self.notifier = StderrNotifier()
-        self.extension = McpExtension(roots=self.peer.roots)
+        self.extension = McpExtension(roots=self.peer.roots, auth_factory=self._auth)
         self.host = GatewaySession([self.extension], self.peer)
         self.tools = ToolsFace()
         self._watch: ConfigWatch | None = None
-        self._changed: list[Any] = []  # sessions to tell that the tool list changed
+        self._heard: Any = None  # the MCP host's latest session: told when a sign-in ends
 
     async def start(self, cwd: Path, environ: Mapping[str, str], *, trust_flag: bool) -> None:
         await start(self.host, self.peer, cwd=cwd, environ=environ, trust_flag=trust_flag, notifier=self.notifier)
@@ -61,8 +61,25 @@ class Gateway:
             raise _rpc_error("the MCP client is not running")
         return runtime
 
+    def _auth(self, servers: Any, notifier: Any, on_signed_in: Any, command: str, links: bool) -> Any:
+        """The extension's auth, and when a sign-in ends the MCP host hears that the tools
+        changed (a server that needed it lists its own tools now)."""
+        from hostlink.mcp.extension import default_auth
+
+        async def signed_in(name: str) -> None:
+            if on_signed_in is not None:
+                await on_signed_in(name)
+            if self._heard is not None:
+                try:
+                    await self._heard.send_tool_list_changed()
+                except Exception:  # noqa: BLE001 - a host that cannot hear it lists again on its own
+                    pass
+
+        return default_auth(servers, notifier, signed_in, command, links)
+
     async def _fresh(self, ctx: Any) -> None:
         """Re-read a changed configuration, then tell the MCP host its tools changed."""
+        self._heard = ctx.session
         if self._watch is not None and self._watch.changed():
             await reload(self.host, self.notifier)
             try:
