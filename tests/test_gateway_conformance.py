@@ -49,3 +49,30 @@ exit $STATUS
     assert "gateway exit 143" in output, (tmp_path / "gateway.err").read_text()[-2000:]
     assert "Traceback" not in (tmp_path / "gateway.err").read_text()
     assert leftovers(tmp_path) == []
+
+
+GATEWAY_ONLY = ("resources-subscribe", "resources-unsubscribe")  # failures server-everything does not have
+
+
+def test_the_baseline_is_what_server_everything_fails_on_its_own(tmp_path):
+    """The same scenarios straight against server-everything: its failures are exactly the
+    baseline less the two the baseline gives the gateway alone (a stale entry fails the run)."""
+    node = conformance_node()
+    straight = tmp_path / "straight-baseline.yml"
+    straight.write_text("".join(line for line in BASELINE.read_text().splitlines(keepends=True)
+                                if line.strip().removeprefix("- ") not in GATEWAY_ONLY))
+    q = shlex.quote
+    script = f"""
+ip link set lo up
+PORT=3001 {q(NODE)} {q(str(EVERYTHING))} streamableHttp > everything.out 2>&1 &
+SERVER=$!
+for i in $(seq 100); do grep -q listening everything.out && break; sleep 0.1; done
+{q(node)} {q(str(CONFORMANCE))} server --url http://localhost:3001/mcp --expected-failures {q(str(straight))}
+STATUS=$?
+kill $SERVER; wait $SERVER
+exit $STATUS
+"""
+    result = subprocess.run(["unshare", "-n", "sh", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "Baseline check passed" in output, output[-4000:]
