@@ -26,6 +26,7 @@ BENCHMARKS = {
     "provider": "bench.bench_provider",
     "llm": "bench.bench_llm",
     "serve": "bench.bench_serve",
+    "gateway": "bench.bench_gateway",
 }
 
 

@@ -25,6 +25,8 @@ ALWAYS = {
               "first mcp call (connect), demo"],
     "mcp": ["mcp call p50, demo echo", "mcp call p95, demo echo", "mcp 10 concurrent calls, demo"],
     "provider": ["proposal server start", "transcript, 10 messages", "transcript, 100 messages"],
+    "gateway": ["tools/list bytes, ", "gateway call p50, demo echo (tools face)",
+                "gateway call p50, demo echo (proxy face)"],
 }
 WITH_PEERS = {
     ("mcp-server-everything",): ["first mcp call (connect), everything", "mcp call p50, everything echo",

@@ -266,10 +266,11 @@ from hostlink.cli.mcp_auth import auth_command, logout_command  # noqa: E402 - c
 from hostlink.cli.mcp_call import call  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp_config import add_command, add_json_command, get_command, remove_command  # noqa: E402
 from hostlink.cli.mcp_import import import_command  # noqa: E402
+from hostlink.cli.mcp_serve import serve_command  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp_trust import trust_command, untrust_command  # noqa: E402
 
 for command in (call, auth_command, logout_command, add_command, add_json_command, remove_command, get_command,
-                import_command, trust_command, untrust_command):
+                import_command, trust_command, untrust_command, serve_command):
     mcp_group.add_command(command)
 for command in mcp_group.commands.values():  # --trust-project after any subcommand too
     trust_option(command)

@@ -39,22 +39,30 @@ def _describe(entry: dict[str, Any]) -> str:
 @click.option("--from", "program", type=click.Choice(SOURCES), required=True,
               help="The program whose MCP servers to take.")
 @click.option("--file", "path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Read this file (in that program's format) instead of its user configuration.")
+              help="Read this file (in that program's format) instead of its user and project configuration.")
 @click.option("--dry-run", is_flag=True, help="Only show what would change.")
 @click.option("--yes", "-y", is_flag=True, help="Write without asking.")
 @SCOPE_OPTION
 @LITERAL_OPTION
 def import_command(program: str, path: Path | None, dry_run: bool, yes: bool, scope: str, literal: bool) -> None:
-    """Import the MCP servers of Claude Desktop, Claude Code, Cursor, VS Code, Windsurf or the Gemini CLI."""
+    """Import the MCP servers of Claude Desktop, Claude Code, Cursor, VS Code, Windsurf or the Gemini CLI.
+
+    Reads the program's user configuration and, for VS Code, Cursor, the Gemini CLI and Claude
+    Code, its project file in this directory (.vscode/mcp.json, .cursor/mcp.json,
+    .gemini/settings.json, .mcp.json), whose entries replace the user file's.
+    """
     from hostlink.mcp.config_edit import EditRefused, check_entry, with_entries
-    from hostlink.mcp.config_import import PROGRAMS, ImportFailed, read_source, source_path
+    from hostlink.mcp.config_import import PROGRAMS, ImportFailed, read_source, read_sources, source_path
     from hostlink.mcp.schema_rules import NAME_PATTERN, safe_key
 
-    source = path or source_path(program, os.environ)
     try:
-        found = read_source(program, source, Path.cwd())
+        if path is not None:
+            found, sources = read_source(program, path, Path.cwd()), [path]
+        else:  # the user file and the project's own
+            found, sources = read_sources(program, source_path(program, os.environ), Path.cwd())
     except ImportFailed as exc:
         raise Fail(str(exc), "usage") from None
+    source = " + ".join(map(str, sources))
     file = open_target(scope)
     added: dict[str, dict[str, Any]] = {}
     same: list[str] = []

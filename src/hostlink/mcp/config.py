@@ -286,10 +286,11 @@ def enabled_config(servers: Mapping[str, ServerConfig], name: str, source: objec
     if config is None and broken and name in broken:
         raise ServerMisconfigured(f"MCP server {name!r} is misconfigured: {broken[name]}")
     if config is None:
+        from hostlink.host.output import one_line
         from hostlink.mcp.render import did_you_mean
 
-        names = sorted([*servers, *(broken or ())])
-        raise ServerNotFound(f"unknown MCP server {name!r} (known: {', '.join(names) or 'none configured'})"
+        names = sorted([*servers, *(broken or ())])  # the name may be anyone's: shown cut
+        raise ServerNotFound(f"unknown MCP server {one_line(name, 100)!r} (known: {', '.join(names) or 'none configured'})"
                              + did_you_mean(name, names))
     if config.disabled:
         raise ServerDisabled(f"MCP server {name!r} is disabled in {source or 'its configuration'}")

@@ -29,12 +29,19 @@ RENAMED = {"windsurf": {"serverUrl": "url", "disabledTools": "excludeTools"},
 DROPPED = {"gemini": {"trust": "trust (skipping confirmations) is not taken: the host decides",
                       "description": "description is not kept"}}
 HTTP_TYPES = ("http", "streamable-http")
+# the file in a project where the program keeps that project's servers (Claude Code: its project scope)
+PROJECT_FILES = {"vscode": ".vscode/mcp.json", "cursor": ".cursor/mcp.json", "gemini": ".gemini/settings.json",
+                 "claude-code": ".mcp.json"}
 _REFERENCE = re.compile(r"\$\{([^}]*)\}")
 _BARE_REFERENCE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")  # Gemini CLI's $VAR
 
 
 class ImportFailed(Exception):
     """The source cannot be read at all; the message names the file."""
+
+
+class Missing(ImportFailed):
+    """The file is not there."""
 
 
 class Unsupported(Exception):
@@ -77,7 +84,7 @@ def read_source(program: str, path: Path, cwd: Path) -> Found:
     try:
         text = read_text(path)
         if text is None:
-            raise ImportFailed(f"{path}: no {PROGRAMS[program]} configuration here")
+            raise Missing(f"{path}: no {PROGRAMS[program]} configuration here")
         document = load_json(strip_comments(text), path)
     except ConfigError as exc:
         raise ImportFailed(str(exc)) from None
@@ -100,6 +107,29 @@ def read_source(program: str, path: Path, cwd: Path) -> Found:
         found.entries[name] = entry
         found.notes += [f"{safe_key(name)}: {note}" for note in notes]
     return found
+
+
+def read_sources(program: str, user_file: Path, cwd: Path) -> tuple[Found, list[Path]]:
+    """The program's user file, then its project file in ``cwd`` where it has one (its
+    entries replace the user file's of the same name), and the files that were there."""
+    project = PROJECT_FILES.get(program)
+    paths = [user_file, *([cwd / project] if project else [])]
+    found, read = Found(), []
+    for path in paths:
+        try:
+            one = read_source(program, path, cwd)
+        except Missing:
+            continue
+        read.append(path)
+        for name in [*one.entries, *one.refused]:
+            found.entries.pop(name, None)
+            found.refused.pop(name, None)
+        found.entries.update(one.entries)
+        found.refused.update(one.refused)
+        found.notes += one.notes
+    if not read:
+        raise ImportFailed(f"no {PROGRAMS[program]} configuration here ({' nor '.join(map(str, paths))})")
+    return found, read
 
 
 def _object(document: Any, key: str, path: Path) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from hostlink.mcp.tool import mcp_tool
 if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
     from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.roots import Offered
     from hostlink.mcp.runtime import McpRuntime
     from hostlink.mcp.schema import ServerConfig
     from hostlink.mcp.tool_cache import ToolCache
@@ -59,11 +60,14 @@ def tool_cache(servers: Mapping[str, ServerConfig], environ: Mapping[str, str] |
 
 
 class McpExtension:
-    """``servers`` replaces reading the configuration files (the demo and tests use it)."""
+    """``servers`` replaces reading the configuration files (the demo and tests use it);
+    ``roots`` is a host's own roots, offered to servers with ``"roots": true`` when it has
+    them (see :mod:`hostlink.mcp.roots`)."""
 
     def __init__(self, *, servers: Mapping[str, ServerConfig] | None = None,
                  environ: Mapping[str, str] | None = None, auth_factory: AuthFactory = default_auth,
-                 broken: Mapping[str, str] | None = None) -> None:
+                 broken: Mapping[str, str] | None = None, roots: Offered | None = None) -> None:
+        self._roots = roots
         self._fixed_servers = dict(servers) if servers is not None else None
         self._fixed_broken = dict(broken or {})  # with ``servers``: the entries that cannot be used
         self._environ = environ
@@ -126,9 +130,12 @@ class McpExtension:
                 from hostlink.mcp.sampling import sampling_for
 
                 sampling = sampling_for(session.ask, session.complete, session.notifier)
+        from hostlink.mcp.roots import Roots
+
+        directory = session.cwd if session.project_trusted else None
         self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, elicitation=elicitation,
                                   sampling=sampling, broken={**self._fixed_broken, **broken},
-                                  root=session.cwd if session.project_trusted else None,
+                                  root=Roots(directory, self._roots),
                                   cache=tool_cache(servers, self._environ))
         self.output = session.output
 

@@ -108,10 +108,10 @@ class McpRuntime:
     def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None,
                  command: str = "hostlink", broken: Mapping[str, str] | None = None,
                  elicitation: Callable[[str], Any] | None = None,
-                 sampling: Callable[[str, Any], Any] | None = None, root: Path | None = None,
+                 sampling: Callable[[str, Any], Any] | None = None, root: Path | Roots | None = None,
                  cache: ToolCache | None = None) -> None:
         take_over_sdk_logging()
-        self._roots = Roots(root)  # ``root``: the trusted project's directory, offered to "roots": true
+        self._roots = root if isinstance(root, Roots) else Roots(root)  # the trusted project's directory
         self._servers = dict(servers)
         self._broken = dict(broken or {})
         self._auth = auth

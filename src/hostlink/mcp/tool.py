@@ -96,7 +96,8 @@ async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Ma
     """Run one action; every failure becomes a tool error with a safe message.
 
     ``details`` (for the host, never the model's content) has the one-line ``summary``, the
-    failure's ``error`` code when hostlink failed (not the tool), and a call's
+    failure's ``error`` code when hostlink failed (not the tool), a sign-in's authorization
+    ``link`` when one is needed, and a call's
     ``structuredContent`` when its JSON is at most 1 MiB.
     """
     details: dict[str, Any] = {}
@@ -105,6 +106,8 @@ async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Ma
         result = await _HANDLERS[args["action"]](runtime, output, args)
     except AuthRequired as exc:
         result, details["error"] = _error(_with_link(str(exc), exc.link)), error_code(exc)
+        if exc.link is not None:  # for a host that can offer the link its own way
+            details["link"] = exc.link
     except McpError as exc:
         result, details["error"] = _error(str(exc)), error_code(exc)
     return ToolResult(content=result.content, is_error=result.is_error,
@@ -441,7 +444,8 @@ async def _auth(runtime: McpRuntime, output: OutputSession | None, args: Mapping
 
     (server,) = _need(args, "server")
     link = await sign_in(runtime.auth, server, runtime.config(server))
-    return _text(output, [_with_link(f"Sign-in to MCP server {server!r} started.", link)])
+    started = _text(output, [_with_link(f"Sign-in to MCP server {server!r} started.", link)])
+    return ToolResult(content=started.content, details={"link": link} if link else None)
 
 
 _HANDLERS = {

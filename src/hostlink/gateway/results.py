@@ -1,0 +1,75 @@
+"""Host results as MCP results: what the ``mcp`` tool made (already bounded and sanitized)
+in the SDK's types, and resources and prompts passed through under the same bounds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hostlink.host import ImageContent, TextContent, ToolResult
+from hostlink.host.output import MAX_IMAGE_BASE64, bound_text, one_line, strip_controls
+
+if TYPE_CHECKING:
+    import mcp_types
+
+    from hostlink.host.output import OutputSession
+
+
+def call_result(result: ToolResult, *, structured: bool) -> mcp_types.CallToolResult:
+    """``structured``: pass the call's structured content on (the tools face, where the
+    tool may declare an output schema); the proxy face's text already carries it."""
+    import mcp_types
+
+    content: list[Any] = []
+    for item in result.content:
+        if isinstance(item, ImageContent):
+            content.append(mcp_types.ImageContent(type="image", data=item.data, mime_type=item.mime_type))
+        elif isinstance(item, TextContent):
+            content.append(mcp_types.TextContent(type="text", text=item.text))
+    details = result.details or {}
+    value = details.get("structuredContent") if structured and not result.is_error else None
+    return mcp_types.CallToolResult(content=content, is_error=result.is_error,
+                                    structured_content=value if isinstance(value, dict) else None)
+
+
+def error_result(message: str) -> mcp_types.CallToolResult:
+    import mcp_types
+
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=strip_controls(message))],
+                                    is_error=True)
+
+
+def resource_contents(contents: Sequence[Any], uri: str, output: OutputSession | None) -> list[Any]:
+    """A read's contents under the requested (prefixed) URI: texts bounded, blobs within the
+    inline image bound (a larger one is described instead)."""
+    import mcp_types
+
+    kept: list[Any] = []
+    for content in contents:
+        mime = one_line(content.mime_type, 100) if content.mime_type else None
+        text = getattr(content, "text", None)
+        if text is None and len(content.blob) > MAX_IMAGE_BASE64:
+            text = f"[binary {mime or 'content'} of {len(content.blob)} base64 characters not passed on]"
+        if text is not None:
+            kept.append(mcp_types.TextResourceContents(uri=uri, mime_type=mime, text=bound_text(text, output)))
+        else:
+            kept.append(mcp_types.BlobResourceContents(uri=uri, mime_type=mime, blob=content.blob))
+    return kept
+
+
+def prompt_messages(messages: Sequence[Any], output: OutputSession | None) -> list[Any]:
+    """A prompt's messages with every text bounded; other content described in one line."""
+    import mcp_types
+
+    kept = []
+    for message in messages:
+        block = message.content
+        if getattr(block, "type", None) == "text":
+            block = mcp_types.TextContent(type="text", text=bound_text(block.text, output))
+        elif getattr(block, "type", None) == "image" and len(block.data) <= MAX_IMAGE_BASE64:
+            pass
+        else:
+            kind = one_line(str(getattr(block, "type", "unknown")), 40)
+            block = mcp_types.TextContent(type="text", text=f"[{kind} content not passed on]")
+        kept.append(mcp_types.PromptMessage(role=message.role, content=block))
+    return kept

@@ -1,0 +1,169 @@
+"""Hostile servers behind ``hostlink mcp serve``: whatever they send, the MCP host gets no
+escape or control character in any text, no unbounded answer, no traceback, and the gateway
+keeps serving; what a hostile client sends gets a JSON-RPC error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adversarial.support import CONTROL, PEAK_RSS_MIB, stdio
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from gateway_support import HOSTLINK, gateway_env, leftovers  # noqa: E402
+
+HERE = Path(__file__).parent
+MAX_ANSWER_BYTES = 128 * 1024  # a call's answer: 50 KiB of text, JSON-escaped, plus its frame
+MAX_LISTING_BYTES = 2 * 1024 * 1024 + 1024  # the tools face's listing, at most 2 MiB of tools
+STDIO_ATTACKS = {
+    "huge": stdio("huge-name"), "err": stdio("tool-error", "-32000"), "utf8": stdio("bad-utf8"),
+    "line": stdio("big-line", "50"), "items": stdio("many-items", "100000"), "logs": stdio("log-flood", "2000"),
+    "notes": stdio("notification-flood", "2000"), "asks": stdio("server-request"), "fatal": stdio("fatal"),
+    "noise": stdio("noise"), "many": stdio("many-tools"),
+}
+
+
+class Host:
+    """A raw MCP host on the gateway's stdio: one request at a time, every line checked."""
+
+    def __init__(self, tmp_path: Path, servers: dict, *args: str) -> None:
+        self.proc = subprocess.Popen([HOSTLINK, "mcp", "serve", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=gateway_env(tmp_path, servers), cwd=tmp_path)
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "hostile-test", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict | bytes) -> None:
+        raw = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.proc.stdin.write(raw + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, ident, limit: int = MAX_ANSWER_BYTES) -> dict:
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, "the gateway ended"
+            assert len(line) <= limit, f"an answer of {len(line)} bytes"
+            message = json.loads(line)
+            for text in strings(message):
+                assert CONTROL.search(text.encode()) is None, f"a control character reached the host: {text[:200]!r}"
+            if message.get("id") == ident:
+                return message
+
+    def request(self, method: str, params: dict | None = None, limit: int = MAX_ANSWER_BYTES) -> dict:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})})
+        return self.answer(self.next_id, limit)
+
+    def call(self, arguments: dict) -> dict:
+        return self.request("tools/call", {"name": "mcp", "arguments": arguments})["result"]
+
+    def close(self) -> bytes:
+        self.proc.stdin.close()
+        _, status, usage = os.wait4(self.proc.pid, 0)
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        assert usage.ru_maxrss / 1024 < PEAK_RSS_MIB
+        return self.proc.stderr.read()
+
+
+def strings(value):
+    if isinstance(value, str):
+        yield value.replace("\n", "").replace("\t", "")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from strings(key)
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+def text(result: dict) -> str:
+    return "\n".join(block.get("text", "") for block in result["content"])
+
+
+@pytest.mark.slow
+def test_hostile_stdio_servers_behind_the_proxy_face(tmp_path):
+    host = Host(tmp_path, STDIO_ATTACKS)
+    try:
+        answers = {name: host.call({"action": "call", "server": name, "tool": "boom"})
+                   for name in ("huge", "err", "utf8", "line", "items", "logs", "notes", "asks", "fatal", "noise")}
+        listing = host.call({"action": "tools", "server": "many", "limit": 50})
+        status = host.call({"action": "status"})
+        still = host.call({"action": "call", "server": "err", "tool": "ok"})
+    finally:
+        err = host.close()
+    assert "tool refused" in text(answers["err"]) and answers["err"]["isError"]
+    assert "[output truncated: " in text(answers["line"])
+    assert "'fatal'" in text(answers["fatal"]) and answers["fatal"]["isError"]
+    assert "refused: True" in text(answers["asks"])
+    assert "tools 1-50 of 20000" in text(listing)
+    assert "huge" in text(status)
+    assert text(still) == "still here"
+    assert b"Traceback" not in err and CONTROL.search(err.replace(b"\n", b"").replace(b"\t", b"")) is None
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_hostile_servers_behind_the_tools_face(tmp_path):
+    host = Host(tmp_path, {"many": stdio("many-tools"), "huge": stdio("huge-name"), "line": stdio("big-line", "5")},
+                "--expose", "tools")
+    try:
+        tools = host.request("tools/list", limit=MAX_LISTING_BYTES)["result"]["tools"]
+        big = host.request("tools/call", {"name": "line__boom", "arguments": {}})["result"]
+    finally:
+        err = host.close()
+    assert len(tools) == 1000 and all(len(tool["name"]) <= 64 for tool in tools)
+    assert "[output truncated: " in text(big)
+    assert b"left out: at most 1000 are offered" in err and b"Traceback" not in err
+
+
+@pytest.fixture
+def hostile_http():
+    proc = subprocess.Popen([sys.executable, str(HERE / "hostile_http.py")], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+
+
+@pytest.mark.slow
+def test_hostile_http_servers_behind_the_gateway(tmp_path, hostile_http):
+    servers = {name: {"url": f"{hostile_http}/{name}/mcp", "protocolVersion": "legacy", "requestTimeoutMs": 2000}
+               for name in ("bomb-call", "bomb-init", "redirect", "endless-sse")}
+    host = Host(tmp_path, servers)
+    try:
+        answers = {name: host.call({"action": "call", "server": name, "tool": "boom"}) for name in servers}
+    finally:
+        err = host.close()
+    for name, answer in answers.items():
+        assert answer["isError"] and f"'{name}'" in text(answer) and len(text(answer)) < 2000, (name, answer)
+    assert b"Traceback" not in err
+
+
+def test_hostile_client_messages_get_json_rpc_errors(tmp_path):
+    host = Host(tmp_path, {"fatal": stdio("fatal")})
+    try:
+        host.send(b"this is not json \x1b[31m")
+        host.send(b'{"jsonrpc": "2.0", "id": "x", "method": "tools/call", "params": {"name": "mcp", "arguments": 7}}')
+        bad_arguments = host.answer("x")
+        host.send(b'{"jsonrpc": "2.0", "id": "y", "method": "tools/call", "params": {"name": "nope"}}')
+        unknown = host.answer("y")
+        huge = host.call({"action": "call", "server": "x" * 100_000, "tool": "\x1b]0;owned\x07"})
+        still = host.request("tools/list")
+    finally:
+        err = host.close()
+    assert bad_arguments["error"]["code"] == -32602
+    assert unknown["result"]["isError"] and "Unknown tool" in text(unknown["result"])
+    assert huge["isError"] and len(text(huge)) < 2000
+    assert [tool["name"] for tool in still["result"]["tools"]] == ["mcp"]
+    assert b"Traceback" not in err
