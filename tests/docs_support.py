@@ -1,4 +1,4 @@
-"""The docs' code blocks, as the tests find them: every fenced block in docs/ is preceded by
+"""The docs' code blocks, as the tests find them: every fenced block in docs/ and the README is preceded by
 ``<!-- check: KIND -->`` (snippet includes expanded first), so none can go unchecked."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def page_text(path: Path) -> str:
 
 def blocks() -> list[Block]:
     found = []
-    for path in sorted(DOCS.rglob("*.md")):
+    for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
         lines = page_text(path).splitlines()
         kind: str | None = None
         index = 0
@@ -56,7 +56,7 @@ def blocks() -> list[Block]:
                 kind = match.group(1)
             elif FENCE.match(line):
                 end = next(i for i in range(index + 1, len(lines)) if FENCE.match(lines[i]))
-                found.append(Block(str(path.relative_to(DOCS)), index + 1, kind, line[3:].strip(),
+                found.append(Block(str(path.relative_to(ROOT)), index + 1, kind, line[3:].strip(),
                                    "\n".join(lines[index + 1:end])))
                 kind, index = None, end
             index += 1
