@@ -256,3 +256,13 @@ def test_the_browser_renders_pages_with_navigation_and_stylesheet(site, tmp_path
             assert answer.status == 200 and b"{" in answer.read(4096), url
     if path == "/configuration/":
         assert "<table>" in main and "<code>bearerTokenEnv</code>" in main
+
+
+def test_the_configuration_page_lists_every_key_of_the_schema(site):
+    with urllib.request.urlopen(site + "/configuration/", timeout=10) as answer:
+        page = answer.read().decode()
+    rows = set(re.findall(r"<tr>\s*<td><code>([^<]+)</code></td>", page))
+    for name, definition in SCHEMA["$defs"].items():
+        for key, prop in definition.get("properties", {}).items():
+            assert key in rows, f"the configuration page has no row for {name}.{key}"
+            assert prop["description"].split("`")[0][:30] in page.replace("&quot;", '"').replace("&#39;", "'")
