@@ -18,7 +18,7 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from hostlink.mcp.config import MAX_SERVERS
-from hostlink.mcp.schema import _TYPE_HINTS, HttpServer, StdioServer
+from hostlink.mcp.schema import TYPE_HINTS, HttpServer, StdioServer
 from hostlink.mcp.schema_rules import NAME_PATTERN
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -30,7 +30,7 @@ def build_schema() -> dict[str, Any]:
                                 by_alias=True, ref_template="#/$defs/{model}")
     defs = {name: _tidy(schema) for name, schema in top["$defs"].items()}
     for model in (StdioServer, HttpServer):
-        hints = sorted(hint for hint, kind in _TYPE_HINTS.items() if kind is model)
+        hints = sorted(hint for hint, kind in TYPE_HINTS.items() if kind is model)
         defs[model.__name__]["properties"]["type"] = {
             "enum": hints, "description": "Accepted when it agrees with the entry (other clients write it)."}
     defs["ServerEntry"] = {

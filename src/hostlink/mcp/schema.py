@@ -311,7 +311,7 @@ def _own_keys(model: type[_Common]) -> frozenset[str]:
 
 _KIND_KEYS = {StdioServer: _own_keys(StdioServer), HttpServer: _own_keys(HttpServer)}
 # The optional "type" key other clients write; validated against command/url, then dropped.
-_TYPE_HINTS = {"stdio": StdioServer, "http": HttpServer, "streamable-http": HttpServer}
+TYPE_HINTS = {"stdio": StdioServer, "http": HttpServer, "streamable-http": HttpServer}
 
 
 def parse_server(data: Any) -> ServerConfig:
@@ -331,9 +331,9 @@ def parse_server(data: Any) -> ServerConfig:
         if hint == "sse":
             raise SchemaError("type", '"sse" (the deprecated HTTP+SSE transport) is not supported; '
                                       'use a Streamable HTTP url')
-        if not isinstance(hint, str) or hint not in _TYPE_HINTS:
+        if not isinstance(hint, str) or hint not in TYPE_HINTS:
             raise SchemaError("type", 'must be "stdio", "http" or "streamable-http"')
-        if _TYPE_HINTS[hint] is not model:
+        if TYPE_HINTS[hint] is not model:
             raise SchemaError("type", f'"{hint}" does not match '
                                       f'{"command" if has_command else "url"}')
     try:
