@@ -204,13 +204,31 @@ def test_troubleshooting_quotes_messages_that_exist():
 # --- the built site in a real browser -------------------------------------------------------
 
 
+def _build(root: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """``mkdocs build --strict`` as CI runs it. Not --quiet: mkdocs 1.6 then drops the warnings
+    --strict counts, and a broken link builds with exit status 0."""
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                          cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
+def test_the_strict_build_fails_on_a_broken_link(tmp_path):
+    copy = tmp_path / "project"
+    shutil.copytree(DOCS, copy / "docs")
+    for name in ("mkdocs.yml", "CHANGELOG.md"):
+        shutil.copy(ROOT / name, copy / name)
+    for name in ("src", "bench"):
+        (copy / name).symlink_to(ROOT / name)
+    with (copy / "docs" / "index.md").open("a") as page:
+        page.write("\nSee [the missing page](missing.md).\n")
+    built = _build(copy, tmp_path / "site")
+    assert built.returncode != 0 and "missing.md" in built.stderr
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("site")
-    # not --quiet: mkdocs 1.6 then drops the warnings --strict counts, and a broken link passes
-    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300,
-                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    built = _build(ROOT, out)
     assert built.returncode == 0, built.stderr[-3000:]
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
     handler.log_message = lambda *args: None  # type: ignore[attr-defined]
