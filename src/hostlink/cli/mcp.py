@@ -272,5 +272,8 @@ from hostlink.cli.mcp_trust import trust_command, untrust_command  # noqa: E402
 for command in (call, auth_command, logout_command, add_command, add_json_command, remove_command, get_command,
                 import_command, trust_command, untrust_command, serve_command):
     mcp_group.add_command(command)
+from hostlink.cli.mcp_schema import schema_command  # noqa: E402 - cheap: click only
+
+mcp_group.add_command(schema_command)
 for command in mcp_group.commands.values():  # --trust-project after any subcommand too
     trust_option(command)

@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    WithJsonSchema,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
@@ -59,8 +60,11 @@ def _header_value(value: str) -> str:
 
 
 Text = Annotated[str, AfterValidator(_clean_text)]
-EnvName = Annotated[str, AfterValidator(_env_name)]
-HeaderName = Annotated[str, AfterValidator(_header_name)]
+# The JSON Schema (mcp.schema.json) shows the patterns these validators check.
+EnvName = Annotated[str, AfterValidator(_env_name),
+                    WithJsonSchema({"type": "string", "pattern": ENV_NAME_PATTERN.pattern})]
+HeaderName = Annotated[str, AfterValidator(_header_name),
+                       WithJsonSchema({"type": "string", "pattern": HEADER_NAME_PATTERN.pattern})]
 HeaderValue = Annotated[str, AfterValidator(_clean_text), AfterValidator(_header_value)]
 
 
@@ -133,6 +137,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(
         extra="forbid", strict=True, frozen=True,
         alias_generator=to_camel, validate_by_alias=True, validate_by_name=True,
+        use_attribute_docstrings=True,  # each field's docstring is its description in mcp.schema.json
     )
 
 
@@ -140,21 +145,33 @@ class ClientAssertion(_Strict):
     """private_key_jwt (RFC 7523): the PEM private key comes from ``keyEnv`` at connect time."""
 
     key_env: EnvName
+    """The environment variable holding the PEM private key (unencrypted), read at connect time."""
     alg: Literal["RS256", "ES256"]
+    """The signing algorithm: RS256 (an RSA key of at least 2048 bits) or ES256 (a P-256 key)."""
     kid: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_clean_text)] | None = None
+    """The key id the authorization server knows the key by (the assertion's ``kid`` header)."""
 
 
 class OAuthSettings(_Strict):
     """OAuth settings of an HTTP server with ``auth: "oauth"``."""
 
     grant_type: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    """``authorization_code``: a person signs in through a link; ``client_credentials``: a machine
+    client, no person, tokens in memory only."""
     client_id: Text | None = None
+    """A pre-registered client id (otherwise the client registers itself where the server allows it)."""
     client_secret_env: EnvName | None = None
+    """The environment variable holding the client secret, read at connect time."""
     issuer: IssuerUrl | None = None
+    """The authorization server's exact issuer URL (required for ``client_credentials``)."""
     client_metadata_url: Url | None = None
+    """An https URL of a client metadata document that serves as the client id."""
     redirect_uri: LoopbackUrl | None = None
+    """Where the browser returns after sign-in: ``http://127.0.0.1:PORT/PATH`` or ``http://[::1]:PORT/PATH``."""
     scope: Text | None = None
+    """The scopes to ask for, space-separated."""
     client_assertion: ClientAssertion | None = None
+    """Authenticate a ``client_credentials`` client with a signed JWT instead of a secret."""
 
     @model_validator(mode="after")
     def _grant_rules(self) -> OAuthSettings:
@@ -191,24 +208,32 @@ class SamplingSettings(_Strict):
     """The server may ask for a model answer (MCP sampling): ``model`` is a model of the host
     (``claude-code/haiku``), ``max_tokens`` the most any one answer may take."""
 
-    model: Annotated[Text, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.:-]+$", max_length=200)]
+    model: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.:-]+$", max_length=200)]
+    """The host's model that answers, e.g. ``claude-code/haiku`` (the server's preferences are ignored)."""
     max_tokens: int = Field(1000, ge=1, le=MAX_SAMPLING_TOKENS)
+    """The most tokens one answer may take."""
 
 
 class _Common(_Strict):
     protocol_version: Literal["auto", "legacy", "2026-07-28"] = "auto"
+    """``auto`` tries the 2026-07-28 protocol and falls back to the handshake; ``legacy`` forces
+    the handshake; ``2026-07-28`` refuses a server that does not speak it."""
     request_timeout_ms: int = Field(15000, ge=100, le=300000)
+    """How long a request may go without an answer or a progress notification, in milliseconds."""
     disabled: bool = False
-    roots: bool = False  # offer the trusted project's working directory as the one root
-    # the tools the model may see and call: exact names or fnmatch globs (the Gemini CLI's keys)
+    """Keep the entry but never start or expand it."""
+    roots: bool = False
+    """Offer the trusted project's working directory as the server's one root."""
     include_tools: list[ToolPattern] | None = Field(None, max_length=MAX_TOOL_PATTERNS)
+    """When given, only the tools matching one of these exact names or globs exist."""
     exclude_tools: list[ToolPattern] = Field(default_factory=list, max_length=MAX_TOOL_PATTERNS)
-    # the server may ask the person questions (MCP elicitation, form mode), when the host can ask
+    """The tools matching one of these exact names or globs do not exist."""
     elicitation: bool = False
-    # the server may ask for a model answer, each one approved by the person (MCP sampling)
+    """The server may ask the person questions (MCP elicitation, form mode), when the host can ask."""
     sampling: SamplingSettings | None = None
-    # opt-in: keep the tool listing in a private cache so a search needs no server start
+    """The server may ask the host's model for answers, each one approved by the person (MCP sampling)."""
     cache_tools: bool = False
+    """Keep the tool listing in a private cache so a search needs no server start."""
 
 
 class StdioServer(_Common):
@@ -216,9 +241,13 @@ class StdioServer(_Common):
 
     transport: ClassVar[Literal["stdio"]] = "stdio"
     command: Text = Field(min_length=1)
+    """The program to start (found on ``PATH``); ``${VAR}`` expands."""
     args: list[Text] = Field(default_factory=list, max_length=MAX_ARGS)
+    """Its arguments, passed as they are (no shell); ``${VAR}`` expands."""
     env: dict[EnvName, Text] = Field(default_factory=dict, repr=False)  # values may be secrets
+    """Variables for the server, beside HOME, PATH, SHELL and TERM (it inherits nothing else)."""
     cwd: Text | None = None
+    """The directory to start it in; ``${VAR}`` expands."""
     _written: str | None = PrivateAttr(default=None)  # ``command`` before ${VAR} expansion
 
     @property
@@ -236,10 +265,15 @@ class HttpServer(_Common):
 
     transport: ClassVar[Literal["http"]] = "http"
     url: Url
+    """The Streamable HTTP endpoint: https (http only on a loopback host), no userinfo or fragment."""
     headers: dict[HeaderName, HeaderValue] = Field(default_factory=dict, repr=False)  # may be secrets
+    """Extra HTTP headers sent with every request; ``${VAR}`` expands in values."""
     auth: Literal["oauth", "bearer"] | None = None
+    """``bearer``: a token from ``bearerTokenEnv``; ``oauth``: OAuth, sign-in by link unless ``oauth`` says otherwise."""
     bearer_token_env: EnvName | None = None
+    """The environment variable holding the bearer token, read at connect time."""
     oauth: OAuthSettings | None = None
+    """OAuth settings (with ``auth: "oauth"``)."""
 
     def env_credential_state(self, environ: Mapping[str, str]) -> str | None:
         """``env set: VAR`` / ``env missing: VAR`` for a credential from the environment (bearer
@@ -277,7 +311,7 @@ def _own_keys(model: type[_Common]) -> frozenset[str]:
 
 _KIND_KEYS = {StdioServer: _own_keys(StdioServer), HttpServer: _own_keys(HttpServer)}
 # The optional "type" key other clients write; validated against command/url, then dropped.
-_TYPE_HINTS = {"stdio": StdioServer, "http": HttpServer, "streamable-http": HttpServer}
+TYPE_HINTS = {"stdio": StdioServer, "http": HttpServer, "streamable-http": HttpServer}
 
 
 def parse_server(data: Any) -> ServerConfig:
@@ -297,9 +331,9 @@ def parse_server(data: Any) -> ServerConfig:
         if hint == "sse":
             raise SchemaError("type", '"sse" (the deprecated HTTP+SSE transport) is not supported; '
                                       'use a Streamable HTTP url')
-        if not isinstance(hint, str) or hint not in _TYPE_HINTS:
+        if not isinstance(hint, str) or hint not in TYPE_HINTS:
             raise SchemaError("type", 'must be "stdio", "http" or "streamable-http"')
-        if _TYPE_HINTS[hint] is not model:
+        if TYPE_HINTS[hint] is not model:
             raise SchemaError("type", f'"{hint}" does not match '
                                       f'{"command" if has_command else "url"}')
     try:
