@@ -21,9 +21,10 @@ def main() -> None:
     @click.option("--host", "address", default="127.0.0.1")
     @click.option("--max-concurrent", type=int, default=4)
     @click.option("--token-env")
-    def command(port: int, address: str, max_concurrent: int, token_env: str | None) -> None:
+    @click.option("--quiet", is_flag=True)
+    def command(port: int, address: str, max_concurrent: int, token_env: str | None, quiet: bool) -> None:
         serve_cli.run_server([ClaudeCodeExtension(options=options)], port=port, address=address,
-                             max_concurrent=max_concurrent, token_env=token_env)
+                             max_concurrent=max_concurrent, token_env=token_env, quiet=quiet)
 
     command.main(args, prog_name="hostlink serve")
 

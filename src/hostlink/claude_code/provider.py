@@ -66,6 +66,7 @@ from hostlink.host import (
     Context,
     Done,
     ErrorEvent,
+    GenerationSettings,
     ModelSpec,
     Notifier,
     StreamEvent,
@@ -134,7 +135,7 @@ class ClaudeCodeProvider:
             yield ErrorEvent(str(exc), code="invalid_request")
             return
         # aclosing: a consumer that stops early still closes the request (and its cleanup).
-        async with aclosing(_Request(self, model, catalog, transcript, signal).run()) as events:
+        async with aclosing(_Request(self, model, catalog, transcript, signal, context.settings).run()) as events:
             async for event in events:
                 yield event
 
@@ -143,7 +144,8 @@ class _Request:
     """One provider request: owns its private directory and its child process group."""
 
     def __init__(
-        self, provider: ClaudeCodeProvider, model: ModelSpec, catalog: Catalog, transcript: Transcript, signal: CancelSignal
+        self, provider: ClaudeCodeProvider, model: ModelSpec, catalog: Catalog, transcript: Transcript, signal: CancelSignal,
+        settings: GenerationSettings = GenerationSettings(),
     ) -> None:
         self.provider = provider
         self.model = model
@@ -152,15 +154,17 @@ class _Request:
         self.signal = signal
         self.child: Child | None = None
         self.initialized = False  # the child answered its initialize control request
+        self.how = "fresh"  # how the child was got: prewarmed, replaced or fresh
         self.guard: DisclosureGuard | None = None
         self.mapper = protocol.StreamMapper()
         self.started = time.monotonic()
         self.deadline = anyio.current_time() + STARTUP_TIMEOUT_SECONDS
         provider = self.provider
         self.spec = ChildSpec.of(
-            provider.executable, model.id, provider.effort, provider.cwd if provider.cwd is not None else Path.cwd(),
+            provider.executable, model.id, settings.effort or provider.effort,
+            provider.cwd if provider.cwd is not None else Path.cwd(),
             provider._environ if provider._environ is not None else os.environ, provider.options,
-            transcript.system_prompt, catalog,
+            transcript.system_prompt, catalog, settings.max_output_tokens,
         )
 
     @property
@@ -209,6 +213,7 @@ class _Request:
         if self.child is None:
             self.child = await start_child(self.spec)
             self.child.conversation.signal = self.signal
+        self.how = how
         self.provider.start_facts = {"child": how}
         self.guard = DisclosureGuard(self.directory)
         try:
@@ -313,7 +318,7 @@ class _Request:
         if stop_reason == "toolUse" and not calls:
             raise _fail("claude stopped for a tool call but proposed none", code="protocol_error")
         message = AssistantMessage(content=tuple(content), stop_reason=stop_reason, usage=self.mapper.usage, model=self.model.id)
-        return [*(ToolCallEvent(call) for call in calls), Done(message)]
+        return [*(ToolCallEvent(call) for call in calls), Done(message, prewarmed=self.how == "prewarmed")]
 
     async def _expect_result_and_exit(self) -> None:
         while True:

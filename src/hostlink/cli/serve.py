@@ -18,6 +18,7 @@ from hostlink.cli.session import Fail, StderrNotifier
 
 if TYPE_CHECKING:
     from hostlink.host import Extension
+    from hostlink.host.session import HostSession
     from hostlink.serve.server import Listening
 
 
@@ -30,21 +31,46 @@ if TYPE_CHECKING:
               help="Requests served at once (each runs its own claude); more get 429.")
 @click.option("--token-env", metavar="VAR", help="Take the API key from this environment variable "
               "instead of a random one.")
-def serve_command(port: int, address: str, max_concurrent: int, token_env: str | None) -> None:
-    """Serve Claude Code as a local Anthropic Messages and OpenAI Chat Completions API.
+@click.option("--quiet", is_flag=True, help="No access-log line per request on stderr.")
+def serve_command(port: int, address: str, max_concurrent: int, token_env: str | None, quiet: bool) -> None:
+    """Serve Claude Code as a local Anthropic Messages, OpenAI Chat Completions and OpenAI
+    Responses API.
 
-    Any program that speaks either API can use your signed-in claude CLI as its model and
+    Any program that speaks one of them can use your signed-in claude CLI as its model and
     keep running its own tools. Stop with Ctrl-C: every running claude is stopped and every
     private file removed.
     """
     from hostlink.claude_code.extension import ClaudeCodeExtension
 
     run_server([ClaudeCodeExtension()], port=port, address=address, max_concurrent=max_concurrent,
-               token_env=token_env)
+               token_env=token_env, quiet=quiet)
+
+
+PREFLIGHT_SECONDS = 20
+
+
+async def preflight(host: HostSession) -> None:
+    """The doctor's checks (CLI found, signed in, the proposal bridge), bounded in time: each
+    failure is a warning on stderr, the server keeps running."""
+    import anyio
+
+    from hostlink.host import CancelSignal
+
+    text = None
+    with anyio.move_on_after(PREFLIGHT_SECONDS):
+        text = await host.run_command("claude-code", ["doctor"], CancelSignal())
+    if text is None:
+        click.echo(f"hostlink serve: warning: the start-up check (hostlink claude-code doctor) did not finish "
+                   f"within {PREFLIGHT_SECONDS} s", err=True)
+        return
+    for line in text.splitlines():
+        if line.startswith("FAIL"):
+            click.echo(f"hostlink serve: warning: requests will fail until this is fixed: {line[4:].strip()}",
+                       err=True)
 
 
 def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_concurrent: int,
-               token_env: str | None) -> None:
+               token_env: str | None, quiet: bool = False) -> None:
     """Serve ``extensions`` (which must include the Claude Code one) until stopped."""
     import anyio
 
@@ -67,7 +93,7 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
     def listening(where: Listening) -> None:
         key = f'"${token_env}"' if token_env is not None else f'"$(cat {where.key_file})"'
         click.echo(f"hostlink serve: listening on {where.base_url} (Anthropic Messages at {where.base_url}/v1/messages, "
-                   f"OpenAI Chat Completions at {where.base_url}/v1)")
+                   f"OpenAI Chat Completions and Responses at {where.base_url}/v1)")
         click.echo(f"export ANTHROPIC_BASE_URL={where.base_url}")
         click.echo(f"export ANTHROPIC_API_KEY={key}")
         click.echo(f"export OPENAI_BASE_URL={where.base_url}/v1")
@@ -77,7 +103,9 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
     async def main() -> int | None:
         return await serve(host, token=token, address=address, port=port, max_concurrent=max_concurrent,
                            cwd=Path.cwd(), notifier=StderrNotifier(),
-                           project_trusted=project_trust(Path.cwd(), os.environ).trusted, on_listening=listening)
+                           project_trusted=project_trust(Path.cwd(), os.environ).trusted, on_listening=listening,
+                           access=None if quiet else (lambda line: click.echo(line, err=True)),
+                           preflight=preflight)
 
     stopped = anyio.run(main)
     if stopped is not None:

@@ -112,12 +112,25 @@ class ToolDefinition:
 
 
 @dataclass(frozen=True)
+class GenerationSettings:
+    """What a host may ask of one answer beyond its context (None: the provider's default).
+
+    ``max_output_tokens`` caps the answer (it then stops with ``length``); ``effort`` is one
+    of ``low``, ``medium``, ``high``, ``xhigh``, ``max``.
+    """
+
+    max_output_tokens: int | None = None
+    effort: str | None = None
+
+
+@dataclass(frozen=True)
 class Context:
     """Everything a provider request carries: the host owns all of it."""
 
     system_prompt: str
     messages: Sequence[Message]
     tools: Sequence[ToolDefinition] = ()
+    settings: GenerationSettings = GenerationSettings()
 
 
 def text_problem(value: str) -> str | None:
@@ -314,6 +327,8 @@ class ToolCallEvent:
 class Done:
     message: AssistantMessage
     type: Literal["done"] = "done"
+    # Whether the answer came from a process started ahead of the request (None: not said).
+    prewarmed: bool | None = None
 
 
 @dataclass(frozen=True)
