@@ -155,6 +155,7 @@ class _Request:
         self.child: Child | None = None
         self.initialized = False  # the child answered its initialize control request
         self.how = "fresh"  # how the child was got: prewarmed, replaced or fresh
+        self.settings = settings
         self.guard: DisclosureGuard | None = None
         self.mapper = protocol.StreamMapper()
         self.started = time.monotonic()
@@ -195,12 +196,17 @@ class _Request:
             if cleanup_error is not None and not isinstance(final[0], ErrorEvent):
                 final = [cleanup_error]  # success is published only after a clean cleanup
             done = final[-1]
-            if self.provider.prewarmer is not None and isinstance(done, Done) and done.message.stop_reason == "toolUse":
+            if self.provider.prewarmer is not None and isinstance(done, Done) and self._follow_up_expected(done):
                 self.provider.prewarmer.start(self.spec)  # starts while the host runs the tools
             for event in final:
                 yield event
         finally:
             await self._cleanup()  # no-op unless the consumer stopped early
+
+    def _follow_up_expected(self, done: Done) -> bool:
+        """The host runs tools and asks again, unless the only call is the answer tool."""
+        names = {part.name for part in done.message.content if isinstance(part, ToolCall)}
+        return done.message.stop_reason == "toolUse" and names != {self.settings.answer_tool}
 
     async def _launch(self) -> None:
         """The session's prewarmed child when it matches, else a fresh one; then attachments."""

@@ -116,11 +116,14 @@ class GenerationSettings:
     """What a host may ask of one answer beyond its context (None: the provider's default).
 
     ``max_output_tokens`` caps the answer (it then stops with ``length``); ``effort`` is one
-    of ``low``, ``medium``, ``high``, ``xhigh``, ``max``.
+    of ``low``, ``medium``, ``high``, ``xhigh``, ``max``. ``answer_tool`` names a tool through
+    which the model gives its final answer (structured output): an answer that only calls it
+    ends the exchange, so the provider prepares no follow-up request.
     """
 
     max_output_tokens: int | None = None
     effort: str | None = None
+    answer_tool: str | None = None
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,8 @@ def apply(context: Context, output: OutputFormat | None) -> Context:
     rule = (f"Give your final answer only by calling the tool {TOOL_NAME}: its arguments are the answer. "
             "Never write the answer as text.")
     system = f"{context.system_prompt}\n\n{rule}" if context.system_prompt else rule
-    return replace(context, system_prompt=system, tools=(*context.tools, output.tool()))
+    return replace(context, system_prompt=system, tools=(*context.tools, output.tool()),
+                   settings=replace(context.settings, answer_tool=TOOL_NAME))
 
 
 class SchemaViolation(Exception):
