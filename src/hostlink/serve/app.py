@@ -11,7 +11,6 @@ watched: a client that goes away cancels the request's signal, which stops its `
 
 from __future__ import annotations
 
-import functools
 import hmac
 import ipaddress
 import json
@@ -284,8 +283,17 @@ def _models(state: ServeState) -> list[dict[str, Any]]:
             for spec in provider_spec(state.host.registry.providers).models]
 
 
-async def _count_tokens(state: ServeState, scope: Scope, receive: Receive, send: Send) -> None:
+class _CountTokens:
     """``POST /v1/messages/count_tokens``: an estimate (see :mod:`hostlink.serve.tokens`)."""
+
+    def __init__(self, state: ServeState) -> None:
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _count_tokens(self.state, scope, receive, send)
+
+
+async def _count_tokens(state: ServeState, scope: Scope, receive: Receive, send: Send) -> None:
     try:
         payload = _json_object(await _read_body(scope, receive))
         context = anthropic.count_tokens_context(payload, provider_spec(state.host.registry.providers))
@@ -336,7 +344,7 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
             Route("/v1/messages", _Generate(state, anthropic), methods=["POST"]),
             Route("/v1/chat/completions", _Generate(state, openai), methods=["POST"]),
             Route("/v1/responses", _Generate(state, state.responses), methods=["POST"]),
-            Route("/v1/messages/count_tokens", functools.partial(_count_tokens, state),
+            Route("/v1/messages/count_tokens", _CountTokens(state),
                   methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/models/{model:path}", models, methods=["GET"]),
