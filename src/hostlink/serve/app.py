@@ -34,7 +34,7 @@ import hostlink.serve.openai as openai
 from hostlink.serve import access_log, structured, tokens
 from hostlink.serve.core import PROVIDER, ApiError, invalid, model_alias, provider_error, provider_spec
 from hostlink.serve.response_store import ResponseStore
-from hostlink.serve.responses import ResponsesWire
+from hostlink.serve.responses_stream import ResponsesWire
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_CONCURRENT = 4

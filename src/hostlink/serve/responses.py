@@ -10,7 +10,7 @@ data URL, ``output_text``, ``refusal``; ``function_call``; ``function_call_outpu
 ``stream``. Sampling fields go through :mod:`hostlink.serve.options`; fields that cannot
 change the answer (``include``, ``prompt_cache_key``, ``client_metadata``, ``metadata``,
 ``truncation``, ``service_tier``, ``user``, ``safety_identifier``, ``reasoning.summary``)
-are not read. Errors use OpenAI's shape (:func:`hostlink.serve.openai.error_body`).
+are not read. Errors use OpenAI's shape; :mod:`hostlink.serve.responses_stream` streams answers.
 """
 
 from __future__ import annotations
@@ -45,10 +45,8 @@ from hostlink.serve.core import (
     tool_definition,
     usage_numbers,
 )
-from hostlink.serve.openai import _DATA_URL, error_body, response_format
+from hostlink.serve.openai import _DATA_URL, response_format
 from hostlink.serve.response_store import ResponseStore
-
-__all__ = ["ResponsesWire", "error_body"]
 
 _UNSUPPORTED = ("background", "conversation", "prompt", "max_tool_calls")
 _VERBOSITY = {"low": "Answer as briefly as the question allows.", "medium": None,
@@ -268,30 +266,3 @@ def response(parsed: Parsed, status: str, output: list[dict[str, Any]], *, done:
 
 def final_status(message: AssistantMessage) -> str:
     return "incomplete" if message.stop_reason == "length" else "completed"
-
-
-class ResponsesWire:
-    """The Responses API as the app's wire: its parse, answers and error shape, over a store."""
-
-    error_body = staticmethod(error_body)
-
-    def __init__(self, store: ResponseStore) -> None:
-        self.store = store
-
-    def parse(self, payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
-        return parse(payload, provider, self.store)
-
-    def message(self, parsed: Parsed, done: AssistantMessage) -> dict[str, Any]:
-        output = output_items(done)
-        self.remember(parsed, output)
-        return response(parsed, final_status(done), output, done=done)
-
-    def remember(self, parsed: Parsed, output: list[dict[str, Any]]) -> None:
-        exchange: Exchange = parsed.store
-        if exchange.store:
-            self.store.add(exchange.response_id, exchange.items, output)
-
-    def Streamer(self, parsed: Parsed) -> Any:  # noqa: N802 - the app's wire interface (a class elsewhere)
-        from hostlink.serve.responses_stream import Streamer
-
-        return Streamer(parsed, self)

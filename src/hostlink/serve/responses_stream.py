@@ -5,27 +5,39 @@ Order (what the ``openai`` SDK's ``responses.stream()`` needs to accumulate): ``
 (``content_part.added`` before any ``output_text.delta``), their ``.done`` events and
 ``response.output_item.done``; then ``response.completed`` (``response.incomplete`` when the
 answer hit ``max_output_tokens``) carrying the whole response. A failure after the start is an
-``error`` event and ``response.failed``.
+``error`` event and ``response.failed``. :class:`ResponsesWire` is what the app serves
+``/v1/responses`` with: the parse, both answers and the store they share.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hostlink.host import Done, ErrorEvent, StreamEvent, TextDelta, ThinkingDelta, ToolCallEvent
+from hostlink.host import (
+    AssistantMessage,
+    Done,
+    ErrorEvent,
+    ProviderSpec,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallEvent,
+)
 from hostlink.serve.core import ApiError, Parsed, provider_error
+from hostlink.serve.openai import error_body
+from hostlink.serve.response_store import ResponseStore
 from hostlink.serve.responses import (
+    Exchange,
     call_item,
     final_status,
     message_item,
     new_id,
+    output_items,
+    parse,
     reasoning_item,
     response,
 )
-
-if TYPE_CHECKING:
-    from hostlink.serve.responses import ResponsesWire
 
 _ARGUMENT_PIECE = 256
 
@@ -130,3 +142,28 @@ class Streamer:
         body = self._wire.error_body(error)["error"]
         out = self._event("error", code=body["code"] or body["type"], message=error.message, param=body["param"])
         return out + self._event("response.failed", response=response(self._parsed, "failed", self._items, error=error))
+
+
+class ResponsesWire:
+    """The Responses API as the app's wire: its parse, answers and error shape, over a store."""
+
+    error_body = staticmethod(error_body)
+
+    def __init__(self, store: ResponseStore) -> None:
+        self.store = store
+
+    def parse(self, payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
+        return parse(payload, provider, self.store)
+
+    def message(self, parsed: Parsed, done: AssistantMessage) -> dict[str, Any]:
+        output = output_items(done)
+        self.remember(parsed, output)
+        return response(parsed, final_status(done), output, done=done)
+
+    def remember(self, parsed: Parsed, output: list[dict[str, Any]]) -> None:
+        exchange: Exchange = parsed.store
+        if exchange.store:
+            self.store.add(exchange.response_id, exchange.items, output)
+
+    def Streamer(self, parsed: Parsed) -> Streamer:  # noqa: N802 - the app's wire interface (a class elsewhere)
+        return Streamer(parsed, self)
