@@ -26,6 +26,7 @@ BENCHMARKS = {
     "provider": "bench.bench_provider",
     "llm": "bench.bench_llm",
     "serve": "bench.bench_serve",
+    "serve-clients": "bench.bench_serve_clients",
 }
 
 
