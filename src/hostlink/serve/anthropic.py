@@ -114,7 +114,10 @@ def conversation(payload: dict[str, Any]) -> Context:
         for tpath, tool in objects(field(payload, "tools", list, "", default=[]), "tools")
         if _custom_tool(tool, tpath)
     ]
-    return builder.build(tools, _tool_choice(payload.get("tool_choice")))
+    choice = payload.get("tool_choice")
+    if isinstance(choice, dict) and field(choice, "disable_parallel_tool_use", bool, "tool_choice", default=False):
+        builder.add_system(options.ONE_CALL)
+    return builder.build(tools, _tool_choice(choice))
 
 
 def _texts(blocks: list[tuple[str, dict[str, Any]]]) -> list[str]:

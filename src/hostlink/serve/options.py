@@ -67,11 +67,14 @@ def openai_effort(value: Any, path: str) -> str | None:
     return OPENAI_EFFORTS[one_of(value, tuple(OPENAI_EFFORTS), path)]
 
 
+ONE_CALL = "Call at most one tool in this answer."
+
+
 def parallel_calls(payload: Mapping[str, Any]) -> str | None:
     """``parallel_tool_calls: false`` as an instruction (Claude may otherwise propose several)."""
     if field(payload, "parallel_tool_calls", bool, "", default=True):
         return None
-    return "Call at most one tool in this answer."
+    return ONE_CALL
 
 
 def anthropic_settings(payload: Mapping[str, Any], model: ModelSpec, max_tokens: int) -> GenerationSettings:
