@@ -103,7 +103,7 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
     parallel = options.parallel_calls(payload)
     if parallel:
         builder.add_system(parallel)
-    context = replace(builder.build(tools, _tool_choice(payload.get("tool_choice"))), settings=generation)
+    context = replace(builder.build(tools, tool_choice(payload.get("tool_choice"))), settings=generation)
     return Parsed(model, payload["model"], structured.apply(context, output), stream, include_usage, output=output)
 
 
@@ -128,15 +128,29 @@ def response_format(value: Any, path: str) -> structured.OutputFormat | None:
     return structured.OutputFormat.of(name, field(spec, "schema", dict, where, required=True), where)
 
 
-def _tool_choice(value: Any) -> ToolChoice:
+def tool_choice(value: Any, flat: bool = False) -> ToolChoice:
+    """OpenAI's ``tool_choice``; ``flat``: Responses names the function beside ``type``."""
     if value is None or isinstance(value, str):
         mode = one_of(value or "auto", ("auto", "none", "required"), "tool_choice")
         return ToolChoice("any" if mode == "required" else mode)
     if not isinstance(value, dict):
         raise invalid("tool_choice", "expected a string or an object")
     one_of(value.get("type"), ("function",), "tool_choice.type")
+    if flat:
+        return ToolChoice("tool", field(value, "name", str, "tool_choice", required=True))
     function = field(value, "function", dict, "tool_choice", required=True)
     return ToolChoice("tool", field(function, "name", str, "tool_choice.function", required=True))
+
+
+def arguments_object(text: str, path: str) -> dict[str, Any]:
+    """A tool call's ``arguments`` string: a JSON object (empty: ``{}``)."""
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise invalid(path, "expected a JSON object in a string")
+    return value
 
 
 def _parts(content: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
@@ -184,12 +198,7 @@ def _assistant(message: dict[str, Any], path: str) -> list[AssistantContent]:
         function = field(call, "function", dict, cpath, required=True)
         name = field(function, "name", str, f"{cpath}.function", required=True)
         arguments = field(function, "arguments", str, f"{cpath}.function", default="{}")
-        try:
-            value = json.loads(arguments or "{}")
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            raise invalid(f"{cpath}.function.arguments", "expected a JSON object in a string")
+        value = arguments_object(arguments, f"{cpath}.function.arguments")
         content.append(ToolCall(field(call, "id", str, cpath, required=True), name, value))
     return content
 

@@ -35,7 +35,6 @@ from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
     Parsed,
-    ToolChoice,
     field,
     image,
     invalid,
@@ -45,7 +44,7 @@ from hostlink.serve.core import (
     tool_definition,
     usage_numbers,
 )
-from hostlink.serve.openai import _DATA_URL, response_format
+from hostlink.serve.openai import _DATA_URL, arguments_object, response_format, tool_choice
 from hostlink.serve.response_store import ResponseStore
 
 _UNSUPPORTED = ("background", "conversation", "prompt", "max_tool_calls")
@@ -104,19 +103,9 @@ def parse(payload: dict[str, Any], provider: ProviderSpec, store: ResponseStore)
     tools = [tool_definition(tool.get("name"), tool.get("description"), tool.get("parameters"), path)
              for path, tool in objects(field(payload, "tools", list, "", default=[]), "tools")
              if tool.get("type") == "function"]  # built-in tools are not offered to Claude
-    context = replace(builder.build(tools, _tool_choice(payload.get("tool_choice"))), settings=generation)
+    context = replace(builder.build(tools, tool_choice(payload.get("tool_choice"), flat=True)), settings=generation)
     exchange = Exchange(new_id("resp"), items, keep)
     return Parsed(model, payload["model"], structured.apply(context, output), stream, output=output, store=exchange)
-
-
-def _tool_choice(value: Any) -> ToolChoice:
-    if value is None or isinstance(value, str):
-        mode = one_of(value or "auto", ("auto", "none", "required"), "tool_choice")
-        return ToolChoice("any" if mode == "required" else mode)
-    if not isinstance(value, dict):
-        raise invalid("tool_choice", "expected a string or an object")
-    one_of(value.get("type"), ("function",), "tool_choice.type")
-    return ToolChoice("tool", field(value, "name", str, "tool_choice", required=True))
 
 
 def _conversation(builder: ConversationBuilder, items: list[dict[str, Any]], where: str) -> None:
@@ -196,12 +185,7 @@ def _assistant_parts(item: dict[str, Any], path: str) -> list[AssistantContent]:
 
 def _call(item: dict[str, Any], path: str) -> list[AssistantContent]:
     name = field(item, "name", str, path, required=True)
-    try:
-        arguments = json.loads(field(item, "arguments", str, path, default="{}") or "{}")
-    except ValueError:
-        arguments = None
-    if not isinstance(arguments, dict):
-        raise invalid(f"{path}.arguments", "expected a JSON object in a string")
+    arguments = arguments_object(field(item, "arguments", str, path, default="{}"), f"{path}.arguments")
     return [ToolCall(field(item, "call_id", str, path, required=True), name, arguments)]
 
 
