@@ -87,13 +87,14 @@ def test_system_messages_anywhere_are_folded_in_where_they_stand(server, api):
     ok(server, "/v1/messages?beta=true", {"model": "sonnet", "max_tokens": 8, "messages": [
         {"role": "user", "content": "first"}, {"role": "assistant", "content": "ok"},
         {"role": "user", "content": "second"}, {"role": "system", "content": "reminder-one"}]})
-    ok(server, "/v1/chat/completions", {"model": "sonnet", "messages": [
+    ok(server, "/v1/chat/completions", {"model": "sonnet", "parallel_tool_calls": False, "messages": [
         {"role": "system", "content": "leading-system"}, {"role": "user", "content": "q"},
         {"role": "developer", "content": "reminder-two"}]})
     messages_request, chat_request = api.messages_requests()[-2:]
     last = json.dumps(records(messages_request)[-1])
     assert "second" in last and "<system-message>\\nreminder-one" in last
     assert "leading-system" in json.dumps(chat_request["system"])
+    assert "Call at most one tool in this answer." in json.dumps(chat_request["system"])
     assert "<developer-message>\\nreminder-two" in json.dumps(records(chat_request)[-1])
 
 
@@ -195,6 +196,17 @@ def test_a_streamed_answer_that_breaks_the_schema_fails_the_response(server, api
     assert "does not match the requested format (n)" in error["message"] and "count" in error["message"]
 
 
+def test_a_messages_output_format_with_an_array_root_is_wrapped_for_the_tool(server, api):
+    api.push(fa.tool_use(TOOL_PREFIX + "respond_with_json", {"value": [3, 1, 2]}))
+    schema = {"type": "array", "items": {"type": "integer"}}
+    message = ok(server, "/v1/messages", {"model": "sonnet", "max_tokens": 64, "messages": user("numbers"),
+                                          "output_config": {"format": {"type": "json_schema", "schema": schema}}})
+    assert [block["type"] for block in message["content"]] == ["text"] and message["stop_reason"] == "end_turn"
+    assert json.loads(message["content"][0]["text"]) == [3, 1, 2]
+    (tool,) = [t for t in api.messages_requests()[-1]["tools"] if t["name"] == TOOL_PREFIX + "respond_with_json"]
+    assert tool["input_schema"]["properties"]["value"] == schema
+
+
 def test_a_responses_stream_cut_by_the_client_stops_its_claude(server, api):
     api.push(fa.Reply((fa.Text("Started answering, then a long pause."),), delay_before_delta=60))
     body = json.dumps({"model": "sonnet", "stream": True, "input": "Go"}).encode()
@@ -213,12 +225,19 @@ def test_a_responses_stream_cut_by_the_client_stops_its_claude(server, api):
 
 def test_the_access_log_the_quiet_flag_and_the_preflight_warning(tmp_path, api):
     loud = ServeProcess(tmp_path / "loud", api)
-    call(loud, "POST", "/v1/chat/completions", {"model": "claude-haiku-4-5", "messages": user()})
+    api.push(fa.tool_use(TOOL_PREFIX + "get_weather", {"city": "Oslo"}), fa.text("Sunny."))
+    tool = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+    asked = {"model": "claude-haiku-4-5", "messages": user(), "tools": [tool], "max_completion_tokens": 99}
+    first = json.loads(call(loud, "POST", "/v1/chat/completions", asked)[2])["choices"][0]["message"]
+    follow_up = [*asked["messages"], first, {"role": "tool", "tool_call_id": first["tool_calls"][0]["id"],
+                                             "content": "sunny"}]
+    assert call(loud, "POST", "/v1/chat/completions", {**asked, "messages": follow_up})[0] == 200
     call(loud, "GET", "/v1/unknown")
     _, stderr = loud.stop()
     lines = [line for line in stderr.splitlines() if " /v1/" in line]
     assert lines[0].endswith("ms in=11 out=7 prewarmed=no") and " POST /v1/chat/completions 200 " in lines[0]
-    assert "model=claude-haiku-4-5" in lines[0] and " GET /v1/unknown 404 model=- " in lines[1]
+    assert lines[1].endswith("prewarmed=yes")  # the same settings: the follow-up took the prewarmed claude
+    assert "model=claude-haiku-4-5" in lines[0] and " GET /v1/unknown 404 model=- " in lines[2]
     assert SECRET not in stderr and KEY not in stderr
     assert "warning: requests will fail until this is fixed: sign-in: not signed in" in stderr
     quiet = ServeProcess(tmp_path / "quiet", api, "--quiet")

@@ -169,7 +169,7 @@ def child_environment(
     env = {name: parent[name] for name in ENV_ALLOWLIST if name in parent}
     env.update(FIXED_ENV)
     if max_output_tokens is not None:
-        if not isinstance(max_output_tokens, int) or max_output_tokens < 1:
+        if isinstance(max_output_tokens, bool) or not isinstance(max_output_tokens, int) or max_output_tokens < 1:
             raise ValueError("max_output_tokens must be a positive integer")
         env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(max_output_tokens)
     if temp_dir is not None:
