@@ -1,5 +1,5 @@
-"""``hostlink serve``: the Claude Code provider as a local Anthropic Messages and OpenAI Chat
-Completions endpoint (see :mod:`hostlink.serve`).
+"""``hostlink serve``: the Claude Code provider as a local Anthropic Messages, OpenAI Chat
+Completions and OpenAI Responses endpoint (see :mod:`hostlink.serve`).
 
 Importing this module stays cheap (click only); the server loads when the command runs.
 """

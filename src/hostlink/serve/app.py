@@ -1,4 +1,5 @@
-"""The ASGI app: access checks, the two generation endpoints, ``GET /v1/models``.
+"""The ASGI app: access checks, the three generation endpoints, ``count_tokens``, ``GET /v1/models``,
+and (when asked for) the access log around all of it.
 
 Every request passes :class:`_Guard` first: any ``Origin`` header or a ``Host`` that is not
 the bound loopback address is refused (403: a web page cannot drive the endpoint), then the
