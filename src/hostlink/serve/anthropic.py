@@ -17,8 +17,8 @@ from typing import Any
 
 from hostlink.host import (
     AssistantContent,
-    Context,
     AssistantMessage,
+    Context,
     Done,
     ErrorEvent,
     ProviderSpec,
