@@ -27,6 +27,7 @@ BENCHMARKS = {
     "llm": "bench.bench_llm",
     "serve": "bench.bench_serve",
     "gateway": "bench.bench_gateway",
+    "serve-clients": "bench.bench_serve_clients",
 }
 
 

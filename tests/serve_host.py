@@ -27,10 +27,12 @@ def main() -> None:
     @click.option("--max-concurrent", type=int, default=4)
     @click.option("--token-env")
     @click.option("--extra-usage")
-    def command(port: int, address: str, max_concurrent: int, token_env: str | None, extra_usage: str | None) -> None:
+    @click.option("--quiet", is_flag=True)
+    def command(port: int, address: str, max_concurrent: int, token_env: str | None, extra_usage: str | None,
+                quiet: bool) -> None:
         serve_cli.run_server([ClaudeCodeExtension(options=options, extra_usage=extra_usage)], port=port,
                              address=address, max_concurrent=max_concurrent, token_env=token_env,
-                             extra_usage=extra_usage)
+                             extra_usage=extra_usage, quiet=quiet)
 
     command.main(args, prog_name="hostlink serve")
 

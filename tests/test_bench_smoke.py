@@ -27,13 +27,15 @@ ALWAYS = {
     "provider": ["proposal server start", "transcript, 10 messages", "transcript, 100 messages"],
     "gateway": ["tools/list bytes, ", "gateway call p50, demo echo (tools face)",
                 "gateway call p50, demo echo (proxy face)"],
+    "serve-clients": ["serve Responses wire vs Chat Completions wire"],
 }
 WITH_PEERS = {
     ("mcp-server-everything",): ["first mcp call (connect), everything", "mcp call p50, everything echo",
                                  "mcp 10 concurrent calls, everything"],
     ("claude",): ["provider request vs bare claude -p", "follow-up request after a tool call (prewarmed) vs bare",
                   "follow-up request asked at once (prewarmed) vs bare", "serve request p50 vs in-process",
-                  "serve 2 concurrent vs one at a time", "serve 2 concurrent vs 2 concurrent in-process"],
+                  "serve 2 concurrent vs one at a time", "serve 2 concurrent vs 2 concurrent in-process",
+                  "serve Responses request p50 vs", "serve 2-round client tool loop vs"],
     ("claude", "mcp-server-everything"): ["llm -T mcp tool round trip vs 2 bare", "llm -T mcp tool round trip vs its unavoidable"],
 }
 CELL = re.compile(r"^-?\d+(\.\d+)?(e[+-]?\d+)? \S+$")

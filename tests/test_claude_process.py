@@ -84,6 +84,16 @@ def test_environment_is_allowlisted():
     assert child_environment(parent, ClaudeTransportOptions(), temp_dir=Path("/p/tmp"))["TMPDIR"] == "/p/tmp"
 
 
+def test_the_output_cap_comes_from_the_request_never_from_the_parent():
+    parent = {"HOME": "/h", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "9", "MAX_THINKING_TOKENS": "9"}
+    assert "CLAUDE_CODE_MAX_OUTPUT_TOKENS" not in child_environment(parent, ClaudeTransportOptions())
+    env = child_environment(parent, ClaudeTransportOptions(), max_output_tokens=77)
+    assert env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == "77" and "MAX_THINKING_TOKENS" not in env
+    for bad in (0, -1, True, "77"):
+        with pytest.raises(ValueError):
+            child_environment(parent, ClaudeTransportOptions(), max_output_tokens=bad)  # type: ignore[arg-type]
+
+
 def test_test_option_routes_to_loopback_only():
     options = ClaudeTransportOptions(test_api_base_url="http://127.0.0.1:8123", test_api_key="sk-test")
     env = child_environment({"HOME": "/h", "ANTHROPIC_API_KEY": "sk-parent"}, options)

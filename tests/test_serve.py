@@ -81,7 +81,7 @@ def test_models_in_each_sdks_shape(claude, gpt):
 
 def test_messages_non_streaming_answer_with_thinking(claude, api):
     api.push(fa.Reply((fa.Thinking("Let me think about it."), fa.Text("Hello from Claude."))))
-    message = claude.messages.create(model="sonnet", max_tokens=256, system="Be brief.", extra_body={"temperature": 0.2, "top_k": 3},
+    message = claude.messages.create(model="sonnet", max_tokens=256, system="Be brief.", extra_body={"temperature": 1, "metadata": {"user_id": "u1"}},
                                      messages=[{"role": "user", "content": "Say hello."}])
     assert [block.type for block in message.content] == ["thinking", "text"]
     assert message.content[0].thinking == "Let me think about it."
@@ -141,7 +141,7 @@ def test_messages_image_in(claude, api):
 
 def test_chat_completions_non_streaming_and_streaming(gpt, api):
     api.push(fa.text("Plain answer."), fa.text("Streamed answer.", chunk=4))
-    completion = gpt.chat.completions.create(model="sonnet", temperature=0.5, stop=["x"], messages=[
+    completion = gpt.chat.completions.create(model="sonnet", temperature=1, stop=[], user="u1", messages=[
         {"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi"}])
     assert completion.choices[0].message.content == "Plain answer."
     assert completion.choices[0].finish_reason == "stop"

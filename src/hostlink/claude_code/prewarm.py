@@ -68,8 +68,9 @@ class ChildSpec:
 
     @classmethod
     def of(cls, executable: str, model: str, effort: str | None, cwd: Path, environ: Mapping[str, str],
-           options: ClaudeTransportOptions, system_prompt: str, catalog: Catalog) -> ChildSpec:
-        environment = tuple(sorted(child_environment(environ, options).items()))
+           options: ClaudeTransportOptions, system_prompt: str, catalog: Catalog,
+           max_output_tokens: int | None = None) -> ChildSpec:
+        environment = tuple(sorted(child_environment(environ, options, max_output_tokens=max_output_tokens).items()))
         return cls(executable, model, effort, cwd, environment, options, system_prompt, catalog.to_json(),
                    catalog.tool_names())
 

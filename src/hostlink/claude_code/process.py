@@ -163,15 +163,22 @@ def build_argv(
 
 
 def child_environment(
-    parent: Mapping[str, str], options: ClaudeTransportOptions, temp_dir: Path | None = None
+    parent: Mapping[str, str], options: ClaudeTransportOptions, temp_dir: Path | None = None,
+    max_output_tokens: int | None = None,
 ) -> dict[str, str]:
     """Allowlisted parent variables plus the fixed switches; never keys or routing.
 
     ``temp_dir`` (a private directory of the request) replaces TMPDIR: the CLI leaves
     per-session directories under ``$TMPDIR/claude-<uid>/`` that it never removes.
+    ``max_output_tokens`` (the request's own cap, never the parent's variable) becomes
+    ``CLAUDE_CODE_MAX_OUTPUT_TOKENS``, which the CLI sends as the API's ``max_tokens``.
     """
     env = {name: parent[name] for name in ENV_ALLOWLIST if name in parent}
     env.update(FIXED_ENV)
+    if max_output_tokens is not None:
+        if isinstance(max_output_tokens, bool) or not isinstance(max_output_tokens, int) or max_output_tokens < 1:
+            raise ValueError("max_output_tokens must be a positive integer")
+        env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(max_output_tokens)
     if temp_dir is not None:
         env["TMPDIR"] = str(temp_dir)
     if options.test_api_base_url is not None:

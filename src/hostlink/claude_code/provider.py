@@ -67,6 +67,7 @@ from hostlink.host import (
     Context,
     Done,
     ErrorEvent,
+    GenerationSettings,
     ModelSpec,
     Notifier,
     ProviderHooks,
@@ -160,7 +161,7 @@ class ClaudeCodeProvider:
             yield ErrorEvent(str(exc), code="invalid_request")
             return
         # aclosing: a consumer that stops early still closes the request (and its cleanup).
-        async with aclosing(_Request(self, model, catalog, transcript, signal).run()) as events:
+        async with aclosing(_Request(self, model, catalog, transcript, signal, context.settings).run()) as events:
             async for event in events:
                 yield event
 
@@ -169,7 +170,8 @@ class _Request:
     """One provider request: owns its private directory and its child process group."""
 
     def __init__(
-        self, provider: ClaudeCodeProvider, model: ModelSpec, catalog: Catalog, transcript: Transcript, signal: CancelSignal
+        self, provider: ClaudeCodeProvider, model: ModelSpec, catalog: Catalog, transcript: Transcript, signal: CancelSignal,
+        settings: GenerationSettings = GenerationSettings(),
     ) -> None:
         self.provider = provider
         self.model = model
@@ -178,15 +180,18 @@ class _Request:
         self.signal = signal
         self.child: Child | None = None
         self.initialized = False  # the child answered its initialize control request
+        self.how = "fresh"  # how the child was got: prewarmed, replaced or fresh
+        self.settings = settings
         self.guard: DisclosureGuard | None = None
         self.mapper = protocol.StreamMapper()
         self.started = time.monotonic()
         self.deadline = anyio.current_time() + STARTUP_TIMEOUT_SECONDS
         provider = self.provider
         self.spec = ChildSpec.of(
-            provider.executable, model.id, provider.effort, provider.cwd if provider.cwd is not None else Path.cwd(),
+            provider.executable, model.id, settings.effort or provider.effort,
+            provider.cwd if provider.cwd is not None else Path.cwd(),
             provider._environ if provider._environ is not None else os.environ, provider.options,
-            transcript.system_prompt, catalog,
+            transcript.system_prompt, catalog, settings.max_output_tokens,
         )
 
     @property
@@ -217,13 +222,18 @@ class _Request:
             if cleanup_error is not None and not isinstance(final[0], ErrorEvent):
                 final = [cleanup_error]  # success is published only after a clean cleanup
             done = final[-1]
-            if (self.provider.prewarmer is not None and isinstance(done, Done) and done.message.stop_reason == "toolUse"
+            if (self.provider.prewarmer is not None and isinstance(done, Done) and self._follow_up_expected(done)
                     and self.provider.may_prewarm()):
                 self.provider.prewarmer.start(self.spec)  # starts while the host runs the tools
             for event in final:
                 yield event
         finally:
             await self._cleanup()  # no-op unless the consumer stopped early
+
+    def _follow_up_expected(self, done: Done) -> bool:
+        """The host runs tools and asks again, unless the only call is the answer tool."""
+        names = {part.name for part in done.message.content if isinstance(part, ToolCall)}
+        return done.message.stop_reason == "toolUse" and names != {self.settings.answer_tool}
 
     async def _launch(self) -> None:
         """The session's prewarmed child when it matches, else a fresh one; then attachments."""
@@ -236,6 +246,7 @@ class _Request:
         if self.child is None:
             self.child = await start_child(self.spec)
             self.child.conversation.signal = self.signal
+        self.how = how
         self.provider.start_facts = {"child": how}
         self.guard = DisclosureGuard(self.directory)
         try:
@@ -372,7 +383,7 @@ class _Request:
         if stop_reason == "toolUse" and not calls:
             raise _fail("claude stopped for a tool call but proposed none", code="protocol_error")
         message = AssistantMessage(content=tuple(content), stop_reason=stop_reason, usage=self.mapper.usage, model=self.model.id)
-        return [*(ToolCallEvent(call) for call in calls), Done(message)]
+        return [*(ToolCallEvent(call) for call in calls), Done(message, prewarmed=self.how == "prewarmed")]
 
     async def _expect_result_and_exit(self) -> None:
         while True:

@@ -1,5 +1,5 @@
-"""``hostlink serve``: the Claude Code provider as a local Anthropic Messages and OpenAI Chat
-Completions endpoint (see :mod:`hostlink.serve`).
+"""``hostlink serve``: the Claude Code provider as a local Anthropic Messages, OpenAI Chat
+Completions and OpenAI Responses endpoint (see :mod:`hostlink.serve`).
 
 Importing this module stays cheap (click only); the server loads when the command runs.
 """
@@ -18,6 +18,7 @@ from hostlink.cli.session import Fail, StderrNotifier
 
 if TYPE_CHECKING:
     from hostlink.host import Extension
+    from hostlink.host.session import HostSession
     from hostlink.serve.server import Listening
 
 
@@ -34,11 +35,13 @@ if TYPE_CHECKING:
               help="When the Claude plan's window is used up and requests would draw on extra usage: allow, "
                    "warn (a header and a notice) or refuse (429 until the window resets). "
                    "Default: HOSTLINK_CLAUDE_EXTRA_USAGE, else warn.")
+@click.option("--quiet", is_flag=True, help="No access-log line per request on stderr.")
 def serve_command(port: int, address: str, max_concurrent: int, token_env: str | None,
-                  extra_usage: str | None) -> None:
-    """Serve Claude Code as a local Anthropic Messages and OpenAI Chat Completions API.
+                  extra_usage: str | None, quiet: bool) -> None:
+    """Serve Claude Code as a local Anthropic Messages, OpenAI Chat Completions and OpenAI
+    Responses API.
 
-    Any program that speaks either API can use your signed-in claude CLI as its model and
+    Any program that speaks one of them can use your signed-in claude CLI as its model and
     keep running its own tools. Stop with Ctrl-C: every running claude is stopped and every
     private file removed.
     """
@@ -52,11 +55,34 @@ def serve_command(port: int, address: str, max_concurrent: int, token_env: str |
     except ExtraUsageSettingError as error:
         raise Fail(str(error)) from None
     run_server([extension], port=port, address=address, max_concurrent=max_concurrent,
-               token_env=token_env, extra_usage=extra_usage)
+               token_env=token_env, extra_usage=extra_usage, quiet=quiet)
+
+
+PREFLIGHT_SECONDS = 20
+
+
+async def preflight(host: HostSession) -> None:
+    """The doctor's checks (CLI found, signed in, the proposal bridge), bounded in time: each
+    failure is a warning on stderr, the server keeps running."""
+    import anyio
+
+    from hostlink.host import CancelSignal
+
+    text = None
+    with anyio.move_on_after(PREFLIGHT_SECONDS):
+        text = await host.run_command("claude-code", ["doctor"], CancelSignal())
+    if text is None:
+        click.echo(f"hostlink serve: warning: the start-up check (hostlink claude-code doctor) did not finish "
+                   f"within {PREFLIGHT_SECONDS} s", err=True)
+        return
+    for line in text.splitlines():
+        if line.startswith("FAIL"):
+            click.echo(f"hostlink serve: warning: requests will fail until this is fixed: {line[4:].strip()}",
+                       err=True)
 
 
 def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_concurrent: int,
-               token_env: str | None, extra_usage: str | None = None) -> None:
+               token_env: str | None, extra_usage: str | None = None, quiet: bool = False) -> None:
     """Serve ``extensions`` (which must include the Claude Code one) until stopped
     (``extra_usage``: the mode the Claude Code extension was given, for the usage reports)."""
     import anyio
@@ -80,7 +106,7 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
     def listening(where: Listening) -> None:
         key = f'"${token_env}"' if token_env is not None else f'"$(cat {where.key_file})"'
         click.echo(f"hostlink serve: listening on {where.base_url} (Anthropic Messages at {where.base_url}/v1/messages, "
-                   f"OpenAI Chat Completions at {where.base_url}/v1)")
+                   f"OpenAI Chat Completions and Responses at {where.base_url}/v1)")
         click.echo(f"export ANTHROPIC_BASE_URL={where.base_url}")
         click.echo(f"export ANTHROPIC_API_KEY={key}")
         click.echo(f"export OPENAI_BASE_URL={where.base_url}/v1")
@@ -91,7 +117,9 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
         return await serve(host, token=token, address=address, port=port, max_concurrent=max_concurrent,
                            cwd=Path.cwd(), notifier=StderrNotifier(),
                            project_trusted=project_trust(Path.cwd(), os.environ).trusted, on_listening=listening,
-                           extra_usage=extra_usage)
+                           extra_usage=extra_usage,
+                           access=None if quiet else (lambda line: click.echo(line, err=True)),
+                           preflight=preflight)
 
     stopped = anyio.run(main)
     if stopped is not None:

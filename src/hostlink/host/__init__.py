@@ -15,125 +15,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
 
+from hostlink.host.messages import (
+    AssistantContent,
+    AssistantMessage,
+    Context,
+    Done,
+    ErrorEvent,
+    GenerationSettings,
+    IMAGE_EXTENSIONS,
+    IMAGE_MIME_TYPES,
+    ImageContent,
+    Message,
+    StopReason,
+    StreamEvent,
+    TextContent,
+    TextDelta,
+    ThinkingContent,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolDefinition,
+    ToolResultMessage,
+    Usage,
+    UserContent,
+    UserMessage,
+    text_problem,
+)
+
 if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
-
-# --- content --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TextContent:
-    text: str
-    type: Literal["text"] = "text"
-
-
-# The image types every part of hostlink accepts, with the file extension each is stored under.
-IMAGE_EXTENSIONS: Mapping[str, str] = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif",
-                                       "image/webp": "webp"}
-IMAGE_MIME_TYPES = frozenset(IMAGE_EXTENSIONS)
-
-
-@dataclass(frozen=True)
-class ImageContent:
-    """An image as base64 data; ``mime_type`` such as ``image/png``."""
-
-    data: str
-    mime_type: str
-    type: Literal["image"] = "image"
-
-
-@dataclass(frozen=True)
-class ThinkingContent:
-    thinking: str
-    type: Literal["thinking"] = "thinking"
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A tool call proposed by a model; the host decides whether and how to run it."""
-
-    id: str
-    name: str
-    arguments: Mapping[str, Any]
-    type: Literal["toolCall"] = "toolCall"
-
-
-UserContent = Union[TextContent, ImageContent]
-AssistantContent = Union[TextContent, ThinkingContent, ToolCall]
-
-# --- messages -------------------------------------------------------------------------
-
-StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
-
-
-@dataclass(frozen=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost: float = 0.0
-
-
-@dataclass(frozen=True)
-class UserMessage:
-    content: Sequence[UserContent]
-    role: Literal["user"] = "user"
-
-
-@dataclass(frozen=True)
-class AssistantMessage:
-    content: Sequence[AssistantContent]
-    stop_reason: StopReason = "stop"
-    usage: Usage = field(default_factory=Usage)
-    model: str = ""
-    role: Literal["assistant"] = "assistant"
-
-
-@dataclass(frozen=True)
-class ToolResultMessage:
-    tool_call_id: str
-    tool_name: str
-    content: Sequence[UserContent]
-    is_error: bool = False
-    role: Literal["toolResult"] = "toolResult"
-
-
-Message = Union[UserMessage, AssistantMessage, ToolResultMessage]
-
-
-@dataclass(frozen=True)
-class ToolDefinition:
-    """What a model sees of a tool: its name, description and JSON Schema parameters."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class Context:
-    """Everything a provider request carries: the host owns all of it. ``options`` are
-    per-request provider settings a host passes through (``extra_usage`` for Claude Code);
-    a provider refuses a value it does not accept, naming it."""
-
-    system_prompt: str
-    messages: Sequence[Message]
-    tools: Sequence[ToolDefinition] = ()
-    options: Mapping[str, str] = field(default_factory=dict)
-
-
-def text_problem(value: str) -> str | None:
-    """What keeps ``value`` out of a process argument, an environment value, a header or a
-    file (``"a NUL character"``, ``"a lone surrogate escape"``), or None when nothing does."""
-    if "\0" in value:
-        return "a NUL character"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "a lone surrogate escape"
-    return None
-
 
 # --- cancellation ---------------------------------------------------------------------
 
@@ -298,43 +208,6 @@ class CommandSpec:
     run: Callable[[Sequence[str], CancelSignal], Awaitable[str]]
 
 
-@dataclass(frozen=True)
-class TextDelta:
-    delta: str
-    type: Literal["text_delta"] = "text_delta"
-
-
-@dataclass(frozen=True)
-class ThinkingDelta:
-    delta: str
-    type: Literal["thinking_delta"] = "thinking_delta"
-
-
-@dataclass(frozen=True)
-class ToolCallEvent:
-    tool_call: ToolCall
-    type: Literal["toolcall"] = "toolcall"
-
-
-@dataclass(frozen=True)
-class Done:
-    message: AssistantMessage
-    type: Literal["done"] = "done"
-
-
-@dataclass(frozen=True)
-class ErrorEvent:
-    """A failed request. ``code`` is a stable identifier such as ``context_length_exceeded``;
-    ``resets_at`` (unix time) is when a usage limit lifts, when the provider said."""
-
-    message: str
-    code: str = "provider_error"
-    retryable: bool = False
-    resets_at: int | None = None
-    type: Literal["error"] = "error"
-
-
-StreamEvent = Union[TextDelta, ThinkingDelta, ToolCallEvent, Done, ErrorEvent]
 
 
 @dataclass(frozen=True)
@@ -490,3 +363,58 @@ class Registry:
         if name in table:
             raise ValueError(f"{kind} {name!r} is already registered")
         table[name] = value
+
+
+__all__ = [
+    "AfterProviderResponse",
+    "Answer",
+    "Ask",
+    "AssistantContent",
+    "AssistantMessage",
+    "BeforeProviderRequest",
+    "CancelSignal",
+    "Cancelled",
+    "CommandFailed",
+    "CommandSpec",
+    "Complete",
+    "Context",
+    "Done",
+    "ErrorEvent",
+    "Extension",
+    "GenerationSettings",
+    "IMAGE_EXTENSIONS",
+    "IMAGE_MIME_TYPES",
+    "ImageContent",
+    "Message",
+    "ModelSpec",
+    "NoticeLevel",
+    "Notifier",
+    "ProviderHooks",
+    "ProviderRefused",
+    "ProviderRequest",
+    "ProviderResponse",
+    "ProviderSpec",
+    "ProviderStream",
+    "Question",
+    "Registry",
+    "Session",
+    "SessionShutdownHandler",
+    "SessionStartHandler",
+    "StopReason",
+    "StreamEvent",
+    "TextContent",
+    "TextDelta",
+    "ThinkingContent",
+    "ThinkingDelta",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolDefinition",
+    "ToolExecute",
+    "ToolResult",
+    "ToolResultMessage",
+    "ToolSpec",
+    "Usage",
+    "UserContent",
+    "UserMessage",
+    "text_problem",
+]

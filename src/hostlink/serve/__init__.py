@@ -1,5 +1,5 @@
-"""``hostlink serve``: the Claude Code provider behind a local Anthropic Messages and OpenAI
-Chat Completions endpoint, a host like the CLI and the llm plugin.
+"""``hostlink serve``: the Claude Code provider behind a local Anthropic Messages, OpenAI Chat
+Completions and OpenAI Responses endpoint, a host like the CLI and the llm plugin.
 
 :func:`create_app` makes the ASGI app over a started :class:`~hostlink.host.session.HostSession`
 (mount it in another Starlette/FastAPI app, or test it in-process); :mod:`hostlink.serve.server`

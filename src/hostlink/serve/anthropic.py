@@ -1,22 +1,24 @@
 """The Anthropic Messages wire format (``POST /v1/messages``) on the shared core.
 
-Request fields read: ``model``, ``max_tokens`` (required, not enforced: the CLI has no
-limit to set), ``system`` (string or text blocks), ``messages`` (text, base64 image,
-``tool_use``, ``tool_result`` with text/image content and ``is_error``, ``thinking``),
-``tools`` (custom tools with ``input_schema``), ``tool_choice``, ``metadata``, ``stream``.
-Sampling parameters (``temperature``, ``top_p``, ``top_k``, ``stop_sequences``, ``thinking``)
-are accepted and ignored.
+Request fields read: ``model``, ``max_tokens`` (the answer's cap, honoured), ``system``
+(string or text blocks), ``messages`` (text, base64 image, ``tool_use``, ``tool_result`` with
+text/image content and ``is_error``, ``thinking``; a ``system`` message anywhere), ``tools``
+(custom tools with ``input_schema``), ``tool_choice``, ``output_config`` (``effort``,
+``format``), ``thinking``, ``metadata``, ``stream``. Sampling fields go through
+:mod:`hostlink.serve.options`.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from hostlink.host import (
     AssistantContent,
     AssistantMessage,
+    Context,
     Done,
     ErrorEvent,
     ProviderSpec,
@@ -29,6 +31,7 @@ from hostlink.host import (
     ToolCallEvent,
     UserContent,
 )
+from hostlink.serve import options, structured
 from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
@@ -46,7 +49,8 @@ from hostlink.serve.core import (
 )
 
 ERROR_TYPES = {"invalid_request": "invalid_request_error", "authentication": "authentication_error",
-               "permission": "permission_error", "not_found": "not_found_error", "too_large": "request_too_large",
+               "permission": "permission_error", "not_found": "not_found_error",
+               "model_not_found": "not_found_error", "too_large": "request_too_large",
                "rate_limit": "rate_limit_error", "api": "api_error", "overloaded": "overloaded_error"}
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}
 
@@ -60,10 +64,34 @@ def error_body(error: ApiError) -> dict[str, Any]:
 def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
     model = resolve_model(provider, field(payload, "model", str, "", required=True))
     max_tokens = field(payload, "max_tokens", int, "", required=True)
-    if max_tokens < 1:
-        raise invalid("max_tokens", "must be at least 1")
+    generation = options.anthropic_settings(payload, model, max_tokens)
     field(payload, "metadata", dict, "")
     stream = field(payload, "stream", bool, "", default=False)
+    context = conversation(payload)
+    output = _output_format(payload)
+    return Parsed(model, payload["model"], structured.apply(replace(context, settings=generation), output), stream,
+                  output=output)
+
+
+def count_tokens_context(payload: dict[str, Any], provider: ProviderSpec) -> Context:
+    """``POST /v1/messages/count_tokens``: the conversation the same message request would send."""
+    resolve_model(provider, field(payload, "model", str, "", required=True))
+    return structured.apply(conversation(payload), _output_format(payload))
+
+
+def _output_format(payload: dict[str, Any]) -> structured.OutputFormat | None:
+    """``output_config.format`` (``{"type": "json_schema", "schema": …}``)."""
+    config = field(payload, "output_config", dict, "", default={})
+    fmt = field(config, "format", dict, "output_config")
+    if fmt is None:
+        return None
+    one_of(fmt.get("type"), ("json_schema",), "output_config.format.type")
+    return structured.OutputFormat.of("output_config.format", field(fmt, "schema", dict, "output_config.format",
+                                                                    required=True), "output_config.format")
+
+
+def conversation(payload: dict[str, Any]) -> Context:
+    """``system``, ``messages`` (a ``system`` message anywhere is folded in where it stands), ``tools``."""
     builder = ConversationBuilder()
     system = payload.get("system")
     if isinstance(system, str):
@@ -73,9 +101,11 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
             one_of(block.get("type"), ("text",), f"{path}.type")
             builder.add_system(field(block, "text", str, path, required=True))
     for path, message in objects(field(payload, "messages", list, "", required=True), "messages"):
-        role = one_of(message.get("role"), ("user", "assistant"), f"{path}.role")
+        role = one_of(message.get("role"), ("user", "assistant", "system"), f"{path}.role")
         blocks = _blocks(message.get("content"), f"{path}.content")
-        if role == "user":
+        if role == "system":
+            builder.add_instruction("\n\n".join(_texts(blocks)), role)
+        elif role == "user":
             _user(builder, blocks, path)
         else:
             builder.add_assistant(_assistant(blocks), path)
@@ -84,7 +114,18 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
         for tpath, tool in objects(field(payload, "tools", list, "", default=[]), "tools")
         if _custom_tool(tool, tpath)
     ]
-    return Parsed(model, payload["model"], builder.build(tools, _tool_choice(payload.get("tool_choice"))), stream)
+    choice = payload.get("tool_choice")
+    if isinstance(choice, dict) and field(choice, "disable_parallel_tool_use", bool, "tool_choice", default=False):
+        builder.add_system(options.ONE_CALL)
+    return builder.build(tools, _tool_choice(choice))
+
+
+def _texts(blocks: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    texts = []
+    for bpath, block in blocks:
+        one_of(block["type"], ("text",), f"{bpath}.type")
+        texts.append(field(block, "text", str, bpath, required=True))
+    return texts
 
 
 def _custom_tool(tool: dict[str, Any], path: str) -> bool:

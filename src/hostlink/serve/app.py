@@ -1,4 +1,5 @@
-"""The ASGI app: access checks, the two generation endpoints, ``GET /v1/models``.
+"""The ASGI app: access checks, the three generation endpoints, ``count_tokens``, ``GET /v1/models``,
+and (when asked for) the access log around all of it.
 
 Every request passes :class:`_Guard` first: any ``Origin`` header or a ``Host`` that is not
 the bound loopback address is refused (403: a web page cannot drive the endpoint), then the
@@ -17,7 +18,6 @@ import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import aclosing
-from types import ModuleType
 from typing import Any
 
 import anyio
@@ -33,7 +33,10 @@ from hostlink.host import CancelSignal, Done, ErrorEvent
 from hostlink.host.session import HostSession
 import hostlink.serve.anthropic as anthropic
 import hostlink.serve.openai as openai
-from hostlink.serve.core import PROVIDER, ApiError, invalid, provider_error, provider_spec
+from hostlink.serve import access_log, structured, tokens
+from hostlink.serve.core import PROVIDER, ApiError, invalid, model_alias, provider_error, provider_spec
+from hostlink.serve.response_store import ResponseStore
+from hostlink.serve.responses_stream import ResponsesWire
 from hostlink.serve.usage import PlanHeaders, usage_route, with_reset
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -59,6 +62,7 @@ class ServeState:
         self.allowed_hosts = allowed_hosts
         self.running: set[CancelSignal] = set()
         self.stopping = False
+        self.responses = ResponsesWire(ResponseStore())
 
     def stop_all(self, reason: str = "the server is stopping") -> None:
         """Refuse new requests and cancel every running one (each stops its ``claude``)."""
@@ -66,17 +70,19 @@ class ServeState:
         for signal in list(self.running):
             signal.cancel(reason)
 
-    def check(self, scope: Scope) -> None:
+    def check(self, scope: Scope, *, key: bool = True) -> None:
         headers = {key.decode("latin-1").lower(): value for key, value in scope.get("headers", ())}
         if "origin" in headers:
             raise ApiError(403, "permission", "requests from web pages (with an Origin header) are refused")
         if headers.get("host", b"").decode("latin-1").lower() not in self._hosts(scope):
             raise ApiError(403, "permission", "the Host header is not this server's loopback address")
-        key = headers.get("x-api-key")
-        if key is None:
+        if not key:
+            return
+        given = headers.get("x-api-key")
+        if given is None:
             bearer = headers.get("authorization", b"")
-            key = bearer[7:].strip() if bearer[:7].lower() == b"bearer " else b""
-        if not hmac.compare_digest(key, self._token):
+            given = bearer[7:].strip() if bearer[:7].lower() == b"bearer " else b""
+        if not hmac.compare_digest(given, self._token):
             raise ApiError(401, "authentication", "a valid API key is required (x-api-key or Authorization: Bearer)")
 
     def _hosts(self, scope: Scope) -> frozenset[str]:
@@ -95,12 +101,12 @@ class ServeState:
         return frozenset({f"{shown}:{port}", f"localhost:{port}"})
 
 
-def _wire(scope: Scope) -> ModuleType:
+def _wire(scope: Scope) -> Any:
     """Which API's error shape a request gets: by path, then by the Anthropic SDK's header."""
     path = scope.get("path", "")
     if path.startswith("/v1/messages"):
         return anthropic
-    if path.startswith("/v1/chat/"):
+    if path.startswith(("/v1/chat/", "/v1/responses")):
         return openai
     headers = dict(scope.get("headers", ()))
     return anthropic if b"anthropic-version" in headers else openai
@@ -114,19 +120,31 @@ async def _send_json(send: Send, status: int, body: Any, headers: list[tuple[byt
     await send({"type": "http.response.body", "body": data})
 
 
-async def _send_error(send: Send, wire: ModuleType, error: ApiError) -> None:
+async def _send_error(send: Send, wire: Any, error: ApiError) -> None:
     headers = [(b"retry-after", str(error.retry_after).encode())] if error.retry_after is not None else []
     await _send_json(send, error.status, with_reset(wire.error_body(error), error.resets_at), headers)
 
 
 class _Guard:
-    """Host/Origin and key checks in front of every route, answered in the API's own shape."""
+    """Host/Origin and key checks in front of every route, answered in the API's own shape.
+
+    ``HEAD /api/hello`` (Claude Code's connectivity probe, sent without the key) is answered
+    here with an empty 200 once Host and Origin pass; it reveals nothing."""
 
     def __init__(self, app: Callable[..., Awaitable[None]], state: ServeState) -> None:
         self.app = app
         self.state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path") == "/api/hello" and scope.get("method") in ("HEAD", "GET"):
+            try:
+                self.state.check(scope, key=False)
+            except ApiError as error:
+                await _send_error(send, _wire(scope), error)
+                return
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
         if scope["type"] == "http":
             try:
                 self.state.check(scope)
@@ -170,9 +188,9 @@ def _json_object(body: bytes) -> dict[str, Any]:
 
 
 class _Generate:
-    """``POST /v1/messages`` or ``POST /v1/chat/completions`` (``wire`` decides which)."""
+    """``POST /v1/messages``, ``/v1/chat/completions`` or ``/v1/responses`` (``wire`` decides which)."""
 
-    def __init__(self, state: ServeState, wire: ModuleType) -> None:
+    def __init__(self, state: ServeState, wire: Any) -> None:
         self.state = state
         self.wire = wire
 
@@ -182,6 +200,7 @@ class _Generate:
             if state.stopping:
                 raise _STOPPING
             parsed = wire.parse(_json_object(await _read_body(scope, receive)), provider_spec(state.host.registry.providers))
+            access_log.facts(scope)["model"] = parsed.model_name
             if len(state.running) >= state.max_concurrent:
                 raise ApiError(429, "rate_limit", f"more than {state.max_concurrent} requests at once; retry shortly",
                                retry_after=1)
@@ -195,22 +214,27 @@ class _Generate:
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(_watch, receive, signal)
-                await self._answer(parsed, send, signal)
+                await self._answer(parsed, send, signal, access_log.facts(scope))
                 group.cancel_scope.cancel()
         finally:
             state.running.discard(signal)
 
-    async def _answer(self, parsed: Any, send: Send, signal: CancelSignal) -> None:
+    async def _answer(self, parsed: Any, send: Send, signal: CancelSignal, log: dict[str, Any]) -> None:
         """Read the provider stream to its end (so its cleanup always completes)."""
         wire = self.wire
         streamer = wire.Streamer(parsed) if parsed.stream else None
         started = False
         outcome: Done | ErrorEvent | None = None
-        events = self.state.host.stream(PROVIDER, parsed.model, parsed.context, signal)
+        events = structured.transform(self.state.host.stream(PROVIDER, parsed.model, parsed.context, signal),
+                                      parsed.output)
         async with aclosing(events):
             async for event in events:
                 if isinstance(event, (Done, ErrorEvent)):
                     outcome = event
+                if isinstance(event, Done):
+                    usage = event.message.usage
+                    log.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                               prewarmed=event.prewarmed)
                 if streamer is None or _gone(signal):
                     continue
                 if not started:
@@ -253,19 +277,47 @@ async def _watch(receive: Receive, signal: CancelSignal) -> None:
 
 
 def _models(state: ServeState) -> list[dict[str, Any]]:
+    """The CLI's aliases; ``description`` says which model ids each one answers for."""
     created = int(time.time())
     return [{"id": spec.id, "object": "model", "type": "model", "created": created,
-             "created_at": "2025-01-01T00:00:00Z", "owned_by": "claude-code", "display_name": spec.name}
+             "created_at": "2025-01-01T00:00:00Z", "owned_by": "claude-code", "display_name": spec.name,
+             "description": f"also answers for claude-code/{spec.id} and every claude-{spec.id}-* id "
+                            f"(dated ids and [..] suffixes included)"}
             for spec in provider_spec(state.host.registry.providers).models]
 
 
+class _CountTokens:
+    """``POST /v1/messages/count_tokens``: an estimate (see :mod:`hostlink.serve.tokens`)."""
+
+    def __init__(self, state: ServeState) -> None:
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _count_tokens(self.state, scope, receive, send)
+
+
+async def _count_tokens(state: ServeState, scope: Scope, receive: Receive, send: Send) -> None:
+    try:
+        payload = _json_object(await _read_body(scope, receive))
+        context = anthropic.count_tokens_context(payload, provider_spec(state.host.registry.providers))
+        access_log.facts(scope)["model"] = payload["model"]
+    except _ClientGone:
+        return
+    except ApiError as error:
+        await _send_error(send, anthropic, error)
+        return
+    await _send_json(send, 200, {"input_tokens": tokens.estimate(context)}, [tokens.HEADER])
+
+
 def create_app(host_session: HostSession, *, token: str, max_concurrent: int = DEFAULT_MAX_CONCURRENT,
-               allowed_hosts: frozenset[str] | None = None, extra_usage: str | None = None) -> Starlette:
+               allowed_hosts: frozenset[str] | None = None, extra_usage: str | None = None,
+               access: Callable[[str], None] | None = None) -> Starlette:
     """The endpoint as an ASGI app over a started ``host_session`` with ``claude-code``.
 
     ``allowed_hosts`` are the accepted ``Host`` headers (default: the loopback address and
-    port the request arrived on, and ``localhost`` with that port). ``app.state.serve`` is
-    the :class:`ServeState` (``stop_all()`` cancels every running request). ``extra_usage``
+    port the request arrived on, and ``localhost`` with that port). ``access`` receives one
+    access-log line per request (None: no log). ``app.state.serve`` is the
+    :class:`ServeState` (``stop_all()`` cancels every running request). ``extra_usage``
     is the guard's mode the extension was given (:mod:`hostlink.serve.usage` reports it).
     """
     state = ServeState(host_session, token, max_concurrent, allowed_hosts)
@@ -276,9 +328,10 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
         data = _models(state)
         wanted = request.path_params.get("model")
         if wanted is not None:
-            found = [item for item in data if item["id"] == wanted or f"{PROVIDER}/{item['id']}" == wanted]
+            spec = model_alias(provider_spec(state.host.registry.providers), wanted)
+            found = [item for item in data if spec is not None and item["id"] == spec.id]
             if not found:
-                raise ApiError(404, "not_found", f"model {wanted[:80]!r} not found")
+                raise ApiError(404, "model_not_found", f"model {wanted[:80]!r} not found")
             return JSONResponse(found[0])
         return JSONResponse({"object": "list", "data": data, "has_more": False,
                              "first_id": data[0]["id"] if data else None,
@@ -287,7 +340,8 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
     async def api_error(request: Request, error: Exception) -> JSONResponse:
         if isinstance(error, HTTPException):
             kind = {404: "not_found", 405: "invalid_request"}.get(error.status_code, "invalid_request")
-            error = ApiError(error.status_code, kind, "no such endpoint or method")
+            error = ApiError(error.status_code, kind, f"no such endpoint or method: {request.method} "
+                                                      f"{request.url.path[:80]}")
         assert isinstance(error, ApiError)
         body = with_reset(_wire(request.scope).error_body(error), error.resets_at)
         return JSONResponse(body, status_code=error.status)
@@ -296,11 +350,15 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
         routes=[
             Route("/v1/messages", _Generate(state, anthropic), methods=["POST"]),
             Route("/v1/chat/completions", _Generate(state, openai), methods=["POST"]),
+            Route("/v1/responses", _Generate(state, state.responses), methods=["POST"]),
+            Route("/v1/messages/count_tokens", _CountTokens(state),
+                  methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/models/{model:path}", models, methods=["GET"]),
             Route("/v1/usage", usage_route(plan), methods=["GET"]),
         ],
-        middleware=[Middleware(_Guard, state=state), Middleware(PlanHeaders, guard=plan)],
+        middleware=[*([Middleware(access_log.AccessLog, write=access)] if access is not None else []),
+                    Middleware(_Guard, state=state), Middleware(PlanHeaders, guard=plan)],
         exception_handlers={HTTPException: api_error, ApiError: api_error},
     )
     app.state.serve = state

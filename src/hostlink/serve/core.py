@@ -26,6 +26,7 @@ from hostlink.host import (
     ImageContent,
     Message,
     ModelSpec,
+    TextContent,
     ProviderSpec,
     ToolCall,
     ToolDefinition,
@@ -131,14 +132,26 @@ def provider_spec(registry_providers: Mapping[str, ProviderSpec]) -> ProviderSpe
         raise ApiError(503, "api", "the Claude Code provider is not registered in this host") from None
 
 
+def model_alias(provider: ProviderSpec, name: str) -> ModelSpec | None:
+    """The alias a model id means: ``sonnet``, ``claude-code/sonnet``, or any id of a family
+    (``claude-sonnet-5-5``, ``claude-opus-4-1-20250805``, ``claude-sonnet-5-5[1m]``): the
+    CLI's alias of that family, so the CLI, not the client, picks the family's model."""
+    name = name.removeprefix(PROVIDER + "/")
+    spec = provider.model(name)
+    if spec is not None or not name.startswith("claude-"):
+        return spec
+    words = name.split("[", 1)[0].split("-")[1:]
+    return next((spec for spec in provider.models if spec.id in words), None)
+
+
 def resolve_model(provider: ProviderSpec, name: Any) -> ModelSpec:
-    """The model a request names: a CLI alias (``sonnet``) or ``claude-code/sonnet``."""
+    """The model a request names (see :func:`model_alias`)."""
     if not isinstance(name, str) or not name:
         raise invalid("model", "field required")
-    spec = provider.model(name.removeprefix(PROVIDER + "/"))
+    spec = model_alias(provider, name)
     if spec is None:
         known = ", ".join(spec.id for spec in provider.models)
-        raise ApiError(404, "not_found", f"model {name[:80]!r} not found; available: {known}", param="model")
+        raise ApiError(404, "model_not_found", f"model {name[:80]!r} not found; available: {known}", param="model")
     if provider.unavailable:
         raise ApiError(503, "api", provider.unavailable)
     return spec
@@ -153,6 +166,8 @@ class Parsed:
     context: Context
     stream: bool
     include_usage: bool = False  # OpenAI's stream_options.include_usage
+    output: Any = None  # a structured.OutputFormat: the answer must be JSON (of a schema)
+    store: Any = None  # Responses: what to keep of this exchange (responses.Stored), if anything
 
 
 # --- the conversation ------------------------------------------------------------------
@@ -181,6 +196,20 @@ class ConversationBuilder:
     def add_system(self, text: str) -> None:
         if text:
             self.system.append(text)
+
+    def add_instruction(self, text: str, role: str) -> None:
+        """A ``system``/``developer`` message: part of the system prompt before the first
+        message, afterwards folded into the conversation where it stands (marked as such),
+        so a client's late reminders keep the system prompt, and the prewarmed child, stable."""
+        if not self.messages:
+            self.add_system(text)
+        elif text:
+            note = TextContent(f"<{role}-message>\n{text}\n</{role}-message>")
+            last = self.messages[-1]
+            if isinstance(last, UserMessage) and not self._open:
+                self.messages[-1] = UserMessage((*last.content, note))
+            else:
+                self.add_user([note], "messages")
 
     def add_user(self, content: Sequence[UserContent], path: str) -> None:
         self._expect_answered(path)

@@ -3,10 +3,10 @@
 Request fields read: ``model``, ``messages`` (``system``/``developer``/``user``/``assistant``
 with ``tool_calls``/``tool``; text parts and ``image_url`` data URLs — other URLs are refused,
 the server fetches nothing), ``tools`` of type ``function``, ``tool_choice``, ``stream`` and
-``stream_options.include_usage``, ``n`` (1 only). Sampling and output parameters
-(``temperature``, ``top_p``, ``stop``, ``max_tokens``, ``max_completion_tokens``,
-``presence_penalty``, ``frequency_penalty``, ``seed``, ``parallel_tool_calls``, …) are
-accepted and ignored. Thinking is not part of this format and is left out of answers.
+``stream_options.include_usage``, ``n`` (1 only), ``max_completion_tokens``/``max_tokens``,
+``reasoning_effort``, ``response_format``, ``parallel_tool_calls``; sampling fields go
+through :mod:`hostlink.serve.options`. Thinking is not part of this format and is left out
+of answers.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import re
 import time
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from hostlink.host import (
@@ -30,6 +31,7 @@ from hostlink.host import (
     ToolCallEvent,
     UserContent,
 )
+from hostlink.serve import options, structured
 from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
@@ -49,7 +51,8 @@ from hostlink.serve.core import (
 # neutral kind -> (type, code)
 ERROR_TYPES = {"invalid_request": ("invalid_request_error", None),
                "authentication": ("authentication_error", "invalid_api_key"),
-               "permission": ("permission_error", None), "not_found": ("invalid_request_error", "model_not_found"),
+               "permission": ("permission_error", None), "not_found": ("invalid_request_error", "not_found"),
+               "model_not_found": ("invalid_request_error", "model_not_found"),
                "too_large": ("invalid_request_error", "request_too_large"),
                "rate_limit": ("rate_limit_error", "rate_limit_exceeded"), "api": ("server_error", None),
                "overloaded": ("server_error", "overloaded")}
@@ -68,15 +71,21 @@ def error_body(error: ApiError) -> dict[str, Any]:
 def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
     model = resolve_model(provider, field(payload, "model", str, "", required=True))
     stream = field(payload, "stream", bool, "", default=False)
-    options = field(payload, "stream_options", dict, "", default={})
-    include_usage = field(options, "include_usage", bool, "stream_options", default=False)
+    stream_options = field(payload, "stream_options", dict, "", default={})
+    include_usage = field(stream_options, "include_usage", bool, "stream_options", default=False)
     if field(payload, "n", int, "", default=1) != 1:
         raise invalid("n", "only one choice (n = 1) is supported")
+    options.refuse_non_defaults(payload, "chat")
+    limit = payload.get("max_completion_tokens")
+    name = "max_completion_tokens" if limit is not None else "max_tokens"
+    generation = options.settings(options.max_output(payload.get(name), name, model),
+                                  options.openai_effort(payload.get("reasoning_effort"), "reasoning_effort"))
+    output = response_format(payload.get("response_format"), "response_format")
     builder = ConversationBuilder()
     for path, message in objects(field(payload, "messages", list, "", required=True), "messages"):
         role = one_of(message.get("role"), ("system", "developer", "user", "assistant", "tool"), f"{path}.role")
         if role in ("system", "developer"):
-            builder.add_system("\n\n".join(_texts(message.get("content"), f"{path}.content")))
+            builder.add_instruction("\n\n".join(_texts(message.get("content"), f"{path}.content")), role)
         elif role == "user":
             builder.add_user(_user_content(message.get("content"), f"{path}.content"), path)
         elif role == "assistant":
@@ -91,19 +100,57 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
         fpath = f"{tpath}.function"
         tools.append(tool_definition(function.get("name"), function.get("description"), function.get("parameters"),
                                      fpath))
-    context = builder.build(tools, _tool_choice(payload.get("tool_choice")))
-    return Parsed(model, payload["model"], context, stream, include_usage)
+    parallel = options.parallel_calls(payload)
+    if parallel:
+        builder.add_system(parallel)
+    context = replace(builder.build(tools, tool_choice(payload.get("tool_choice"))), settings=generation)
+    return Parsed(model, payload["model"], structured.apply(context, output), stream, include_usage, output=output)
 
 
-def _tool_choice(value: Any) -> ToolChoice:
+def response_format(value: Any, path: str) -> structured.OutputFormat | None:
+    """Chat's ``response_format`` (``text``, ``json_object``, ``json_schema``); the same
+    object is Responses' ``text.format`` without the ``json_schema`` wrapper."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise invalid(path, "expected an object")
+    kind = one_of(value.get("type"), ("text", "json_object", "json_schema"), f"{path}.type")
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return structured.OutputFormat.of("json_object", None, path)
+    spec = value.get("json_schema", value)  # Chat wraps it; Responses does not
+    where = f"{path}.json_schema" if "json_schema" in value else path
+    if not isinstance(spec, dict):
+        raise invalid(where, "expected an object")
+    name = field(spec, "name", str, where, default="json_schema")
+    field(spec, "strict", bool, where)  # an answer is always validated, strict or not
+    return structured.OutputFormat.of(name, field(spec, "schema", dict, where, required=True), where)
+
+
+def tool_choice(value: Any, flat: bool = False) -> ToolChoice:
+    """OpenAI's ``tool_choice``; ``flat``: Responses names the function beside ``type``."""
     if value is None or isinstance(value, str):
         mode = one_of(value or "auto", ("auto", "none", "required"), "tool_choice")
         return ToolChoice("any" if mode == "required" else mode)
     if not isinstance(value, dict):
         raise invalid("tool_choice", "expected a string or an object")
     one_of(value.get("type"), ("function",), "tool_choice.type")
+    if flat:
+        return ToolChoice("tool", field(value, "name", str, "tool_choice", required=True))
     function = field(value, "function", dict, "tool_choice", required=True)
     return ToolChoice("tool", field(function, "name", str, "tool_choice.function", required=True))
+
+
+def arguments_object(text: str, path: str) -> dict[str, Any]:
+    """A tool call's ``arguments`` string: a JSON object (empty: ``{}``)."""
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise invalid(path, "expected a JSON object in a string")
+    return value
 
 
 def _parts(content: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
@@ -151,12 +198,7 @@ def _assistant(message: dict[str, Any], path: str) -> list[AssistantContent]:
         function = field(call, "function", dict, cpath, required=True)
         name = field(function, "name", str, f"{cpath}.function", required=True)
         arguments = field(function, "arguments", str, f"{cpath}.function", default="{}")
-        try:
-            value = json.loads(arguments or "{}")
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            raise invalid(f"{cpath}.function.arguments", "expected a JSON object in a string")
+        value = arguments_object(arguments, f"{cpath}.function.arguments")
         content.append(ToolCall(field(call, "id", str, cpath, required=True), name, value))
     return content
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import signal as signals
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,11 +82,13 @@ class _Server(uvicorn.Server):
 async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", port: int = 8484,
                 max_concurrent: int = 4, cwd: Path, notifier: Notifier, project_trusted: bool = False,
                 on_listening: Callable[[Listening], None] = lambda listening: None,
-                extra_usage: str | None = None) -> int | None:
+                extra_usage: str | None = None, access: Callable[[str], None] | None = None,
+                preflight: Callable[[HostSession], Awaitable[None]] | None = None) -> int | None:
     """Serve until a stop signal; returns the signal number that stopped it (None otherwise).
 
     The key lives in memory and in a 0600 file of a private runtime directory, removed at
-    the end with everything else the session made.
+    the end with everything else the session made. ``access`` gets one access-log line per
+    request; ``preflight`` runs beside the server once it started (it must bound itself).
     """
     bind = loopback_address(address)
     await host.start(cwd=cwd, project_trusted=project_trusted, notifier=notifier)
@@ -94,11 +96,15 @@ async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", po
     try:
         directory = create_private_dir("serve")
         key_file = write_private_file(directory, "key", token)
-        app = create_app(host, token=token, max_concurrent=max_concurrent, extra_usage=extra_usage)
+        app = create_app(host, token=token, max_concurrent=max_concurrent, extra_usage=extra_usage, access=access)
         config = uvicorn.Config(app, host=bind, port=port, lifespan="off", log_level="warning", access_log=False,
                                 server_header=False, timeout_graceful_shutdown=GRACEFUL_SECONDS)
         server = _Server(config, app.state.serve, lambda bound: on_listening(Listening(bind, bound, key_file)))
-        await server.serve()
+        async with anyio.create_task_group() as group:
+            if preflight is not None:
+                group.start_soon(preflight, host)
+            await server.serve()
+            group.cancel_scope.cancel()
         return server.received[0] if server.received else None
     finally:
         with anyio.CancelScope(shield=True):
