@@ -14,13 +14,14 @@ import shutil
 import subprocess
 import sys
 import threading
+import tomllib
 import urllib.request
 from pathlib import Path
 
 import click
 import jsonschema
 import pytest
-from docs_support import DOCS, KINDS, ROOT, Block, blocks, commands
+from docs_support import DOCS, KINDS, ROOT, Block, blocks, commands, page_text
 from peers import requires
 
 from hostlink.mcp.config import VAR_REFERENCE, parse_document
@@ -176,6 +177,18 @@ def test_client_blocks_are_programs_whose_sdk_calls_exist(block):
         assert words[:2] == ["python", "-c"], line
         compile(words[2], str(block), "exec")
         assert callable(openai.OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1").chat.completions.create)
+
+
+@pytest.mark.parametrize("block", of_kind("recipe"), ids=str)
+def test_recipe_blocks_stand_under_the_test_that_runs_them(block):
+    page = page_text(ROOT / block.page).splitlines()[:block.line]
+    heading = next(line for line in reversed(page) if line.startswith("### "))
+    named = re.findall(r"`(tests/[\w/]+\.py)`", heading)
+    assert named and all((ROOT / name).is_file() for name in named), f"{block}: {heading!r} names no test that exists"
+    if block.language == "toml":  # the Codex provider block is the one its test writes
+        from test_serve_codex import CONFIG
+
+        assert tomllib.loads(block.text) == tomllib.loads(CONFIG.format(base_url="http://127.0.0.1:8484"))
 
 
 def test_ci_blocks_are_the_readme_commands_ci_runs():
