@@ -160,19 +160,28 @@ def child_environment(
 ) -> dict[str, str]:
     """Allowlisted parent variables plus the fixed switches; never keys or routing.
 
-    ``temp_dir`` (a private directory of the request) replaces TMPDIR: the CLI leaves
-    per-session directories under ``$TMPDIR/claude-<uid>/`` that it never removes.
+    ``temp_dir`` (a private directory of the request): see :func:`private_dirs`.
     """
     env = {name: parent[name] for name in ENV_ALLOWLIST if name in parent}
     env.update(FIXED_ENV)
     if temp_dir is not None:
-        env["TMPDIR"] = str(temp_dir)
+        env.update(private_dirs(temp_dir))
     if options.testing:
         assert options.test_api_base_url is not None and options.test_api_key is not None
         env["ANTHROPIC_BASE_URL"] = options.test_api_base_url
         env["ANTHROPIC_API_KEY"] = options.test_api_key
         env["CLAUDE_CODE_MAX_RETRIES"] = "0"
     return env
+
+
+def private_dirs(temp_dir: Path) -> dict[str, str]:
+    """Where the child writes what it never removes, pointed into the request's private state.
+
+    The CLI leaves per-session directories under ``$TMPDIR/claude-<uid>/`` and one log file per
+    start of each MCP server under ``$XDG_CACHE_HOME/claude-cli-nodejs/<cwd>/mcp-logs-<server>/``
+    (``~/.cache`` by default): both go with the request's private directory.
+    """
+    return {"TMPDIR": str(temp_dir), "XDG_CACHE_HOME": str(temp_dir)}
 
 
 class ClaudeProcess:
