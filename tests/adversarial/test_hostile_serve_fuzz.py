@@ -127,8 +127,14 @@ def mutated(draw, valid: dict) -> dict:
 # --- in-process --------------------------------------------------------------------------
 
 
+BUG = "secret-9931: make the provider fail"
+
+
 async def prepared_answer(model, context, signal):
-    """The Claude Code provider's real request preparation, then an answer without ``claude``."""
+    """The Claude Code provider's real request preparation, then an answer without ``claude``
+    (or, for the text ``BUG``, an exception: a bug the last resort must answer)."""
+    if context.messages[-1].content == (TextContent(BUG),):
+        raise RuntimeError(BUG)
     try:
         serialize(context, build_catalog(context.tools, context.messages))
     except (CatalogError, TranscriptError) as error:
@@ -197,6 +203,17 @@ def test_any_mutation_in_process_is_200_or_a_4xx_in_the_api_shape(app, name, dat
 @pytest.mark.parametrize("name", SHAPES)
 def test_the_valid_requests_are_answered_in_process(app, name):
     assert asyncio.run(_call(app, SHAPES[name].path, json.dumps(SHAPES[name].valid).encode()))[0] == 200
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_a_bug_is_a_500_in_the_api_shape_with_an_id_in_the_one_log_line(app, name, caplog):
+    payload = {**SHAPES[name].valid, "messages": [{"role": "user", "content": BUG}]}
+    status, body = asyncio.run(_call(app, SHAPES[name].path, json.dumps(payload).encode()))
+    assert status == 500 and SHAPES[name].is_error(json.loads(body)) and BUG.encode() not in body
+    incident = json.loads(body)["error"]["message"].split()[2]
+    (line,) = [record.getMessage() for record in caplog.records]
+    assert line.startswith(f"internal error {incident}: RuntimeError at test_hostile_serve_fuzz.py:")
+    assert BUG not in line and caplog.records[0].exc_info is None
 
 
 # --- the real server ---------------------------------------------------------------------
