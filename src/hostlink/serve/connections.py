@@ -29,8 +29,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 REQUEST_SECONDS = 10.0
 MAX_CONNECTIONS = 256
 ACCEPT_BACKLOG = 64  # connections accepted in one burst before any is seen: part of the reserve
-BASE_DESCRIPTORS = 48  # an idle server: interpreter, loop, listener, log files, spare
-DESCRIPTORS_PER_REQUEST = 24  # a request's claude and proposal server pipes, private files, plus a prewarmed child
+BASE_DESCRIPTORS = 32  # an idle server holds 7 (interpreter, loop, listener, stdio): the rest is spare
+DESCRIPTORS_PER_REQUEST = 12  # a running request holds about 5 (claude's pipes, private files): 2x, and a prewarmed child
 MIN_CONNECTIONS = 16
 LOG_EVERY_SECONDS = 60.0
 log = logging.getLogger("uvicorn.error")
