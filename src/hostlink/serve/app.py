@@ -250,7 +250,7 @@ class _Generate:
                     started = True
                     await send({"type": "http.response.start", "status": 200,
                                 "headers": [(b"content-type", b"text/event-stream; charset=utf-8"),
-                                            (b"cache-control", b"no-store"), (b"x-accel-buffering", b"no")]})
+                                            (b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]})
                     await send({"type": "http.response.body", "body": streamer.opening(), "more_body": True})
                 if isinstance(event, ErrorEvent) and event.code == "aborted":
                     chunk = streamer.failed(_STOPPING)
