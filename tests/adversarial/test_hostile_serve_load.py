@@ -8,6 +8,7 @@ it protects: descriptors, resident memory, time to answer a keyed request, stder
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -18,7 +19,7 @@ from serve_attack import MIB, assert_quiet, closed_by_peer, descriptors, memory_
 from serve_support import api  # noqa: F401 - a fixture
 from serve_support import KEY, ServeProcess, fa, reset_between_tests, start_server
 
-from hostlink.serve.connections import ACCEPT_BACKLOG, REQUEST_SECONDS
+from hostlink.serve.connections import ACCEPT_BACKLOG, REQUEST_SECONDS, OncePerKind, log, loop_exception
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -123,8 +124,10 @@ def test_slow_bodies_take_memory_only_in_their_slots(server):
     """Before: 12 keyed connections each stalling after 16 MiB of a 31 MiB body grew the server
     by +225 MiB (every body read before any slot was taken). After: 2 are admitted and 10 get
     429 before their body is read: about +65 MiB, the 2 slots' buffers of the declared 31 MiB
-    (the documented worst case: slots x body limit, plus a fixed overhead)."""
+    (the documented worst case: slots x body limit, plus a fixed overhead). The 2 admitted are
+    closed at the request deadline, and their slots and buffers are free again."""
     baseline = memory_mib(server)["VmRSS"]
+    started = time.monotonic()
     answers: list[bytes] = []
     part = b"x" * (16 * MIB)
     clients = [threading.Thread(target=send_slow_body, args=(server.port, answers, 31 * MIB, part))
@@ -138,7 +141,13 @@ def test_slow_bodies_take_memory_only_in_their_slots(server):
     for client in clients:
         client.join()
     assert sum(answer.startswith(b"HTTP/1.1 429") for answer in answers) == 10, answers
+    assert answers.count(b"") == 2 and time.monotonic() - started < REQUEST_SECONDS + 4  # closed at the deadline
     assert grown < 2 * 31 + 12, f"+{grown:.0f} MiB"  # two slots' buffers plus a fixed margin
+    settle = time.monotonic() + 3
+    while memory_mib(server)["VmRSS"] - baseline >= 12 and time.monotonic() < settle:
+        time.sleep(0.1)  # the server sees the closed connections a moment after the clients do
+    assert memory_mib(server)["VmRSS"] - baseline < 12
+    assert request(server, "GET", "/v1/models")[0] == 200
     assert_quiet(server, max_bytes=2048)
 
 
@@ -146,3 +155,26 @@ def test_a_descriptor_limit_too_low_is_refused_at_start(api, tmp_path):  # noqa:
     with pytest.raises(AssertionError, match=r"the descriptor limit \(ulimit -n 100\) is too low for 4 concurrent "
                                              r"requests; raise it to at least 160"):
         ServeProcess(tmp_path, api, nofile=100)
+
+
+def test_repeated_warnings_print_one_line_per_kind_and_minute_without_traceback(caplog):
+    """What keeps the accept() flood (45 MB in 30 s before) to one line: the loop's handler
+    and the filter on uvicorn's log, fed 1,000 times."""
+    limiter = OncePerKind()
+    log.addFilter(limiter)
+    try:
+        with caplog.at_level(logging.WARNING, logger=log.name):
+            for _ in range(1000):
+                try:
+                    raise OSError(24, "Too many open files")
+                except OSError as error:
+                    loop_exception(None, {"message": "socket.accept() out of system resource", "exception": error})
+                    log.warning("Invalid HTTP request received.", exc_info=True)
+            log.error("internal error %s", "1a2b3c4d", extra={"every_time": True})
+            log.error("internal error %s", "5e6f7a8b", extra={"every_time": True})
+    finally:
+        log.removeFilter(limiter)
+    assert [record.getMessage() for record in caplog.records] == [
+        "socket.accept() out of system resource (OSError)", "Invalid HTTP request received. (OSError)",
+        "internal error 1a2b3c4d", "internal error 5e6f7a8b"]
+    assert all(record.exc_info is None and record.exc_text is None for record in caplog.records)

@@ -19,11 +19,13 @@ per kind and minute, without traceback (:class:`OncePerKind`).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import resource
 import time
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 REQUEST_SECONDS = 10.0
@@ -34,6 +36,10 @@ DESCRIPTORS_PER_REQUEST = 12  # a running request holds about 5 (claude's pipes,
 MIN_CONNECTIONS = 16
 LOG_EVERY_SECONDS = 60.0
 log = logging.getLogger("uvicorn.error")
+# Which API a request that is not HTTP meant is unknowable: this body reads as an invalid-request
+# error in both SDKs (Anthropic: type + error.type/message; OpenAI: error.message/type/param/code).
+_NOT_HTTP = json.dumps({"type": "error", "error": {"type": "invalid_request_error", "param": None, "code": None,
+                                                   "message": "the request is not valid HTTP/1.1"}}).encode()
 
 
 def connection_bound(max_concurrent: int) -> int:
@@ -78,6 +84,14 @@ class GuardedH11Protocol(H11Protocol):
     def drop(self) -> None:
         if not self.transport.is_closing():
             self.transport.abort()  # nothing buffered is worth a descriptor: free it now
+
+    def send_400_response(self, msg: str) -> None:
+        """Malformed HTTP (framing, smuggling, oversized headers): a JSON 400, then close."""
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(_NOT_HTTP)).encode()),
+                   (b"cache-control", b"no-store"), (b"connection", b"close")]
+        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"), h11.Data(data=_NOT_HTTP), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
