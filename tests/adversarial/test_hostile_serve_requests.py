@@ -91,7 +91,8 @@ def test_a_964_level_tool_schema_is_a_400(server, path):
 
 def test_a_schema_within_the_depth_limit_is_served(server, api):
     api.push(fa.text("deep enough"))
-    status, _, body = request(server, "POST", MESSAGES, ask(tools=[{"name": "deep", "input_schema": nested_schema(25)}]))
+    tools = [{"name": "deep", "input_schema": nested_schema(25)}]  # 51 levels of objects, 54 in the request
+    status, _, body = request(server, "POST", MESSAGES, ask(tools=tools))
     assert status == 200 and json.loads(body)["content"][0]["text"] == "deep enough"
 
 

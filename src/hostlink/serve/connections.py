@@ -32,7 +32,7 @@ REQUEST_SECONDS = 10.0
 MAX_CONNECTIONS = 256
 ACCEPT_BACKLOG = 64  # connections accepted in one burst before any is seen: part of the reserve
 BASE_DESCRIPTORS = 32  # an idle server holds 7 (interpreter, loop, listener, stdio): the rest is spare
-DESCRIPTORS_PER_REQUEST = 12  # a running request holds about 5 (claude's pipes, private files): 2x, and a prewarmed child
+DESCRIPTORS_PER_REQUEST = 12  # a running request holds about 5 (claude's pipes, private files); twice that, and spare
 MIN_CONNECTIONS = 16
 LOG_EVERY_SECONDS = 60.0
 log = logging.getLogger("uvicorn.error")
@@ -89,7 +89,8 @@ class GuardedH11Protocol(H11Protocol):
         """Malformed HTTP (framing, smuggling, oversized headers): a JSON 400, then close."""
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(_NOT_HTTP)).encode()),
                    (b"cache-control", b"no-store"), (b"connection", b"close")]
-        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"), h11.Data(data=_NOT_HTTP), h11.EndOfMessage()):
+        response = h11.Response(status_code=400, headers=headers, reason=b"Bad Request")
+        for event in (response, h11.Data(data=_NOT_HTTP), h11.EndOfMessage()):
             self.transport.write(self.conn.send(event))
         self.transport.close()
 
