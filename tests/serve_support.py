@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import queue
+import resource
 import signal
 import subprocess
 import sys
@@ -31,19 +32,27 @@ WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, 
 
 
 class ServeProcess:
-    """``hostlink serve`` (through tests/serve_host.py) with its own HOME and runtime dir."""
+    """``hostlink serve`` (through tests/serve_host.py) with its own HOME and runtime dir.
 
-    def __init__(self, root: Path, api: fa.FakeAnthropic, *args: str, path: str | None = None) -> None:
+    Its stderr goes to a file (``stderr_bytes()`` counts it while it runs); ``nofile`` lowers
+    its descriptor limit (``ulimit -n``); ``path`` replaces its PATH."""
+
+    def __init__(self, root: Path, api: fa.FakeAnthropic, *args: str, path: str | None = None,
+                 nofile: int | None = None) -> None:
         self.root = root
         self.runtime = root / "runtime"
-        home = root / "home"
+        self.home = home = root / "home"
+        self.stderr_path = root / "stderr"
         home.mkdir(parents=True, exist_ok=True)
         env = {key: value for key, value in os.environ.items() if not key.startswith(("ANTHROPIC_", "OPENAI_"))}
         env.update(PATH=path or f"{NODE_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin", HOME=str(home),
                    HOSTLINK_RUNTIME_DIR=str(self.runtime), SERVE_TEST_KEY=KEY)
-        self.process = subprocess.Popen(
-            [sys.executable, str(HOST_SCRIPT), api.base_url, "--token-env", "SERVE_TEST_KEY", *args],
-            cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        limit = None if nofile is None else (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile)))
+        with self.stderr_path.open("wb") as stderr:
+            self.process = subprocess.Popen(
+                [sys.executable, str(HOST_SCRIPT), api.base_url, "--token-env", "SERVE_TEST_KEY", *args],
+                cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                preexec_fn=limit)
         self._lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.banner = [self._line(60) for _ in range(5)]
@@ -57,7 +66,7 @@ class ServeProcess:
             line = ""
         if not line:
             self.process.kill()
-            raise AssertionError(f"hostlink serve did not start: {self.process.stderr.read()[-2000:]}")
+            raise AssertionError(f"hostlink serve did not start: {self.stderr()[-2000:]}")
         return line.rstrip("\n")
 
     def _read(self) -> None:
@@ -65,6 +74,12 @@ class ServeProcess:
         for line in self.process.stdout:
             self._lines.put(line)
         self._lines.put("")
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def stderr_bytes(self) -> int:
+        return self.stderr_path.stat().st_size
 
     def claude_pids(self) -> list[int]:
         """The live claude children (and proposal servers) of this server's requests."""
@@ -86,11 +101,11 @@ class ServeProcess:
         if self.process.poll() is None:
             self.process.send_signal(signum)
         try:
-            _, stderr = self.process.communicate(timeout=60)
+            self.process.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            _, stderr = self.process.communicate()
-        return self.process.returncode, stderr
+            self.process.communicate()
+        return self.process.returncode, self.stderr()
 
     def leftovers(self) -> tuple[list[int], list[str]]:
         """Processes and runtime files left (the doctor's last-request facts are kept on purpose)."""
@@ -115,9 +130,9 @@ def api():
         yield fake
 
 
-def start_server(api: fa.FakeAnthropic, tmp_path_factory, *args: str):
+def start_server(api: fa.FakeAnthropic, tmp_path_factory, *args: str, nofile: int | None = None):
     """A module's server: yields it, then stops it and checks that nothing is left."""
-    served = ServeProcess(tmp_path_factory.mktemp("serve"), api, *args)
+    served = ServeProcess(tmp_path_factory.mktemp("serve"), api, *args, nofile=nofile)
     yield served
     served.stop()
     assert served.leftovers() == ([], [])

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from hostlink.claude_code.catalog import (
     MAX_CATALOG_BYTES,
+    MAX_SCHEMA_DEPTH,
     MAX_TOOL_NAME_LENGTH,
     MAX_TOOLS,
     CatalogError,
@@ -136,3 +137,23 @@ def test_bad_input_schemas_fail_naming_the_tool(schema, message):
 def test_schema_without_type_is_served_as_an_object_schema():
     catalog = build_catalog([tool("a", parameters={"properties": {"x": {"type": "string"}}})], [])
     assert catalog.entries[0].input_schema == {"type": "object", "properties": {"x": {"type": "string"}}}
+
+
+def nested(levels: int) -> dict:
+    """A schema of ``levels`` objects, each the property of the one around it (2 x - 1 JSON levels)."""
+    schema: dict = {"type": "object"}
+    for _ in range(levels - 1):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+@pytest.mark.parametrize("levels", [MAX_SCHEMA_DEPTH // 2 + 1, 964 // 2, 5000])
+def test_a_schema_nested_too_deep_fails_naming_the_tool(levels):
+    """964 levels was a RecursionError in the catalog's json.dumps (a plain-text 500 in serve)."""
+    with pytest.raises(CatalogError, match=f"grep is nested more than {MAX_SCHEMA_DEPTH} levels deep"):
+        build_catalog([tool("grep", parameters=nested(levels))], [])
+
+
+def test_a_schema_at_the_depth_limit_is_served():
+    schema = nested(MAX_SCHEMA_DEPTH // 2)  # each level of properties is two JSON objects
+    assert build_catalog([tool("a", parameters=schema)], []).entries[0].input_schema == schema

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hostlink.host import AssistantMessage, Message, ToolCall, ToolDefinition
+from hostlink.host.jsondepth import json_depth_over
 
 SERVER_NAME = "hostlink"
 """The proposal server's name in Claude's MCP config; part of every callable tool name."""
@@ -26,6 +27,7 @@ MAX_TOOL_NAME_LENGTH = 64  # the Messages API limit on a tool name
 MAX_ALIAS_LENGTH = MAX_TOOL_NAME_LENGTH - len(TOOL_PREFIX)
 MAX_TOOLS = 256
 MAX_CATALOG_BYTES = 2 * 1024 * 1024
+MAX_SCHEMA_DEPTH = 64  # JSON Schema tools recurse per level; real schemas stay far below it
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _ALIAS_PREFIX = "tool_"
@@ -183,6 +185,10 @@ def _input_schema(tool: ToolDefinition, alias: str) -> dict[str, Any]:
         plain = json.loads(json.dumps(schema, allow_nan=False, default=_plain))
     except (TypeError, ValueError):
         raise CatalogError(f"the input schema of tool {alias} is not valid JSON") from None
+    except RecursionError:  # thousands of levels: deeper than the bound below anyway
+        plain = None
+    if plain is None or json_depth_over(plain, MAX_SCHEMA_DEPTH):
+        raise CatalogError(f"the input schema of tool {alias} is nested more than {MAX_SCHEMA_DEPTH} levels deep")
     if "type" not in plain:
         plain = {"type": "object", **plain}
     elif plain["type"] != "object":

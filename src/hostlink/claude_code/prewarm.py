@@ -37,6 +37,7 @@ from hostlink.claude_code.process import (
     build_argv,
     child_environment,
     mcp_config,
+    private_dirs,
 )
 from hostlink.host import CancelSignal, Notifier
 from hostlink.host.cancel import cancelled_by
@@ -119,7 +120,7 @@ async def start_child(spec: ChildSpec) -> Child:
                                     code="private_state") from None
         argv = build_argv(spec.executable, model=spec.model, system_prompt_file=prompt_path,
                           mcp_config_file=config_path, effort=spec.effort)
-        env = {**dict(spec.environment), "TMPDIR": str(directory / "tmp")}
+        env = {**dict(spec.environment), **private_dirs(directory / "tmp")}
         try:
             process = await ClaudeProcess.start(argv, env, spec.cwd, directory / "stderr.log")
         except ProcessError as exc:

@@ -168,8 +168,7 @@ def child_environment(
 ) -> dict[str, str]:
     """Allowlisted parent variables plus the fixed switches; never keys or routing.
 
-    ``temp_dir`` (a private directory of the request) replaces TMPDIR: the CLI leaves
-    per-session directories under ``$TMPDIR/claude-<uid>/`` that it never removes.
+    ``temp_dir`` (a private directory of the request): see :func:`private_dirs`.
     ``max_output_tokens`` (the request's own cap, never the parent's variable) becomes
     ``CLAUDE_CODE_MAX_OUTPUT_TOKENS``, which the CLI sends as the API's ``max_tokens``.
     """
@@ -180,7 +179,7 @@ def child_environment(
             raise ValueError("max_output_tokens must be a positive integer")
         env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(max_output_tokens)
     if temp_dir is not None:
-        env["TMPDIR"] = str(temp_dir)
+        env.update(private_dirs(temp_dir))
     if options.test_api_base_url is not None:
         env["ANTHROPIC_BASE_URL"] = options.test_api_base_url
         env["CLAUDE_CODE_MAX_RETRIES"] = "0"
@@ -191,6 +190,16 @@ def child_environment(
             assert options.test_oauth_token is not None
             env["CLAUDE_CODE_OAUTH_TOKEN"] = options.test_oauth_token
     return env
+
+
+def private_dirs(temp_dir: Path) -> dict[str, str]:
+    """Where the child writes what it never removes, pointed into the request's private state.
+
+    The CLI leaves per-session directories under ``$TMPDIR/claude-<uid>/`` and one log file per
+    start of each MCP server under ``$XDG_CACHE_HOME/claude-cli-nodejs/<cwd>/mcp-logs-<server>/``
+    (``~/.cache`` by default): both go with the request's private directory.
+    """
+    return {"TMPDIR": str(temp_dir), "XDG_CACHE_HOME": str(temp_dir)}
 
 
 class ClaudeProcess:

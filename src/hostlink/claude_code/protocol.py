@@ -341,6 +341,9 @@ def _arguments(text: str) -> dict[str, Any]:
     return value
 
 
+_REFUSED_REQUEST = {400: "invalid_request", 404: "not_found", 413: "too_large", 422: "invalid_request"}
+
+
 def classify_error(record: dict[str, Any], usage: plan.PlanUsage | None = None) -> ErrorEvent:
     """A stable error for a failed turn; Claude's own error text is never passed on.
 
@@ -378,4 +381,6 @@ def classify_error(record: dict[str, Any], usage: plan.PlanUsage | None = None) 
         return ErrorEvent(f"the Claude API failed{shown}", code="provider_unavailable", retryable=True)
     if kind in ("authentication_failed", "authentication_error", "oauth_org_not_allowed") or status in (401, 403):
         return ErrorEvent(f"Claude Code is not authorized{shown}; sign in again with `claude`", code="auth_failed")
+    if status in _REFUSED_REQUEST:  # the API refused what was asked: the caller's error, not a failure
+        return ErrorEvent(f"the Claude API refused the request{shown}", code=_REFUSED_REQUEST[status])
     return ErrorEvent(f"the Claude Code request failed{shown}", code="provider_error")

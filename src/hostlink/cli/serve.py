@@ -89,10 +89,12 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
 
     from hostlink.host.session import HostSession
     from hostlink.host.trust import project_trust
+    from hostlink.serve.connections import connection_bound
     from hostlink.serve.server import loopback_address, serve
 
     try:
         loopback_address(address)
+        connection_bound(max_concurrent)
     except ValueError as error:
         raise Fail(str(error)) from None
     if token_env is not None:

@@ -9,6 +9,7 @@ back as ``tool_use`` blocks / ``tool_calls`` and nothing is executed by Claude o
 
 from __future__ import annotations
 
-from hostlink.serve.app import MAX_BODY_BYTES, ServeState, create_app
+from hostlink.serve.app import ServeState, create_app
+from hostlink.serve.body import MAX_BODY_BYTES
 
 __all__ = ["MAX_BODY_BYTES", "ServeState", "create_app"]

@@ -6,6 +6,10 @@ client named, duration, input/output tokens and whether a prewarmed ``claude`` a
 (``-`` when not known). Never prompt text, arguments, headers or the key; the model name is
 cut and stripped of anything but a narrow set of characters, so a client cannot write into
 the log.
+
+A refused request (a 4xx) is logged once per status a minute, the next such line saying how
+many were not shown: a flood of refused connections (no key, a web page's Origin, more than
+the slots) stays a few lines, while every answered request keeps its own line.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 Scope = MutableMapping[str, Any]
 FACTS = "hostlink.access"  # the scope key a handler fills with model, tokens, prewarmed
 _UNSAFE = re.compile(r"[^A-Za-z0-9._:/\[\]-]")
+REFUSALS_EVERY_SECONDS = 60.0
 
 
 def facts(scope: Scope) -> dict[str, Any]:
@@ -38,12 +43,29 @@ def line(started: float, method: str, path: str, status: int, seconds: float, kn
             f"{int(seconds * 1000)}ms {tokens} prewarmed={prewarmed}")
 
 
+class _Refusals:
+    """Which 4xx lines are shown: the first of each status a minute, then one with a count."""
+
+    def __init__(self) -> None:
+        self._last: dict[int, tuple[float, int]] = {}  # status -> (when last shown, not shown since)
+
+    def suffix(self, status: int, now: float) -> str | None:
+        """None: not shown; otherwise what the shown line ends with."""
+        shown, hidden = self._last.get(status, (-REFUSALS_EVERY_SECONDS, 0))
+        if now - shown < REFUSALS_EVERY_SECONDS:
+            self._last[status] = (shown, hidden + 1)
+            return None
+        self._last[status] = (now, 0)
+        return f" (and {hidden} more {status} not shown)" if hidden else ""
+
+
 class AccessLog:
     """ASGI middleware: writes one line with ``write`` when each HTTP request ends."""
 
     def __init__(self, app: Callable[..., Awaitable[None]], write: Callable[[str], None]) -> None:
         self.app = app
         self.write = write
+        self._refusals = _Refusals()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -60,5 +82,7 @@ class AccessLog:
         try:
             await self.app(scope, receive, sending)
         finally:
-            self.write(line(started, scope.get("method", ""), scope.get("path", ""), status[0],
-                            time.monotonic() - clock, scope.get(FACTS, {})))
+            suffix = self._refusals.suffix(status[0], clock) if 400 <= status[0] < 500 else ""
+            if suffix is not None:
+                self.write(line(started, scope.get("method", ""), scope.get("path", ""), status[0],
+                                time.monotonic() - clock, scope.get(FACTS, {})) + suffix)

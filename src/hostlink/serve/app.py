@@ -1,13 +1,16 @@
 """The ASGI app: access checks, the three generation endpoints, ``count_tokens``, ``GET /v1/models``,
 and (when asked for) the access log around all of it.
 
-Every request passes :class:`_Guard` first: any ``Origin`` header or a ``Host`` that is not
-the bound loopback address is refused (403: a web page cannot drive the endpoint), then the
-key is checked in constant time (``x-api-key`` or ``Authorization: Bearer``). A generation
-request reads its body (at most 32 MiB), parses it in its wire format, takes one of the
-``max_concurrent`` slots (429 with ``retry-after`` when none is free) and runs one fresh
-provider request with the whole conversation. While it runs, the client connection is
-watched: a client that goes away cancels the request's signal, which stops its ``claude``.
+Every request passes :class:`_LastResort` (any unexpected exception becomes a 500 in the API's
+shape with a short id, also in the server's one log line: never a plain-text 500 or a
+traceback), then :class:`_Guard`: any ``Origin`` header or a ``Host`` that is not the bound
+loopback address is refused (403: a web page cannot drive the endpoint), then the key is
+checked in constant time (``x-api-key`` or ``Authorization: Bearer``; a request sending both
+must send the key in both). A generation request takes one of the ``max_concurrent`` slots
+first (429 with ``retry-after`` when none is free), only then reads its body (at most 32 MiB,
+:mod:`hostlink.serve.body`), parses it in its wire format and runs one fresh provider request
+with the whole conversation. While it runs, the client connection is watched: a client that
+goes away cancels the request's signal, which stops its ``claude``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import aclosing
@@ -34,12 +39,12 @@ from hostlink.host.session import HostSession
 import hostlink.serve.anthropic as anthropic
 import hostlink.serve.openai as openai
 from hostlink.serve import access_log, structured, tokens
-from hostlink.serve.core import PROVIDER, ApiError, invalid, model_alias, provider_error, provider_spec
+from hostlink.serve.body import ClientGone, read_json
+from hostlink.serve.core import PROVIDER, ApiError, model_alias, provider_error, provider_spec
 from hostlink.serve.response_store import ResponseStore
 from hostlink.serve.responses_stream import ResponsesWire
 from hostlink.serve.usage import PlanHeaders, usage_route, with_reset
 
-MAX_BODY_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_CONCURRENT = 4
 _STOPPING = ApiError(529, "overloaded", "the server is stopping")
 Scope = MutableMapping[str, Any]
@@ -78,12 +83,18 @@ class ServeState:
             raise ApiError(403, "permission", "the Host header is not this server's loopback address")
         if not key:
             return
-        given = headers.get("x-api-key")
-        if given is None:
-            bearer = headers.get("authorization", b"")
-            given = bearer[7:].strip() if bearer[:7].lower() == b"bearer " else b""
-        if not hmac.compare_digest(given, self._token):
-            raise ApiError(401, "authentication", "a valid API key is required (x-api-key or Authorization: Bearer)")
+        if not self._key_valid(headers):
+            raise ApiError(401, "authentication", "a valid API key is required (x-api-key or Authorization: Bearer; "
+                                                  "when both are sent, both must carry it)")
+
+    def _key_valid(self, headers: dict[str, bytes]) -> bool:
+        """Every non-empty key header must carry the key, and at least one must be sent."""
+        sent = [headers.get("x-api-key", b"").strip()]
+        bearer = headers.get("authorization", b"").strip()
+        sent.append(bearer[7:].strip() if bearer[:7].lower() == b"bearer " else b"")  # other schemes: no key
+        keys = [key for key in sent if key]
+        valid = [hmac.compare_digest(key, self._token) for key in keys]  # every one compared, in constant time
+        return bool(keys) and all(valid)
 
     def _hosts(self, scope: Scope) -> frozenset[str]:
         if self.allowed_hosts is not None:
@@ -125,6 +136,56 @@ async def _send_error(send: Send, wire: Any, error: ApiError) -> None:
     await _send_json(send, error.status, with_reset(wire.error_body(error), error.resets_at), headers)
 
 
+_log = logging.getLogger("uvicorn.error")
+
+
+class _LastResort:
+    """Outermost: ``cache-control: no-store`` on every answer, and no exception escapes.
+
+    An unexpected exception is answered (when nothing was sent yet) as a 500 in the API's own
+    shape carrying a short id; the server's log gets one line with the same id, the exception's
+    type and where it was raised, never its text (it could quote the request) or a traceback.
+    """
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_no_store(message: MutableMapping[str, Any]) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = [(k, v) for k, v in message.get("headers", ()) if k.lower() != b"cache-control"]
+                message["headers"] = [*headers, (b"cache-control", b"no-store")]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_no_store)
+        except Exception as error:  # noqa: BLE001 - the last resort: a bug is still an answer in the API's shape
+            incident = secrets.token_hex(4)
+            _log.error("internal error %s: %s at %s on %s %s", incident, *_origin(error), scope.get("method"),
+                       str(scope.get("path"))[:80], extra={"every_time": True})
+            if not started:
+                await _send_error(send, _wire(scope), ApiError(
+                    500, "api", f"internal error {incident} (the server's log has this id)"))
+
+
+def _origin(error: BaseException) -> tuple[str, str]:
+    """The innermost exception's type and the file:line that raised it (of a group: its first)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    frame = error.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    where = f"{frame.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.tb_lineno}" if frame else "?"
+    return type(error).__name__, where
+
+
 class _Guard:
     """Host/Origin and key checks in front of every route, answered in the API's own shape.
 
@@ -154,39 +215,6 @@ class _Guard:
         await self.app(scope, receive, send)
 
 
-class _ClientGone(Exception):
-    pass
-
-
-async def _read_body(scope: Scope, receive: Receive) -> bytes:
-    too_large = ApiError(413, "too_large", f"the request body is over {MAX_BODY_BYTES // (1024 * 1024)} MiB")
-    for key, value in scope.get("headers", ()):
-        if key.lower() == b"content-length" and value.isdigit() and int(value) > MAX_BODY_BYTES:
-            raise too_large
-    chunks, size, more = [], 0, True
-    while more:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _ClientGone
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise too_large
-        chunks.append(chunk)
-        more = message.get("more_body", False)
-    return b"".join(chunks)
-
-
-def _json_object(body: bytes) -> dict[str, Any]:
-    try:
-        payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise invalid("", "the request body is not valid JSON") from None
-    if not isinstance(payload, dict):
-        raise invalid("", "the request body must be a JSON object")
-    return payload
-
-
 class _Generate:
     """``POST /v1/messages``, ``/v1/chat/completions`` or ``/v1/responses`` (``wire`` decides which)."""
 
@@ -199,19 +227,24 @@ class _Generate:
         try:
             if state.stopping:
                 raise _STOPPING
-            parsed = wire.parse(_json_object(await _read_body(scope, receive)), provider_spec(state.host.registry.providers))
-            access_log.facts(scope)["model"] = parsed.model_name
+            provider = provider_spec(state.host.registry.providers)
             if len(state.running) >= state.max_concurrent:
                 raise ApiError(429, "rate_limit", f"more than {state.max_concurrent} requests at once; retry shortly",
                                retry_after=1)
-        except _ClientGone:
-            return
         except ApiError as error:
             await _send_error(send, wire, error)
             return
         signal = CancelSignal()
-        state.running.add(signal)
+        state.running.add(signal)  # the slot is taken before the body is read: bodies in memory <= slots
         try:
+            try:
+                parsed = wire.parse(await read_json(scope, receive), provider)
+                access_log.facts(scope)["model"] = parsed.model_name
+            except ClientGone:
+                return
+            except ApiError as error:
+                await _send_error(send, wire, error)
+                return
             async with anyio.create_task_group() as group:
                 group.start_soon(_watch, receive, signal)
                 await self._answer(parsed, send, signal, access_log.facts(scope))
@@ -298,10 +331,10 @@ class _CountTokens:
 
 async def _count_tokens(state: ServeState, scope: Scope, receive: Receive, send: Send) -> None:
     try:
-        payload = _json_object(await _read_body(scope, receive))
+        payload = await read_json(scope, receive)
         context = anthropic.count_tokens_context(payload, provider_spec(state.host.registry.providers))
         access_log.facts(scope)["model"] = payload["model"]
-    except _ClientGone:
+    except ClientGone:
         return
     except ApiError as error:
         await _send_error(send, anthropic, error)
@@ -358,7 +391,7 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
             Route("/v1/usage", usage_route(plan), methods=["GET"]),
         ],
         middleware=[*([Middleware(access_log.AccessLog, write=access)] if access is not None else []),
-                    Middleware(_Guard, state=state), Middleware(PlanHeaders, guard=plan)],
+                    Middleware(_LastResort), Middleware(_Guard, state=state), Middleware(PlanHeaders, guard=plan)],
         exception_handlers={HTTPException: api_error, ApiError: api_error},
     )
     app.state.serve = state

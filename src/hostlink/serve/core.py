@@ -99,7 +99,7 @@ def one_of(value: Any, choices: Sequence[str], path: str) -> str:
 
 
 def image(data: Any, mime_type: Any, path: str) -> ImageContent:
-    if mime_type not in IMAGE_MIME_TYPES:
+    if not isinstance(mime_type, str) or mime_type not in IMAGE_MIME_TYPES:
         raise invalid(path, "unsupported image type; use one of " + ", ".join(sorted(IMAGE_MIME_TYPES)))
     if not isinstance(data, str) or not data:
         raise invalid(path, "the image data is missing")
@@ -276,6 +276,10 @@ def provider_error(error: ErrorEvent) -> ApiError:
     code = error.code
     if code in ("invalid_request", "context_length_exceeded"):
         return ApiError(400, "invalid_request", error.message)
+    if code == "not_found":
+        return ApiError(404, "not_found", error.message)
+    if code == "too_large":
+        return ApiError(413, "too_large", error.message)
     if code in ("auth_failed", "not_signed_in"):
         return ApiError(401, "authentication", SIGN_IN)
     if code in ("rate_limited", "quota_exceeded"):

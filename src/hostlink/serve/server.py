@@ -22,6 +22,14 @@ from hostlink.host import Notifier
 from hostlink.host.private import create_private_dir, remove_private_dir, write_private_file
 from hostlink.host.session import HostSession
 from hostlink.serve.app import ServeState, create_app
+from hostlink.serve.connections import (
+    ACCEPT_BACKLOG,
+    OncePerKind,
+    bounded_protocol,
+    connection_bound,
+    log,
+    loop_exception,
+)
 
 LOOPBACK_ADDRESSES = {"127.0.0.1": "127.0.0.1", "::1": "::1", "[::1]": "::1", "localhost": "127.0.0.1"}
 STOP_SIGNALS = (signals.SIGINT, signals.SIGTERM, signals.SIGHUP)
@@ -79,6 +87,21 @@ class _Server(uvicorn.Server):
             self._on_listening(self.servers[0].sockets[0].getsockname()[1])
 
 
+@contextmanager
+def _bounded_logs() -> Iterator[None]:
+    """uvicorn's warnings and the loop's errors: one line per kind and minute, no tracebacks."""
+    loop = asyncio.get_running_loop()
+    previous = loop.get_exception_handler()
+    limiter = OncePerKind()
+    log.addFilter(limiter)
+    loop.set_exception_handler(loop_exception)
+    try:
+        yield
+    finally:
+        loop.set_exception_handler(previous)
+        log.removeFilter(limiter)
+
+
 async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", port: int = 8484,
                 max_concurrent: int = 4, cwd: Path, notifier: Notifier, project_trusted: bool = False,
                 on_listening: Callable[[Listening], None] = lambda listening: None,
@@ -91,6 +114,7 @@ async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", po
     request; ``preflight`` runs beside the server once it started (it must bound itself).
     """
     bind = loopback_address(address)
+    protocol = bounded_protocol(connection_bound(max_concurrent))
     await host.start(cwd=cwd, project_trusted=project_trusted, notifier=notifier)
     directory = None
     try:
@@ -98,13 +122,15 @@ async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", po
         key_file = write_private_file(directory, "key", token)
         app = create_app(host, token=token, max_concurrent=max_concurrent, extra_usage=extra_usage, access=access)
         config = uvicorn.Config(app, host=bind, port=port, lifespan="off", log_level="warning", access_log=False,
-                                server_header=False, timeout_graceful_shutdown=GRACEFUL_SECONDS)
+                                server_header=False, timeout_graceful_shutdown=GRACEFUL_SECONDS, http=protocol,
+                                backlog=ACCEPT_BACKLOG)
         server = _Server(config, app.state.serve, lambda bound: on_listening(Listening(bind, bound, key_file)))
-        async with anyio.create_task_group() as group:
-            if preflight is not None:
-                group.start_soon(preflight, host)
-            await server.serve()
-            group.cancel_scope.cancel()
+        with _bounded_logs():
+            async with anyio.create_task_group() as group:
+                if preflight is not None:
+                    group.start_soon(preflight, host)
+                await server.serve()
+                group.cancel_scope.cancel()
         return server.received[0] if server.received else None
     finally:
         with anyio.CancelScope(shield=True):

@@ -1,0 +1,79 @@
+"""What the hostile ``hostlink serve`` tests share: raw requests, and the server's descriptors and memory.
+
+The figures come from ``/proc/<pid>``: open descriptors, resident memory now (``VmRSS``) and
+its peak (``VmHWM``, reset by writing 5 to ``clear_refs``).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import socket
+from pathlib import Path
+
+from serve_support import KEY, ServeProcess
+
+MIB = 1024 * 1024
+TRACEBACK = re.compile(r"Traceback|File \"")
+
+
+def descriptors(server: ServeProcess) -> int:
+    return len(os.listdir(f"/proc/{server.process.pid}/fd"))
+
+
+def memory_mib(server: ServeProcess) -> dict[str, float]:
+    """``VmRSS`` and ``VmHWM`` of the server, in MiB."""
+    figures = {}
+    for line in Path(f"/proc/{server.process.pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            figures[key] = int(value.split()[0]) / 1024
+    return figures
+
+
+def reset_peak(server: ServeProcess) -> None:
+    Path(f"/proc/{server.process.pid}/clear_refs").write_text("5")
+
+
+def request(server: ServeProcess, method: str, path: str, body: bytes | dict | None = None,
+            headers: dict | None = None, timeout: float = 60) -> tuple[int, dict, bytes]:
+    """Status, lower-cased headers and raw body of one request (default headers: a valid key)."""
+    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+    sent = {"host": f"127.0.0.1:{server.port}", "x-api-key": KEY, "content-type": "application/json"}
+    sent.update(headers or {})
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=timeout)
+    try:
+        connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for key, value in sent.items():
+            if value is not None:
+                connection.putheader(key, value)
+        if data is not None:
+            connection.putheader("content-length", str(len(data)))
+        connection.endheaders(data)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def closed_by_peer(sock: socket.socket) -> bool:
+    """Whether the server has closed ``sock`` (without waiting)."""
+    sock.settimeout(0.01)
+    try:
+        return sock.recv(1 << 16) == b"" or closed_by_peer(sock)
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except TimeoutError:
+        return False
+
+
+def assert_quiet(server: ServeProcess, max_bytes: int, since: int = 0) -> int:
+    """The server's stderr from byte ``since`` on (a shared server's earlier requests have their
+    access-log lines): at most ``max_bytes``, no traceback; returns its size."""
+    size = server.stderr_bytes() - since
+    text = server.stderr().encode()[since:].decode(errors="replace")[-20000:]
+    assert size <= max_bytes, f"{size} bytes on stderr: {text[-1500:]}"
+    assert TRACEBACK.search(text) is None, text[-3000:]
+    return size
