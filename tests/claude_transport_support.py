@@ -63,8 +63,9 @@ class FakeClaude:
         self.executable.chmod(0o755)
         self.notices: list[tuple[str, str]] = []
 
-    def script(self, *steps: dict[str, Any]) -> None:
-        (self.config_dir / "fake-claude.json").write_text(json.dumps({"steps": list(steps)}))
+    def script(self, *steps: dict[str, Any], **cli: Any) -> None:
+        """The steps of every start; ``cli`` sets ``version``, ``lacks``, ``stderr`` (see ``fake_claude.py``)."""
+        (self.config_dir / "fake-claude.json").write_text(json.dumps({"steps": list(steps), **cli}))
 
     def script_runs(self, *runs: list[dict[str, Any]]) -> None:
         """One script per start of the fake, in order (see ``fake_claude.py``)."""

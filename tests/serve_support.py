@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from claude_transport_support import live_processes_mentioning
-from peers import NODE_BIN
+from peers import CLAUDE_BIN
 
 from hostlink.claude_code import metrics
 
@@ -39,7 +39,7 @@ class ServeProcess:
         home = root / "home"
         home.mkdir(parents=True, exist_ok=True)
         env = {key: value for key, value in os.environ.items() if not key.startswith(("ANTHROPIC_", "OPENAI_"))}
-        env.update(PATH=f"{NODE_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin", HOME=str(home),
+        env.update(PATH=f"{CLAUDE_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin", HOME=str(home),
                    HOSTLINK_RUNTIME_DIR=str(self.runtime), SERVE_TEST_KEY=KEY)
         self.process = subprocess.Popen(
             [sys.executable, str(HOST_SCRIPT), api.base_url, "--token-env", "SERVE_TEST_KEY", *args],

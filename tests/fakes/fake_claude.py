@@ -23,6 +23,11 @@ Steps (``op``):
   in the same process group that ignores SIGTERM), ``sabotage`` (replace the private request
   directory with a plain file, so removing it must fail; the directory moves to ``<dir>.moved``).
 
+``claude --version`` and ``claude --help`` are answered without running a script (they are
+the preflight, logged as ``preflight``, not ``argv``): the script's ``version`` (default
+2.1.332) and a help listing the options the real 2.1.332 lists, minus the script's
+``lacks``. ``stderr`` (a string) is written to stderr when a run starts.
+
 Instead of ``steps`` the script may hold ``runs``, a list of step lists: the n-th start of
 the fake runs ``runs[n]`` (the last one again once they are used up), for a test where a
 request's child and the prewarmed child of the next one must behave differently.
@@ -37,7 +42,7 @@ import subprocess
 import sys
 import time
 
-CONFIG_DIR = os.environ["CLAUDE_CONFIG_DIR"]
+CONFIG_DIR = os.environ.get("CLAUDE_CONFIG_DIR", "")  # unset when a test imports HELP_OPTIONS
 LOG = os.path.join(CONFIG_DIR, "fake-claude-log.jsonl")
 
 
@@ -190,12 +195,44 @@ def run(step):
         raise SystemExit(f"fake claude: unknown op {op}")
 
 
+# What the real 2.1.332 lists in --help, in its layout (a subset: the options hostlink may pass).
+HELP_OPTIONS = ["--allowedTools, --allowed-tools <tools...>", "--disable-slash-commands", "--effort <level>",
+                "--include-partial-messages", "--input-format <format>", "--json-schema <schema>",
+                "--mcp-config <configs...>", "--model <model>", "--no-session-persistence",
+                "--output-format <format>", "--permission-mode <mode>", "--permission-prompts <target>",
+                "-p, --print", "--setting-sources <sources>", "--settings <file-or-json>",
+                "--strict-mcp-config", "--system-prompt <prompt>", "--tools <tools...>", "--verbose",
+                "-v, --version"]
+
+
+def preflight(script):
+    """Answer ``--version`` / ``--help``; True when argv was one of them."""
+    if sys.argv[1:] == ["--version"]:
+        print(f"{script.get('version', '2.1.332')} (Claude Code)")
+    elif sys.argv[1:] == ["--help"]:
+        print("Usage: claude [options] [command] [prompt]\n\nOptions:")
+        lacks = script.get("lacks", [])
+        for option in HELP_OPTIONS:
+            names = [name.split(" ")[0] for name in option.split(", ")]
+            if not any(name in lacks for name in names):
+                print(f"  {option:36}  An option")
+    else:
+        return False
+    log("preflight", sys.argv[1:])
+    return True
+
+
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    log("argv", sys.argv[1:])
-    log("env", dict(os.environ))
     with open(os.path.join(CONFIG_DIR, "fake-claude.json")) as handle:
         script = json.load(handle)
+    if preflight(script):
+        return
+    log("argv", sys.argv[1:])
+    log("env", dict(os.environ))
+    if script.get("stderr"):
+        sys.stderr.write(script["stderr"] + "\n")
+        sys.stderr.flush()
     if "runs" in script:
         with open(os.path.join(CONFIG_DIR, "fake-claude-starts"), "a+") as starts:
             starts.write("x")

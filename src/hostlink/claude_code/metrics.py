@@ -1,8 +1,11 @@
 """The last provider request's metrics, kept for ``hostlink claude-code doctor``.
 
 Only an allowlist of bounded facts (sizes, counts, token usage, timings, outcome codes) is
-ever written, so a metrics file cannot carry prompts, messages, arguments, results, stderr,
-credentials or paths, whatever a caller passes in.
+ever written, so a metrics file cannot carry prompts, messages, arguments, results,
+credentials or paths, whatever a caller passes in. The one text fact, ``exit_stderr``, is the
+provider's bounded, sanitized tail of the stderr of a child that exited before it was given
+a prompt (so it holds no content, and private paths are already replaced): the reason a
+``claude`` did not start, which the doctor shows.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from hostlink.host.output import one_line
 from hostlink.host.private import read_private_json, replace_private_file, runtime_root
 
 FILE_NAME = "claude-code-last-request.json"
@@ -48,6 +52,9 @@ _CODES = {
 }
 
 
+_TEXTS = {"exit_stderr": 640}
+
+
 def sanitize(facts: Mapping[str, Any]) -> dict[str, Any]:
     """Keep allowlisted keys with plain bounded values; drop everything else silently."""
     kept: dict[str, Any] = {}
@@ -57,6 +64,8 @@ def sanitize(facts: Mapping[str, Any]) -> dict[str, Any]:
                 kept[key] = round(value, 3) if isinstance(value, float) else value
         elif key in _CODES and isinstance(value, str) and _CODES[key].fullmatch(value):
             kept[key] = value
+        elif key in _TEXTS and isinstance(value, str) and value:
+            kept[key] = one_line(value, _TEXTS[key])
     return kept
 
 

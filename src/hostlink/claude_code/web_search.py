@@ -118,6 +118,7 @@ class WebSearch:
         import anyio
 
         from hostlink.claude_code.conversation import DisclosureGuard
+        from hostlink.claude_code.preflight import CliUnsupported, checked_argv
         from hostlink.claude_code.process import (
             ClaudeProcess,
             ProcessError,
@@ -144,6 +145,10 @@ class WebSearch:
             )
             environ = self._environ if self._environ is not None else os.environ
             env = child_environment(environ, self._options(), temp_dir=directory / "tmp")
+            try:  # the same check as a request's child: a flag it lacks is dropped or refused
+                argv, _ = await checked_argv(argv, child_environment(environ, self._options()))
+            except CliUnsupported as exc:
+                raise SearchError(f"the web search cannot run: {exc}") from None
             cwd = self.cwd() or Path.cwd()
             try:
                 process = await ClaudeProcess.start(argv, env, cwd, directory / "stderr.log")
