@@ -33,13 +33,13 @@ WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, 
 class ServeProcess:
     """``hostlink serve`` (through tests/serve_host.py) with its own HOME and runtime dir."""
 
-    def __init__(self, root: Path, api: fa.FakeAnthropic, *args: str) -> None:
+    def __init__(self, root: Path, api: fa.FakeAnthropic, *args: str, claude_bin: Path = CLAUDE_BIN) -> None:
         self.root = root
         self.runtime = root / "runtime"
         home = root / "home"
         home.mkdir(parents=True, exist_ok=True)
         env = {key: value for key, value in os.environ.items() if not key.startswith(("ANTHROPIC_", "OPENAI_"))}
-        env.update(PATH=f"{CLAUDE_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin", HOME=str(home),
+        env.update(PATH=f"{claude_bin}:{Path(sys.executable).parent}:/usr/bin:/bin", HOME=str(home),
                    HOSTLINK_RUNTIME_DIR=str(self.runtime), SERVE_TEST_KEY=KEY)
         self.process = subprocess.Popen(
             [sys.executable, str(HOST_SCRIPT), api.base_url, "--token-env", "SERVE_TEST_KEY", *args],

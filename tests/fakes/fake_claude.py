@@ -23,8 +23,8 @@ Steps (``op``):
   in the same process group that ignores SIGTERM), ``sabotage`` (replace the private request
   directory with a plain file, so removing it must fail; the directory moves to ``<dir>.moved``).
 
-``claude --version`` and ``claude --help`` are answered without running a script (they are
-the preflight, logged as ``preflight``, not ``argv``): the script's ``version`` (default
+``claude --version``, ``claude --help`` and ``claude auth status`` are answered without
+running a script (they are the preflight and the doctor, logged as ``preflight``, not ``argv``): the script's ``version`` (default
 2.1.332) and a help listing the options the real 2.1.332 lists, minus the script's
 ``lacks``. ``stderr`` (a string) is written to stderr when a run starts.
 
@@ -216,6 +216,9 @@ def preflight(script):
             names = [name.split(" ")[0] for name in option.split(", ")]
             if not any(name in lacks for name in names):
                 print(f"  {option:36}  An option")
+    elif sys.argv[1:3] == ["auth", "status"]:
+        print(json.dumps({"loggedIn": True, "authMethod": "claude.ai", "apiProvider": "firstParty",
+                          "subscriptionType": "max"}))
     else:
         return False
     log("preflight", sys.argv[1:])
