@@ -179,6 +179,20 @@ async def test_an_early_exit_carries_the_clis_last_words_in_the_provider_and_the
     (runtime_dir / metrics.FILE_NAME).unlink()
 
 
+@pytest.mark.anyio
+async def test_an_early_exit_is_the_web_search_tools_error(tmp_path, runtime_dir):
+    from hostlink.claude_code.web_search import WebSearch
+
+    home = tmp_path / "home"
+    home.mkdir()
+    claude = dying_claude(tmp_path / "bin")
+    search = WebSearch(str(claude), output=lambda: None, cwd=lambda: home,
+                       environ={"HOME": str(home), "PATH": "/usr/bin:/bin"})
+    result = await search.execute({"query": "what is new"}, CancelSignal())
+    assert result.is_error
+    assert_explained(result.content[0].text, str(home))
+
+
 def test_an_early_exit_is_the_llm_error(tmp_path):
     dirs = LlmDirs(tmp_path).create()
     dying_claude(tmp_path / "bin")
