@@ -104,7 +104,7 @@ FLAGS: dict[str, CliFlag] = {
     # nothing that is not allowed by rule prompts at all; a permission request that still
     # came would reach hostlink as a control_request, which every conversation refuses (it
     # fails the request, never answers "allow"); and the proposal server refuses tools/call.
-    "--permission-prompts": CliFlag(1, since=(2, 1, 275), fallback="dontAsk already denies what is not allowed"),
+    "--permission-prompts": CliFlag(1, since=(2, 1, 259), fallback="dontAsk already denies what is not allowed"),
     "--no-session-persistence": CliFlag(0),
     "--max-turns": CliFlag(1, listed=False),
     "--mcp-config": CliFlag(1),
