@@ -137,6 +137,20 @@ async def test_the_preflight_is_asked_once_per_executable(tmp_path, runtime_dir)
     assert fake.logged("preflight")[2:] == [["--version"], ["--help"]]
 
 
+@pytest.mark.anyio
+async def test_a_protocol_refusal_of_a_cli_outside_the_verified_range_says_so(tmp_path, runtime_dir):
+    fake = FakeClaude(tmp_path)
+    older = compatibility.show((compatibility.VERIFIED_MIN[0], compatibility.VERIFIED_MIN[1], compatibility.VERIFIED_MIN[2] - 1))
+    fake.script({"op": "control", "permission_mode": None}, {"op": "wait_signal"}, version=older)
+    (error,) = await collect(fake.provider(), context())
+    assert error.code == "protocol_error" and "not in dontAsk permission mode" in error.message
+    assert f"claude {older} is older than the verified range" in error.message and "claude update" in error.message
+    fake.script({"op": "control", "permission_mode": None}, {"op": "wait_signal"})  # the pinned version
+    os.utime(os.path.realpath(fake.executable), ns=(1, 1))  # a new identity: asked again
+    (error,) = await collect(fake.provider(), context())
+    assert "verified range" not in error.message
+
+
 # --- a claude that exits at start: every host's error says why -------------------------------
 
 STDERR = "\x1b[31merror: unknown option '--max-turns'\x1b[0m (config in $HOME/.claude.json)"

@@ -203,3 +203,14 @@ def early_exit_advice(version: str | None, stderr: Sequence[str]) -> str:
     else:
         fix = f"run `claude` in a terminal to see the problem, or `claude update` ({shown} is installed)"
     return f"{said}; {fix} (hostlink is verified with claude {verified_range()})"
+
+
+def unverified_hint(version: str | None) -> str | None:
+    """For a CLI that failed a protocol check: a hint when its version is outside the verified
+    range (a likely cause), None inside it."""
+    parsed = parse_version(version) if version else None
+    if parsed is None or VERIFIED_MIN <= parsed <= VERIFIED_MAX:
+        return None
+    if parsed < VERIFIED_MIN:
+        return f"claude {version} is older than the verified range ({verified_range()}): run `claude update`"
+    return f"claude {version} is newer than the verified range ({verified_range()}): look for a newer hostlink"

@@ -236,6 +236,11 @@ class _Request:
             await conversation.prompt(blocks, self.deadline)
         except ChildGone as gone:
             raise await self._unexpected_exit(gone.when) from None
+        except ConversationError as exc:  # a CLI outside the verified range: say so with the refusal
+            hint = compatibility.unverified_hint(self.child.cli_version)
+            if hint is None or exc.error.code in ("aborted", "timeout"):
+                raise
+            raise _fail(f"{exc}; {hint}", code=exc.error.code, retryable=exc.error.retryable) from None
 
     async def _record(self, deadline: float | None = None, late: str = "start answering") -> dict | None:
         """The next stdout record (None at end of output)."""
