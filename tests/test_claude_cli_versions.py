@@ -270,3 +270,14 @@ def post(server, path: str, body: dict, key: str) -> tuple[int, dict]:
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
 
+
+
+def test_the_verified_range_is_the_measured_one():
+    passed = [m.version for m in compatibility.MEASURED if m.passed]
+    assert (min(passed), max(passed)) == (compatibility.VERIFIED_MIN, compatibility.VERIFIED_MAX)
+    inside = [m for m in compatibility.MEASURED if compatibility.VERIFIED_MIN <= m.version <= compatibility.VERIFIED_MAX]
+    assert all(m.passed is not False for m in inside)
+    pinned = json.loads((Path(__file__).resolve().parents[1] / "package.json").read_text())
+    assert compatibility.parse_version(pinned["dependencies"]["@anthropic-ai/claude-code"]) == compatibility.VERIFIED_MAX
+    since = compatibility.FLAGS["--permission-prompts"].since
+    assert any(m.version == since for m in compatibility.MEASURED)  # the bisected boundary is recorded

@@ -1,9 +1,11 @@
 """Which ``claude`` CLI hostlink uses, which versions it was verified against, and what
 they did with model aliases.
 
-Version metadata is advisory: a version outside the range is reported (doctor) but not
-refused, because the runtime checks of the init record and the stream protocol fail closed
-on any real mismatch.
+Flags are not advisory: every child's argv is checked against the CLI's ``--help`` and
+version first (:data:`FLAGS`, :mod:`hostlink.claude_code.preflight`). The verified range is:
+a version outside it is reported (doctor, and with any protocol refusal) but not refused,
+because the runtime checks of the init record and the stream protocol fail closed on any
+real mismatch.
 """
 
 from __future__ import annotations
@@ -14,9 +16,41 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-VERIFIED_MIN = (2, 1, 332)
+VERIFIED_MIN = (2, 1, 225)
 VERIFIED_MAX = (2, 1, 332)
-"""Inclusive; the version ``package.json`` pins for the tests."""
+"""Inclusive; measured (see :data:`MEASURED`): the oldest version that passed the real-CLI tests,
+and the version ``package.json`` pins for CI."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One version run through ``scripts/verify-claude-cli`` (or, where ``passed`` is None,
+    only its ``--help`` read, to bisect a flag)."""
+
+    version: tuple[int, int, int]
+    passed: bool | None
+    notes: str
+
+
+MEASURED = (
+    Measurement((2, 1, 332), True, "the pin: 137 of 137 real-CLI tests"),
+    Measurement((2, 1, 300), True, "see docs/contributing/claude-cli-versions.md for the run"),
+    Measurement((2, 1, 259), None, "the first with --permission-prompts in --help"),
+    Measurement((2, 1, 258), None, "no --permission-prompts"),
+    Measurement((2, 1, 250), True, "no --permission-prompts (dropped); init's mcp_servers have no 'source'; a "
+                "message an API error cut off ends with a message_delta without a stop reason (an interrupted stream)"),
+    Measurement((2, 1, 225), True, "as 2.1.250, and a message an API error cut off ends with an API error result "
+                "(provider_unavailable) instead"),
+    Measurement((2, 1, 224), False, "its initialize control answer has no current_permission_mode, so dontAsk "
+                "cannot be confirmed before the prompt: every request is refused"),
+    Measurement((2, 1, 222), False, "as 2.1.224, and init lists none of the proposal server's tools"),
+    Measurement((2, 1, 200), False, "as 2.1.222"),
+    Measurement((2, 1, 150), False, "as 2.1.222, and init lists built-in skills despite --disable-slash-commands"),
+    Measurement((2, 1, 100), False, "as 2.1.150"),
+)
+"""The versions measured against a local fake API (newest first) and what differed, on the
+way hostlink uses the CLI. ``--help`` of 2.1.50 lacks only --permission-prompts of the listed
+flags; 2.0.77 lacks --effort too (neither was run)."""
 
 MODEL_RESOLUTIONS: dict[str, str] = {
     "opus": "claude-opus-5-5",
