@@ -11,8 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from claude_transport_support import live_processes_mentioning
-from fake_claude import HELP_OPTIONS
+from claude_transport_support import help_text, live_processes_mentioning
 from click.testing import CliRunner
 from peers import CLAUDE_BIN, CLAUDE_VERSION, requires_claude
 
@@ -31,13 +30,6 @@ SIGNED_IN = {
     "orgName": "Secret Org",
     "configDirectory": "/home/someone/.claude",
 }
-
-
-def help_text(lacks=()) -> str:
-    """A ``claude --help`` in the real CLI's layout listing the options the real 2.1.332 lists
-    (those hostlink may pass), minus ``lacks``."""
-    kept = [option for option in HELP_OPTIONS if not any(name.split(" ")[0] in lacks for name in option.split(", "))]
-    return "Usage: claude [options]\n\nOptions:\n" + "".join(f"  {option:36}  An option\n" for option in kept)
 
 
 def fake_cli(directory: Path, version: str = "2.1.332 (Claude Code)", auth: dict | None = None,

@@ -23,10 +23,10 @@ Steps (``op``):
   in the same process group that ignores SIGTERM), ``sabotage`` (replace the private request
   directory with a plain file, so removing it must fail; the directory moves to ``<dir>.moved``).
 
-``claude --version``, ``claude --help`` and ``claude auth status`` are answered without
-running a script (they are the preflight and the doctor, logged as ``preflight``, not ``argv``): the script's ``version`` (default
-2.1.332) and a help listing the options the real 2.1.332 lists, minus the script's
-``lacks``. ``stderr`` (a string) is written to stderr when a run starts.
+``claude auth status`` is answered as signed in without running a script, and the wrapper
+``FakeClaude`` writes answers ``--version`` and ``--help`` itself (from the script's
+``version`` and ``lacks``, without a Python start); all three are logged as ``preflight``,
+not ``argv``. ``stderr`` (a string) is written to stderr when a run starts.
 
 Instead of ``steps`` the script may hold ``runs``, a list of step lists: the n-th start of
 the fake runs ``runs[n]`` (the last one again once they are used up), for a test where a
@@ -42,7 +42,7 @@ import subprocess
 import sys
 import time
 
-CONFIG_DIR = os.environ.get("CLAUDE_CONFIG_DIR", "")  # unset when a test imports HELP_OPTIONS
+CONFIG_DIR = os.environ["CLAUDE_CONFIG_DIR"]
 LOG = os.path.join(CONFIG_DIR, "fake-claude-log.jsonl")
 
 
@@ -195,28 +195,9 @@ def run(step):
         raise SystemExit(f"fake claude: unknown op {op}")
 
 
-# What the real 2.1.332 lists in --help, in its layout (a subset: the options hostlink may pass).
-HELP_OPTIONS = ["--allowedTools, --allowed-tools <tools...>", "--disable-slash-commands", "--effort <level>",
-                "--include-partial-messages", "--input-format <format>", "--json-schema <schema>",
-                "--mcp-config <configs...>", "--model <model>", "--no-session-persistence",
-                "--output-format <format>", "--permission-mode <mode>", "--permission-prompts <target>",
-                "-p, --print", "--setting-sources <sources>", "--settings <file-or-json>",
-                "--strict-mcp-config", "--system-prompt <prompt>", "--tools <tools...>", "--verbose",
-                "-v, --version"]
-
-
-def preflight(script):
-    """Answer ``--version`` / ``--help``; True when argv was one of them."""
-    if sys.argv[1:] == ["--version"]:
-        print(f"{script.get('version', '2.1.332')} (Claude Code)")
-    elif sys.argv[1:] == ["--help"]:
-        print("Usage: claude [options] [command] [prompt]\n\nOptions:")
-        lacks = script.get("lacks", [])
-        for option in HELP_OPTIONS:
-            names = [name.split(" ")[0] for name in option.split(", ")]
-            if not any(name in lacks for name in names):
-                print(f"  {option:36}  An option")
-    elif sys.argv[1:3] == ["auth", "status"]:
+def preflight():
+    """Answer ``auth status`` (the doctor's); True when argv was that."""
+    if sys.argv[1:3] == ["auth", "status"]:
         print(json.dumps({"loggedIn": True, "authMethod": "claude.ai", "apiProvider": "firstParty",
                           "subscriptionType": "max"}))
     else:
@@ -229,7 +210,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with open(os.path.join(CONFIG_DIR, "fake-claude.json")) as handle:
         script = json.load(handle)
-    if preflight(script):
+    if preflight():
         return
     log("argv", sys.argv[1:])
     log("env", dict(os.environ))
