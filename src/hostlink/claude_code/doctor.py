@@ -3,8 +3,10 @@
 Every step is time-bounded and runs the CLI with the same allowlisted environment a request
 uses, so the answers describe what the provider will see. The optional report holds only
 content-free facts (versions, codes, booleans, counts, timings): never prompts, messages,
-arguments, results, stderr, credentials or temporary paths. Values that come from the CLI
-are kept only when they are short identifiers.
+arguments, results, credentials or temporary paths, and stderr only as the last request's
+``exit_stderr`` (see :mod:`~hostlink.claude_code.metrics`: the sanitized last words of a
+claude that exited before it saw a prompt). Values that come from the CLI are kept only
+when they are short identifiers.
 """
 
 from __future__ import annotations
