@@ -127,6 +127,13 @@ class CliFlag:
 OLDEST_MEASURED = (2, 1, 100)
 """The oldest version whose ``--help`` and requests were measured (see :data:`MEASURED`)."""
 
+# Per flag, whether a CLI without it can be served. Only --permission-prompts can: every
+# other one either keeps unmanaged customizations out (--setting-sources, --settings,
+# --disable-slash-commands, --strict-mcp-config, --no-session-persistence), is the
+# proposal-only boundary (--permission-mode, --tools, --allowedTools, --mcp-config,
+# --max-turns), is the protocol hostlink speaks (-p, --input-format, --output-format,
+# --include-partial-messages, --verbose), or is the answer the user asked for (--model,
+# --effort, --system-prompt-file). Without one of those the request is refused.
 FLAGS: dict[str, CliFlag] = {
     "-p": CliFlag(0),
     "--setting-sources": CliFlag(1),
@@ -145,7 +152,6 @@ FLAGS: dict[str, CliFlag] = {
     "--tools": CliFlag(1),
     "--allowedTools": CliFlag(1),
     "--model": CliFlag(1),
-    # Not droppable: it changes the answer the user asked for.
     "--effort": CliFlag(1),
     "--input-format": CliFlag(1),
     "--output-format": CliFlag(1),
