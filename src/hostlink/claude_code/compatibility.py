@@ -169,7 +169,7 @@ class MissingFlag(Exception):
     def __init__(self, flag: str, version: tuple[int, int, int] | None) -> None:
         spec = FLAGS[flag]
         shown = f"claude {show(version)}" if version is not None else "this claude"
-        has = f"claude {show(spec.since)} has it" if spec.since else f"claude {show(VERIFIED_MAX)} has it"
+        has = f"claude {show(spec.since or OLDEST_MEASURED)} and later have it"
         super().__init__(
             f"{shown} does not support {flag}, which hostlink needs ({has}): run `claude update` "
             f"(hostlink is verified with claude {verified_range()})"
