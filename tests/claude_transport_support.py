@@ -24,6 +24,33 @@ ECHO = ToolDefinition("echo", "Echo the text back", {"type": "object", "properti
 DOTTED = ToolDefinition("files.read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 
 
+# What the real 2.1.332 lists in --help, in its layout (a subset: the options hostlink may pass).
+HELP_OPTIONS = ["--allowedTools, --allowed-tools <tools...>", "--disable-slash-commands", "--effort <level>",
+                "--include-partial-messages", "--input-format <format>", "--json-schema <schema>",
+                "--mcp-config <configs...>", "--model <model>", "--no-session-persistence",
+                "--output-format <format>", "--permission-mode <mode>", "--permission-prompts <target>",
+                "-p, --print", "--setting-sources <sources>", "--settings <file-or-json>",
+                "--strict-mcp-config", "--system-prompt <prompt>", "--tools <tools...>", "--verbose",
+                "-v, --version"]
+
+
+def help_text(lacks=()) -> str:
+    """A ``claude --help`` in the real CLI's layout listing :data:`HELP_OPTIONS` minus ``lacks``."""
+    kept = [option for option in HELP_OPTIONS if not any(name.split(" ")[0] in lacks for name in option.split(", "))]
+    return "Usage: claude [options]\n\nOptions:\n" + "".join(f"  {option:36}  An option\n" for option in kept)
+
+
+# The wrapper answers --version and --help from files FakeClaude.script writes (no Python
+# start: each fake executable is asked once per test) and logs them; the rest is the fake's.
+WRAPPER = """#!/bin/sh
+if [ "$#" = 1 ] && {{ [ "$1" = --version ] || [ "$1" = --help ]; }}; then
+  printf '{{"kind": "preflight", "value": ["%s"]}}\\n' "$1" >> "$CLAUDE_CONFIG_DIR/fake-claude-log.jsonl"
+  exec cat "$CLAUDE_CONFIG_DIR/fake-claude$1.txt"
+fi
+exec "{python}" "{fake}" "$@"
+"""
+
+
 def live_processes_mentioning(text: str) -> list[int]:
     """Pids of live (non-zombie) processes whose command line contains ``text``."""
     found = []
@@ -59,16 +86,25 @@ class FakeClaude:
         self.home.mkdir()
         self.executable = tmp_path / "bin" / "claude"
         self.executable.parent.mkdir()
-        self.executable.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKES / "fake_claude.py"}" "$@"\n')
+        self.executable.write_text(WRAPPER.format(python=sys.executable, fake=FAKES / "fake_claude.py"))
         self.executable.chmod(0o755)
         self.notices: list[tuple[str, str]] = []
+        self._preflight("2.1.332", ())
 
-    def script(self, *steps: dict[str, Any]) -> None:
-        (self.config_dir / "fake-claude.json").write_text(json.dumps({"steps": list(steps)}))
+    def script(self, *steps: dict[str, Any], version: str = "2.1.332", lacks=(), **cli: Any) -> None:
+        """The steps of every start; ``version`` and ``lacks`` shape ``--version`` and
+        ``--help``; ``cli`` may set ``stderr`` (see ``fake_claude.py``)."""
+        (self.config_dir / "fake-claude.json").write_text(json.dumps({"steps": list(steps), **cli}))
+        self._preflight(version, lacks)
 
     def script_runs(self, *runs: list[dict[str, Any]]) -> None:
         """One script per start of the fake, in order (see ``fake_claude.py``)."""
         (self.config_dir / "fake-claude.json").write_text(json.dumps({"runs": list(runs)}))
+        self._preflight("2.1.332", ())
+
+    def _preflight(self, version: str, lacks) -> None:
+        (self.config_dir / "fake-claude--version.txt").write_text(f"{version} (Claude Code)\n")
+        (self.config_dir / "fake-claude--help.txt").write_text(help_text(lacks))
 
     def log(self) -> list[dict[str, Any]]:
         path = self.config_dir / "fake-claude-log.jsonl"

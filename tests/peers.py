@@ -1,17 +1,35 @@
 """Where the real peers the tests drive live, and one rule for a missing one: skip on a
-developer machine, but run (and so fail) in CI, where scripts/setup-test installs them all."""
+developer machine, but run (and so fail) in CI, where scripts/setup-test installs them all.
+
+``HOSTLINK_TEST_CLAUDE`` (read here only) points the real-CLI tests at another ``claude``
+executable than the pinned one, e.g. another version installed into a throwaway npm prefix
+by ``scripts/verify-claude-cli``. Tests that put the CLI on PATH use :data:`CLAUDE_BIN`."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_BIN = ROOT / "node_modules" / ".bin"
-CLAUDE = NODE_BIN / "claude"
+CLAUDE = Path(os.environ.get("HOSTLINK_TEST_CLAUDE") or NODE_BIN / "claude")
+CLAUDE_BIN = CLAUDE.parent  # first on PATH, it makes `claude` the CLI under test
+
+
+def _claude_version() -> str:
+    """The pinned version, or the one the CLI under test reports."""
+    if not os.environ.get("HOSTLINK_TEST_CLAUDE"):
+        return json.loads((ROOT / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
+    answer = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True, timeout=30)
+    return answer.stdout.split()[0] if answer.stdout.strip() else "unknown"
+
+
+CLAUDE_VERSION = _claude_version()
 CONFORMANCE = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 
 
@@ -22,7 +40,7 @@ def requires(present: bool, what: str) -> pytest.MarkDecorator:
     )
 
 
-requires_claude = requires(CLAUDE.exists(), "the claude CLI (node_modules/.bin/claude)")
+requires_claude = requires(CLAUDE.exists(), f"the claude CLI ({CLAUDE})")
 
 
 def conformance_node() -> str:

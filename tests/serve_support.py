@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from claude_transport_support import live_processes_mentioning
-from peers import NODE_BIN
+from peers import CLAUDE_BIN
 
 from hostlink.claude_code import metrics
 
@@ -35,17 +35,18 @@ class ServeProcess:
     """``hostlink serve`` (through tests/serve_host.py) with its own HOME and runtime dir.
 
     Its stderr goes to a file (``stderr_bytes()`` counts it while it runs); ``nofile`` lowers
-    its descriptor limit (``ulimit -n``); ``path`` replaces its PATH."""
+    its descriptor limit (``ulimit -n``); ``path`` replaces its PATH; ``claude_bin`` is the
+    folder its ``claude`` comes from."""
 
     def __init__(self, root: Path, api: fa.FakeAnthropic, *args: str, path: str | None = None,
-                 nofile: int | None = None) -> None:
+                 nofile: int | None = None, claude_bin: Path = CLAUDE_BIN) -> None:
         self.root = root
         self.runtime = root / "runtime"
         self.home = home = root / "home"
         self.stderr_path = root / "stderr"
         home.mkdir(parents=True, exist_ok=True)
         env = {key: value for key, value in os.environ.items() if not key.startswith(("ANTHROPIC_", "OPENAI_"))}
-        env.update(PATH=path or f"{NODE_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin", HOME=str(home),
+        env.update(PATH=path or f"{claude_bin}:{Path(sys.executable).parent}:/usr/bin:/bin", HOME=str(home),
                    HOSTLINK_RUNTIME_DIR=str(self.runtime), SERVE_TEST_KEY=KEY)
         limit = None if nofile is None else (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile)))
         with self.stderr_path.open("wb") as stderr:

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import anyio
 import pytest
-from claude_transport_support import live_processes_mentioning
+from claude_transport_support import help_text, live_processes_mentioning
 from click.testing import CliRunner
-from peers import NODE_BIN, requires_claude
+from peers import CLAUDE_BIN, CLAUDE_VERSION, requires_claude
 
-from hostlink.claude_code import compatibility, doctor, metrics
+from hostlink.claude_code import compatibility, doctor, metrics, preflight
 from hostlink.cli.claude_code import claude_code_group
 
-CLAUDE_BIN = NODE_BIN
 PROMPT = "PROMPT-TEXT-that-must-never-appear-in-a-report"
 real_cli = requires_claude
 
@@ -34,13 +33,14 @@ SIGNED_IN = {
 
 
 def fake_cli(directory: Path, version: str = "2.1.332 (Claude Code)", auth: dict | None = None,
-             hang: bool = False) -> Path:
-    """A tiny stand-in ``claude`` that answers ``--version`` and ``auth status``."""
+             hang: bool = False, lacks=()) -> Path:
+    """A tiny stand-in ``claude`` that answers ``--version``, ``--help`` and ``auth status``."""
     directory.mkdir(parents=True, exist_ok=True)
     script = directory / "claude"
     # Hanging, it keeps its own path on its command line, so the test can look for it.
     body = f'exec "{sys.executable}" -c "import time; time.sleep(600)" "$0"\n' if hang else (
         f'case "$1" in\n  --version) echo {json.dumps(version)};;\n'
+        f"  --help) cat <<'EOF'\n{help_text(lacks)}EOF\n;;\n"
         f"  auth) echo '{json.dumps(auth if auth is not None else SIGNED_IN)}';;\nesac\n"
     )
     script.write_text("#!/bin/sh\n" + body)
@@ -106,7 +106,7 @@ def test_real_cli_doctor_and_content_free_report(tmp_path, runtime_dir):
                     "stop_reason": PROMPT, "error_code": "../../etc/passwd"})
     diagnosis = run(env)
     found = checks(diagnosis)
-    assert found["cli"].ok and found["cli"].facts["version"] == "2.1.332" and found["cli"].facts["verified"]
+    assert found["cli"].ok and found["cli"].facts["version"] == CLAUDE_VERSION and found["cli"].facts["verified"]
     # The test HOME is not signed in: the doctor says so and how to fix it.
     assert not found["auth"].ok and "claude auth login" in found["auth"].line
     assert found["auth"].facts["loggedIn"] is False and found["auth"].facts["apiProvider"] == "firstParty"
@@ -121,7 +121,7 @@ def test_real_cli_doctor_and_content_free_report(tmp_path, runtime_dir):
     raw = path.read_text()
     report = json.loads(raw)
     assert report["format"] == doctor.REPORT_FORMAT
-    assert report["checks"]["cli"]["version"] == "2.1.332"
+    assert report["checks"]["cli"]["version"] == CLAUDE_VERSION
     assert report["last_request"] == {"outcome": "done", "duration_ms": 1234, "input_tokens": 11,
                                       "recorded_at": report["last_request"]["recorded_at"]}
     for secret in (PROMPT, str(tmp_path), env["HOME"], str(runtime_dir), "/tmp", "passwd", str(CLAUDE_BIN)):
@@ -176,7 +176,7 @@ def test_no_cli_on_path(tmp_path, runtime_dir):
 
 
 def test_a_hanging_cli_is_bounded_and_stopped(tmp_path, runtime_dir, monkeypatch):
-    monkeypatch.setattr(doctor, "CLI_TIMEOUT_SECONDS", 0.5)
+    monkeypatch.setattr(preflight, "CLI_TIMEOUT_SECONDS", 0.5)
     bin_dir = tmp_path / "bin"
     fake_cli(bin_dir, hang=True)
     found = checks(run(environ(tmp_path, bin_dir)))

@@ -45,7 +45,7 @@ from hostlink.host.session import HostSession
 
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
-from peers import NODE_BIN, requires_claude  # noqa: E402
+from peers import CLAUDE_BIN, requires_claude  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -93,7 +93,7 @@ def follow_up(first, done, call_id: str, tools=(ECHO,)):
 def real_extension(api, home) -> ClaudeCodeExtension:
     return ClaudeCodeExtension(
         options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
-        environ={"HOME": str(home), "PATH": f"{NODE_BIN}:{os.environ['PATH']}"},
+        environ={"HOME": str(home), "PATH": f"{CLAUDE_BIN}:{os.environ['PATH']}"},
     )
 
 

@@ -111,11 +111,21 @@ async def test_tool_proposal_becomes_host_call_after_termination(fake, runtime_d
     assert_no_process(runtime_dir)
 
 
+async def test_a_proposal_tool_missing_from_init_is_the_requests_schema_refused(fake, runtime_dir):
+    """The CLI drops a tool whose input schema it does not accept: the request's fault, named."""
+    fake.script(*OPENING[:2], {"op": "init", "override": {"tools": []}}, {"op": "message", "blocks": [{"text": "leak"}]},
+                {"op": "result"})  # fmt: skip
+    events = await collect(fake.provider(), context())
+    error = only_error(events)
+    assert error.code == "invalid_request" and "did not accept the input schema of tool echo" in error.message
+    assert not any(isinstance(e, TextDelta) for e in events)
+    assert_no_process(runtime_dir)
+
+
 @pytest.mark.parametrize(
     "override, wording",
     [
         ({"tools": ["mcp__hostlink__echo", "Bash"]}, "tool inventory"),
-        ({"tools": []}, "tool inventory"),
         ({"mcp_servers": [{"name": "hostlink", "status": "connected"}, {"name": "other", "status": "connected"}]}, "MCP servers"),
         ({"mcp_servers": [{"name": "hostlink", "status": "failed"}]}, "MCP servers"),
         ({"permissionMode": "default"}, "dontAsk"),

@@ -24,9 +24,9 @@ from hostlink.claude_code import metrics
 FAKES = Path(__file__).parent / "fakes"
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
-from peers import NODE_BIN, requires_claude  # noqa: E402
+from peers import CLAUDE_BIN, requires_claude  # noqa: E402
 
-BIN = NODE_BIN
+BIN = CLAUDE_BIN
 HOST = [sys.executable, str(Path(__file__).with_name("llm_e2e_host.py"))]
 SECRET_WORD = "xyzzy-4711"  # appears only in the proposed call and in the server's answer
 CALL = {"action": "call", "server": "demo", "tool": "echo", "args": {"text": SECRET_WORD}}

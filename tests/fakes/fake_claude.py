@@ -23,6 +23,11 @@ Steps (``op``):
   in the same process group that ignores SIGTERM), ``sabotage`` (replace the private request
   directory with a plain file, so removing it must fail; the directory moves to ``<dir>.moved``).
 
+``claude auth status`` is answered as signed in without running a script, and the wrapper
+``FakeClaude`` writes answers ``--version`` and ``--help`` itself (from the script's
+``version`` and ``lacks``, without a Python start); all three are logged as ``preflight``,
+not ``argv``. ``stderr`` (a string) is written to stderr when a run starts.
+
 Instead of ``steps`` the script may hold ``runs``, a list of step lists: the n-th start of
 the fake runs ``runs[n]`` (the last one again once they are used up), for a test where a
 request's child and the prewarmed child of the next one must behave differently.
@@ -190,12 +195,28 @@ def run(step):
         raise SystemExit(f"fake claude: unknown op {op}")
 
 
+def preflight():
+    """Answer ``auth status`` (the doctor's); True when argv was that."""
+    if sys.argv[1:3] == ["auth", "status"]:
+        print(json.dumps({"loggedIn": True, "authMethod": "claude.ai", "apiProvider": "firstParty",
+                          "subscriptionType": "max"}))
+    else:
+        return False
+    log("preflight", sys.argv[1:])
+    return True
+
+
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    log("argv", sys.argv[1:])
-    log("env", dict(os.environ))
     with open(os.path.join(CONFIG_DIR, "fake-claude.json")) as handle:
         script = json.load(handle)
+    if preflight():
+        return
+    log("argv", sys.argv[1:])
+    log("env", dict(os.environ))
+    if script.get("stderr"):
+        sys.stderr.write(script["stderr"] + "\n")
+        sys.stderr.flush()
     if "runs" in script:
         with open(os.path.join(CONFIG_DIR, "fake-claude-starts"), "a+") as starts:
             starts.write("x")

@@ -129,15 +129,16 @@ def validate_control_initialize(record: dict[str, Any], request_id: str, expect:
 
 
 def _inventory_error(reported: Any, expected: Sequence[str]) -> ProtocolError:
-    """Only proposal tools missing: the CLI dropped tools whose input schema it does not accept
-    (a ``required`` list naming a property twice, for one) — the request's fault, said as such
-    and naming them (aliases are safe names); anything else fails closed as a protocol error."""
+    """Only proposal tools missing, their server connected: the CLI dropped tools whose input
+    schema it does not accept (a ``required`` list naming a property twice, for one) — the
+    request's fault, said as such and naming them (aliases are safe names); anything else
+    fails closed as a protocol error."""
     if isinstance(reported, list) and set(reported) < set(expected):
         missing = sorted(name for name in set(expected) - set(reported) if name.startswith("mcp__"))
         if missing and len(missing) == len(set(expected) - set(reported)):
             names = ", ".join(name.rsplit("__", 1)[-1] for name in missing[:5])
-            return ProtocolError(f"the claude CLI did not accept the input schema of tool {names} "
-                                 f"(is it a valid JSON Schema?)", code="invalid_request")
+            return ProtocolError(f"claude's tool inventory lacks {names}: the claude CLI did not accept the input "
+                                 f"schema of tool {names} (is it a valid JSON Schema?)", code="invalid_request")
     return ProtocolError("claude's tool inventory is not exactly the request's tools")
 
 
@@ -149,13 +150,13 @@ def validate_init(record: dict[str, Any], expect: Expectation) -> str:
     the request settings it reports no plugins. The built-in ``agents`` list is not
     checked: without an agent tool in the inventory none can run.
     """
-    tools = record.get("tools")
-    if not isinstance(tools, list) or sorted(tools) != sorted(expect.tools):
-        raise _inventory_error(tools, expect.tools)
     servers = record.get("mcp_servers")
     reported = sorted(_server_status(server) for server in servers) if isinstance(servers, list) else None
     if reported != sorted((name, "connected") for name in expect.mcp_servers):
         raise ProtocolError("claude's MCP servers are not exactly the connected proposal server")
+    tools = record.get("tools")
+    if not isinstance(tools, list) or sorted(tools) != sorted(expect.tools):
+        raise _inventory_error(tools, expect.tools)
     if record.get("permissionMode") != "dontAsk":
         raise ProtocolError("claude is not in dontAsk permission mode")
     for name in ("slash_commands", "skills", "plugins"):

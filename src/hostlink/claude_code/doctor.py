@@ -3,8 +3,10 @@
 Every step is time-bounded and runs the CLI with the same allowlisted environment a request
 uses, so the answers describe what the provider will see. The optional report holds only
 content-free facts (versions, codes, booleans, counts, timings): never prompts, messages,
-arguments, results, stderr, credentials or temporary paths. Values that come from the CLI
-are kept only when they are short identifiers.
+arguments, results, credentials or temporary paths, and stderr only as the last request's
+``exit_stderr`` (see :mod:`~hostlink.claude_code.metrics`: the sanitized last words of a
+claude that exited before it saw a prompt). Values that come from the CLI are kept only
+when they are short identifiers.
 """
 
 from __future__ import annotations
@@ -20,15 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import anyio
-
-from hostlink.claude_code import compatibility, metrics
+from hostlink.claude_code import compatibility, metrics, preflight
 from hostlink.claude_code.catalog import build_catalog
+from hostlink.claude_code.preflight import StepFailed as _StepFailed
+from hostlink.claude_code.preflight import run_argv as _run_argv
+from hostlink.claude_code.preflight import run_command as _run
 from hostlink.claude_code.process import (
     PROPOSAL_SERVER,
-    ClaudeProcess,
     ClaudeTransportOptions,
-    ProcessError,
     child_environment,
 )
 from hostlink.host import ToolDefinition
@@ -43,9 +44,7 @@ from hostlink.host.private import (
 REPORT_FORMAT = "hostlink-claude-code-doctor/1"
 REPORT_FILE = "claude-code-doctor.json"
 MAX_REPORT_BYTES = 16 * 1024
-CLI_TIMEOUT_SECONDS = 15.0
 BRIDGE_TIMEOUT_SECONDS = 10.0
-MAX_OUTPUT_BYTES = 64 * 1024
 _CODE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 # `claude auth status` authMethod of a subscription: `claude auth login`, or the token of
 # `claude setup-token` in CLAUDE_CODE_OAUTH_TOKEN (no subscriptionType is reported then).
@@ -117,7 +116,8 @@ async def diagnose(environ: Mapping[str, str] | None = None) -> Diagnosis:
     env = child_environment(env_source, ClaudeTransportOptions())
     checks = [_platform()]
     executable = compatibility.find_claude(env_source)
-    checks.append(await _cli(executable, env))
+    cli, facts = await _cli(executable, env)
+    checks += [cli, _flags(facts)]
     checks.append(await _auth(executable, env))
     checks.append(await _bridge())
     return Diagnosis(checks, metrics.last())
@@ -141,7 +141,8 @@ def _platform() -> Check:
     return Check("platform", "platform", True, line, facts, required=False)
 
 
-async def _cli(executable: str | None, env: Mapping[str, str]) -> Check:
+async def _cli(executable: str | None, env: Mapping[str, str]) -> tuple[Check, preflight.CliFacts | None]:
+    """``claude --version`` and ``--help``, asked afresh (and remembered for requests)."""
     if executable is None:
         return Check(
             "cli",
@@ -149,21 +150,42 @@ async def _cli(executable: str | None, env: Mapping[str, str]) -> Check:
             False,
             "not found on PATH: install Claude Code (npm install -g @anthropic-ai/claude-code) and sign in",
             {"found": False},
-        )
+        ), None
     started = time.monotonic()
     try:
-        status, output = await _run(executable, ["--version"], env)
+        cli = await preflight.probe(executable, env)
     except _StepFailed as exc:
-        return Check("cli", "claude CLI", False, f"`claude --version` {exc}", {"found": True, "error": exc.code})
+        return Check("cli", "claude CLI", False, f"`claude --version` {exc}", {"found": True, "error": exc.code}), None
     facts: dict[str, Any] = {"found": True, "ms": _ms(started), "verified_range": compatibility.verified_range()}
-    version = compatibility.parse_version(output.decode("utf-8", "replace"))
-    if status != 0 or version is None:
+    if cli.shown_version is None:
         facts["error"] = "no_version"
-        return Check("cli", "claude CLI", False, f"{executable}: `claude --version` gave no version", facts)
-    verified, message = compatibility.check_version(output.decode("utf-8", "replace"))
-    facts.update(version=".".join(map(str, version)), verified=verified)
-    # An unverified version is a warning, not a failure: the runtime checks still hold.
-    return Check("cli", "claude CLI", True, f"{executable}: {message}", facts)
+        return Check("cli", "claude CLI", False, f"{executable}: `claude --version` gave no version", facts), None
+    verified, message = compatibility.check_version(cli.shown_version)
+    facts.update(version=cli.shown_version, verified=verified)
+    # An unverified version is a warning, not a failure: the flag check and the runtime
+    # checks of every request still hold.
+    return Check("cli", "claude CLI", True, f"{executable}: {message}", facts), cli
+
+
+def _flags(cli: preflight.CliFacts | None) -> Check:
+    """Every option a request may pass, against what this CLI has (see ``compatibility.FLAGS``)."""
+    if cli is None:
+        return Check("flags", "claude options", False, "skipped: no claude CLI version", {"error": "no_cli"})
+    flags = preflight.request_flags()
+    lacking = [flag for flag in flags if not compatibility.has_flag(flag, cli.version, cli.listed)]
+    missing = [flag for flag in lacking if compatibility.FLAGS[flag].fallback is None]
+    dropped = [flag for flag in lacking if flag not in missing]
+    facts: dict[str, Any] = {"checked": len(flags), "missing": missing, "dropped": dropped}
+    if missing:
+        message = str(compatibility.MissingFlag(missing[0], cli.version))
+        if len(missing) > 1:
+            message += f" (it also lacks {', '.join(missing[1:])})"
+        return Check("flags", "claude options", False, message, facts)
+    line = f"has all {len(flags)} options hostlink passes"
+    if dropped:
+        reasons = "; ".join(f"{flag}: {compatibility.FLAGS[flag].fallback}" for flag in dropped)
+        line += f" but {', '.join(dropped)}, left out of requests ({reasons})"
+    return Check("flags", "claude options", True, line, facts)
 
 
 async def _auth(executable: str | None, env: Mapping[str, str]) -> Check:
@@ -237,51 +259,6 @@ async def _bridge() -> Check:
         return Check("bridge", "proposal bridge", True, line, {"ms": elapsed, "tools": len(served)})
     finally:
         remove_private_dir(directory)
-
-
-class _StepFailed(Exception):
-    def __init__(self, message: str, code: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-async def _run(executable: str, args: list[str], env: Mapping[str, str]) -> tuple[int, bytes]:
-    directory = create_private_dir("claude-doctor")
-    try:
-        return await _run_argv([executable, *args], env, directory, b"", CLI_TIMEOUT_SECONDS)
-    finally:
-        remove_private_dir(directory)
-
-
-async def _run_argv(
-    argv: list[str], env: Mapping[str, str], directory: Path, stdin: bytes, timeout: float
-) -> tuple[int, bytes]:
-    """Run one short command in its own process group; bounded time and output."""
-    try:
-        process = await ClaudeProcess.start(argv, env, directory, directory / "stderr.log")
-    except ProcessError:
-        raise _StepFailed("could not be started", "start_failed") from None
-    output = bytearray()
-    try:
-        with anyio.move_on_after(timeout) as scope:
-            if stdin:
-                await process.send_line(stdin.rstrip(b"\n"))
-            await process.close_stdin()
-            while (line := await process.receive_line()) is not None:
-                output += line + b"\n"
-                if len(output) > MAX_OUTPUT_BYTES:
-                    raise _StepFailed("wrote too much output", "too_much_output")
-            status = await process.wait()
-        if scope.cancelled_caught:
-            raise _StepFailed(f"did not finish within {int(timeout)} seconds", "timeout")
-        return status, bytes(output)
-    except ProcessError:
-        raise _StepFailed("failed while running", "run_failed") from None
-    finally:
-        try:
-            await process.terminate()
-        except ProcessError:
-            raise _StepFailed("could not be stopped", "stop_failed") from None
 
 
 def _code(value: Any) -> str | None:

@@ -1,11 +1,14 @@
 """The last provider request's metrics, kept for ``hostlink claude-code doctor``.
 
 Only an allowlist of bounded facts (sizes, counts, token usage, timings, outcome codes) is
-ever written, so a metrics file cannot carry prompts, messages, arguments, results, stderr,
+ever written, so a metrics file cannot carry prompts, messages, arguments, results,
 credentials or paths, whatever a caller passes in. ``plan`` is the plan's usage as last
 reported (:class:`~hostlink.claude_code.plan.PlanUsage`, re-validated on write and read); a
 request without a report keeps the one before, so ``hostlink claude-code usage`` and the
-extra-usage guard see the latest across requests and processes.
+extra-usage guard see the latest across requests and processes. The one text fact,
+``exit_stderr``, is the provider's bounded, sanitized tail of the stderr of a child that exited
+before it was given a prompt (so it holds no content, and private paths are already replaced):
+the reason a ``claude`` did not start, which the doctor shows.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hostlink.claude_code.plan import PlanUsage
+from hostlink.host.output import one_line
 from hostlink.host.private import PrivateStateError, read_private_json, replace_private_file, runtime_root
 
 FILE_NAME = "claude-code-last-request.json"
@@ -52,6 +56,9 @@ _CODES = {
 }
 
 
+_TEXTS = {"exit_stderr": 640}
+
+
 def sanitize(facts: Mapping[str, Any]) -> dict[str, Any]:
     """Keep allowlisted keys with plain bounded values; drop everything else silently."""
     kept: dict[str, Any] = {}
@@ -63,6 +70,8 @@ def sanitize(facts: Mapping[str, Any]) -> dict[str, Any]:
             kept[key] = value
         elif key == "plan" and (usage := PlanUsage.from_json(value)) is not None:
             kept[key] = usage.to_json()
+        elif key in _TEXTS and isinstance(value, str) and value:
+            kept[key] = one_line(value, _TEXTS[key])
     return kept
 
 

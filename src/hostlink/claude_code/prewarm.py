@@ -30,6 +30,7 @@ import anyio
 
 from hostlink.claude_code.catalog import SERVER_NAME, Catalog
 from hostlink.claude_code.conversation import Conversation, ConversationError, Expectation, check_cancelled
+from hostlink.claude_code.preflight import CliUnsupported, checked_argv
 from hostlink.claude_code.process import (
     ClaudeProcess,
     ClaudeTransportOptions,
@@ -83,6 +84,7 @@ class Child:
     directory: Path
     process: ClaudeProcess
     conversation: Conversation
+    cli_version: str | None = None  # what the preflight read from ``claude --version``
 
     async def close(self) -> str | None:
         """Stop the group and remove the directory; a message when either failed."""
@@ -101,6 +103,8 @@ class Child:
 async def start_child(spec: ChildSpec) -> Child:
     """Write what a start reads into a new private directory and start the child there.
 
+    The argv is first checked against the CLI (:func:`~hostlink.claude_code.preflight.checked_argv`),
+    so a CLI that lacks a needed flag is refused before anything starts, prewarmed or not.
     Raises :class:`ConversationError`; nothing is left behind when it does.
     """
     try:
@@ -120,6 +124,10 @@ async def start_child(spec: ChildSpec) -> Child:
                                     code="private_state") from None
         argv = build_argv(spec.executable, model=spec.model, system_prompt_file=prompt_path,
                           mcp_config_file=config_path, effort=spec.effort)
+        try:
+            argv, cli = await checked_argv(argv, dict(spec.environment))
+        except CliUnsupported as exc:
+            raise ConversationError(str(exc), code=exc.code) from None
         env = {**dict(spec.environment), **private_dirs(directory / "tmp")}
         try:
             process = await ClaudeProcess.start(argv, env, spec.cwd, directory / "stderr.log")
@@ -133,7 +141,7 @@ async def start_child(spec: ChildSpec) -> Child:
                 pass
         raise
     expect = Expectation(tools=spec.tools, mcp_servers=(SERVER_NAME,), testing=spec.options.testing)
-    return Child(directory, process, Conversation(process, expect, CONTROL_ID))
+    return Child(directory, process, Conversation(process, expect, CONTROL_ID), cli.shown_version)
 
 
 @dataclass(eq=False)

@@ -24,6 +24,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from hostlink.host.output import one_line
 from hostlink.host.private import open_private_file
 
 PROPOSAL_SERVER = Path(__file__).with_name("proposal_server.py")
@@ -60,6 +61,9 @@ MAX_LINE_BYTES = 8 * 1024 * 1024
 TERMINATE_GRACE_SECONDS = 0.5
 EXIT_AFTER_SIGTERM = 143  # the CLI exits 128 + SIGTERM when it handles the signal itself
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+STDERR_TAIL_BYTES = 4096
+STDERR_TAIL_LINES = 3
+STDERR_LINE_CHARS = 200
 
 
 class ProcessError(RuntimeError):
@@ -232,6 +236,30 @@ class ClaudeProcess:
     @property
     def pid(self) -> int:
         return self._process.pid
+
+    def stderr_tail(self, private: Mapping[str, str]) -> list[str]:
+        """The child's last stderr lines, so an early exit can say why (e.g. ``error: unknown
+        option``): bounded, sanitized (no escapes or control characters), each key of
+        ``private`` (the request's directory, HOME) replaced by its value.
+
+        Only for a child that exited before it was given a prompt: its stderr cannot hold
+        request content then.
+        """
+        try:
+            with open(self._stderr_path, "rb") as handle:
+                start = max(0, os.fstat(handle.fileno()).st_size - STDERR_TAIL_BYTES)
+                handle.seek(start)
+                data = handle.read(STDERR_TAIL_BYTES)
+        except OSError:
+            return []
+        if start:
+            data = data.partition(b"\n")[2]  # the first line is cut: leave it out
+        text = data.decode("utf-8", "replace")
+        for path, shown in sorted(private.items(), key=lambda item: -len(item[0])):
+            if path:
+                text = text.replace(path, shown)
+        lines = [one_line(line, STDERR_LINE_CHARS) for line in text.splitlines()]
+        return [line for line in lines if line][-STDERR_TAIL_LINES:]
 
     async def send_line(self, data: bytes) -> None:
         assert self._process.stdin is not None

@@ -284,8 +284,8 @@ class StreamMapper:
     def _message_delta(self, event: dict[str, Any]) -> list[Action]:
         delta = event.get("delta")
         reason = delta.get("stop_reason") if isinstance(delta, dict) else None
-        if not isinstance(reason, str):
-            raise ProtocolError("message_delta has no stop reason")
+        if not isinstance(reason, str):  # how claude 2.1.250 ends a message an API error cut off
+            raise ProtocolError("stream interrupted: the message ended without a stop reason")
         if self._blocks:
             raise ProtocolError("the message ended with an unfinished content block")
         self._add_usage(event.get("usage"))

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import anyio
 
-from hostlink.claude_code import plan, protocol
+from hostlink.claude_code import compatibility, plan, protocol
 from hostlink.claude_code.catalog import (
     TOOL_PREFIX,
     Catalog,
@@ -182,6 +182,7 @@ class _Request:
         self.initialized = False  # the child answered its initialize control request
         self.how = "fresh"  # how the child was got: prewarmed, replaced or fresh
         self.settings = settings
+        self.prompted = False  # the prompt was (being) written: stderr may hold content now
         self.guard: DisclosureGuard | None = None
         self.mapper = protocol.StreamMapper()
         self.started = time.monotonic()
@@ -247,7 +248,7 @@ class _Request:
             self.child = await start_child(self.spec)
             self.child.conversation.signal = self.signal
         self.how = how
-        self.provider.start_facts = {"child": how}
+        self.provider.start_facts = {"child": how, "cli_version": self.child.cli_version}
         self.guard = DisclosureGuard(self.directory)
         try:
             self.attachment_paths = [
@@ -269,9 +270,15 @@ class _Request:
             if not self.initialized:
                 await conversation.initialize(self.deadline)
             self.provider.start_facts["start_ms"] = int((time.monotonic() - self.started) * 1000)
+            self.prompted = True
             await conversation.prompt(blocks, self.deadline)
         except ChildGone as gone:
             raise await self._unexpected_exit(gone.when) from None
+        except ConversationError as exc:  # a CLI outside the verified range: say so with the refusal
+            hint = compatibility.unverified_hint(self.child.cli_version)
+            if hint is None or exc.error.code in ("aborted", "timeout"):
+                raise
+            raise _fail(f"{exc}; {hint}", code=exc.error.code, retryable=exc.error.retryable) from None
         if self.provider.hooks is not None:  # init validated: the response boundary, nothing mapped yet
             try:
                 await self.provider.hooks.after_provider_response(ProviderResponse(PROVIDER_NAME, self.model))
@@ -288,7 +295,17 @@ class _Request:
         returncode = await self._exit_status()
         if returncode is None:
             return _fail(f"claude stopped its output unexpectedly {when}", code="unexpected_exit")
-        return _fail(f"claude exited unexpectedly {when} (status {returncode})", code="unexpected_exit")
+        message = f"claude exited unexpectedly {when} (status {returncode})"
+        if not self.prompted:  # it never saw the prompt: its stderr says why, and holds no content
+            assert self.child is not None
+            private = {str(self.directory): "<private>", os.path.realpath(self.directory): "<private>"}
+            home = dict(self.spec.environment).get("HOME")
+            if home:
+                private[home] = "~"
+            stderr = self.process.stderr_tail(private)
+            self.provider.start_facts["exit_stderr"] = " | ".join(stderr)
+            message += "; " + compatibility.early_exit_advice(self.child.cli_version, stderr)
+        return _fail(message, code="unexpected_exit")
 
     async def _content(self) -> AsyncIterator[StreamEvent]:
         """Map records to deltas until the message's stop reason (tool_use stops at once)."""

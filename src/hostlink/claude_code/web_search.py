@@ -118,6 +118,7 @@ class WebSearch:
         import anyio
 
         from hostlink.claude_code.conversation import DisclosureGuard
+        from hostlink.claude_code.preflight import CliUnsupported, checked_argv
         from hostlink.claude_code.process import (
             ClaudeProcess,
             ProcessError,
@@ -144,13 +145,17 @@ class WebSearch:
             )
             environ = self._environ if self._environ is not None else os.environ
             env = child_environment(environ, self._options(), temp_dir=directory / "tmp")
+            try:  # the same check as a request's child: a flag it lacks is dropped or refused
+                argv, cli = await checked_argv(argv, child_environment(environ, self._options()))
+            except CliUnsupported as exc:
+                raise SearchError(f"the web search cannot run: {exc}") from None
             cwd = self.cwd() or Path.cwd()
             try:
                 process = await ClaudeProcess.start(argv, env, cwd, directory / "stderr.log")
             except ProcessError as exc:
                 raise SearchError(str(exc)) from None
             with anyio.move_on_after(TIMEOUT_SECONDS) as deadline:
-                answer = await self._converse(process, query_path)
+                answer = await self._converse(process, query_path, cli.shown_version, environ.get("HOME"))
             if deadline.cancelled_caught:
                 raise SearchError(f"the web search took longer than {int(TIMEOUT_SECONDS)} seconds")
             returncode = None
@@ -175,15 +180,29 @@ class WebSearch:
 
         return self.options or ClaudeTransportOptions()
 
-    async def _converse(self, process: ClaudeProcess, query_path: Path) -> str:
-        from hostlink.claude_code.conversation import EXITED, Conversation, ConversationError, Expectation
+    async def _converse(self, process: ClaudeProcess, query_path: Path, version: str | None, home: str | None) -> str:
+        import anyio
+
+        from hostlink.claude_code.compatibility import early_exit_advice
+        from hostlink.claude_code.conversation import EXITED, ChildGone, Conversation, ConversationError, Expectation
         from hostlink.claude_code.process import ProcessError
 
         expect = Expectation(tools=SEARCH_TOOLS, mcp_servers=(), testing=self._options().testing)
         conversation = Conversation(process, expect, _CONTROL_ID)
         text = f'Research the question in this query file: @"{query_path}"'
         try:
-            await conversation.open([{"type": "text", "text": text}])
+            try:
+                await conversation.initialize()
+            except ChildGone as gone:  # before the query was written: its stderr says why
+                status = None
+                with anyio.move_on_after(EXIT_TIMEOUT_SECONDS):
+                    status = await process.wait()
+                private = {str(query_path.parent): "<private>", os.path.realpath(query_path.parent): "<private>"}
+                if home:
+                    private[home] = "~"
+                advice = early_exit_advice(version, process.stderr_tail(private))
+                raise SearchError(f"the web search failed: claude exited {gone.when} (status {status}); {advice}") from None
+            await conversation.prompt([{"type": "text", "text": text}])
             while True:
                 record = await conversation.receive()
                 if record is None:
