@@ -16,6 +16,7 @@ KINDS = {
     "python": "a Python program: compiled, its hostlink imports resolved",
     "client": "a client command for hostlink serve: its Python program compiled, its SDK calls exist",
     "ci": "the README's set-up commands, which CI runs",
+    "script": "a contributor's command: a script of scripts/ that exists and is executable",
     "recipe": "a client's own commands or config, under a heading that names the test which runs them",
     "output": "what a command prints, not a command",
 }

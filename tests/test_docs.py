@@ -191,6 +191,13 @@ def test_recipe_blocks_stand_under_the_test_that_runs_them(block):
         assert tomllib.loads(block.text) == tomllib.loads(CONFIG.format(base_url="http://127.0.0.1:8484"))
 
 
+@pytest.mark.parametrize("block", of_kind("script"), ids=str)
+def test_script_blocks_name_scripts_that_exist(block):
+    for line in commands(block):
+        script = ROOT / _words(line)[0]
+        assert script.parent == ROOT / "scripts" and os.access(script, os.X_OK), f"{block}: {line!r}"
+
+
 def test_ci_blocks_are_the_readme_commands_ci_runs():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci/run").read_text()
