@@ -22,6 +22,7 @@ import click
 import jsonschema
 import pytest
 from docs_support import DOCS, KINDS, ROOT, Block, blocks, commands, page_text
+from netns_support import AVAILABLE, only_loopback_port
 from peers import requires
 
 from hostlink.mcp.config import VAR_REFERENCE, parse_document
@@ -262,16 +263,19 @@ def site(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _dump_dom(url: str, profile: Path) -> str:
-    done = subprocess.run(
-        [CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--dump-dom", url],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    """Chromium resolves names of its own even with background networking off: it runs where
+    only the site's port is reachable."""
+    with only_loopback_port(url.split(":")[2].split("/")[0]) as isolated:
+        done = subprocess.run(
+            [*isolated, CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}", "--dump-dom", url],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
 
-@requires(CHROMIUM is not None, "chromium")
+@requires(CHROMIUM is not None and AVAILABLE, "chromium, unshare and ip")
 @pytest.mark.parametrize(("path", "heading", "content"), [
     ("/", "hostlink", "Getting started"),
     ("/hosts/cli/", "The hostlink CLI", "Exit status"),
@@ -290,7 +294,7 @@ def test_the_browser_renders_pages_with_navigation_and_stylesheet(site, tmp_path
     assert content in main and "```" not in main and not re.search(r"^#+ ", main, re.M), f"{path}: raw Markdown"
     sheets = re.findall(r'<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"', dom)
     local = [s for s in sheets if not s.startswith(("http:", "https:"))]
-    assert any("main" in s for s in local), sheets
+    assert any("main" in s for s in local) and local == sheets, sheets  # nothing fetched from another site
     for sheet in local:
         url = urllib.request.urljoin(site + path, sheet)
         with urllib.request.urlopen(url, timeout=10) as answer:

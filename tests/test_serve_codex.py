@@ -8,20 +8,17 @@ tool and the built-in ``web_search``); none of it fails the request.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from netns_support import AVAILABLE, only_loopback_port
 from peers import NODE_BIN, requires
 from serve_support import api  # noqa: F401 - a fixture
 from serve_support import KEY, TOOL_PREFIX, fa, records, reset_between_tests, start_server, tool_results
 
 CODEX = NODE_BIN / "codex"
-BRIDGE = Path(__file__).parent / "fakes" / "loopback_netns.py"
 pytestmark = [pytest.mark.slow, requires((NODE_BIN / "claude").exists() and CODEX.exists(), "claude and codex CLIs"),
-              requires(shutil.which("unshare") is not None, "unshare")]
+              requires(AVAILABLE, "unshare and ip")]
 
 CONFIG = """model = "sonnet"
 model_provider = "hostlink"
@@ -46,29 +43,21 @@ def fresh_script(api, server):
 
 @pytest.fixture
 def codex(server, tmp_path):
-    """Codex looks up api.github.com and chatgpt.com at start: it runs in a network namespace
-    of its own whose one reachable address is the endpoint's, bridged through a Unix socket."""
+    """Codex looks up api.github.com and chatgpt.com at start: it runs where only the endpoint's
+    port is reachable."""
     (tmp_path / ".codex").mkdir()
     (tmp_path / ".codex" / "config.toml").write_text(CONFIG.format(base_url=server.base_url))
     env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(tmp_path), "CODEX_HOME": str(tmp_path / ".codex"),
            "HOSTLINK_KEY": KEY}
-    port, socket_path = server.base_url.rsplit(":", 1)[1], str(tmp_path / "bridge.sock")
-    outer = subprocess.Popen([sys.executable, str(BRIDGE), "outer", socket_path, port], stdout=subprocess.PIPE, text=True)
-    try:
-        assert outer.stdout is not None and outer.stdout.readline().strip() == "ready"
+    with only_loopback_port(server.base_url.rsplit(":", 1)[1]) as isolated:
 
         def run(prompt: str) -> str:
-            command = ["unshare", "-n", sys.executable, str(BRIDGE), "inner", port, socket_path, "--",
-                       str(CODEX), "exec", "--skip-git-repo-check", prompt]
-            done = subprocess.run(command, env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True,
-                                  text=True, timeout=180)
+            done = subprocess.run([*isolated, str(CODEX), "exec", "--skip-git-repo-check", prompt], env=env,
+                                  cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
             assert done.returncode == 0, done.stderr[-3000:]
             return done.stdout
 
         yield run
-    finally:
-        outer.terminate()
-        outer.wait(10)
 
 
 def test_codex_plain_prompt(codex, api):
