@@ -21,10 +21,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
-
 import time
 from contextlib import AsyncExitStack
+from pathlib import Path
 
 import anyio
 

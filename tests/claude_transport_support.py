@@ -19,6 +19,7 @@ from hostlink.host import CancelSignal, Context, ModelSpec, TextContent, ToolDef
 FAKES = Path(__file__).parent / "fakes"
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
+
 MODEL = ModelSpec("sonnet", "Claude Sonnet")
 ECHO = ToolDefinition("echo", "Echo the text back", {"type": "object", "properties": {"text": {"type": "string"}}})
 DOTTED = ToolDefinition("files.read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})

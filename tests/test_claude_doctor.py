@@ -11,12 +11,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from claude_transport_support import live_processes_mentioning
 from click.testing import CliRunner
-from peers import NODE_BIN, requires_claude
 
+from claude_transport_support import live_processes_mentioning
 from hostlink.claude_code import compatibility, doctor, metrics
 from hostlink.cli.claude_code import claude_code_group
+from peers import NODE_BIN, requires_claude
 
 CLAUDE_BIN = NODE_BIN
 PROMPT = "PROMPT-TEXT-that-must-never-appear-in-a-report"

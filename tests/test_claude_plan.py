@@ -9,8 +9,8 @@ import time
 
 import anyio
 import pytest
-from claude_transport_support import OPENING, FakeClaude, collect, context
 
+from claude_transport_support import OPENING, FakeClaude, collect, context
 from hostlink.claude_code import metrics, plan, protocol, usage
 from hostlink.claude_code.guard import PlanGuard
 from hostlink.claude_code.process import ENV_ALLOWLIST, ClaudeTransportOptions, child_environment

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+
 from claude_transport_support import (
     DOTTED,
     ECHO,
@@ -18,7 +19,6 @@ from claude_transport_support import (
     context,
     live_processes_mentioning,
 )
-
 from hostlink.claude_code.catalog import build_catalog
 from hostlink.host import CancelSignal, Done, ErrorEvent, TextDelta, ThinkingDelta, ToolCallEvent
 

@@ -16,15 +16,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_transport_support import (
+
+from claude_transport_support import (  # noqa: F401 - fixtures
     ECHO,
     FAKES,
+    api,
     collect,
     context,
+    home,
     live_processes_mentioning,
 )
-from claude_transport_support import api, home  # noqa: F401 - fixtures
-
 from hostlink.claude_code import conversation, protocol
 from hostlink.claude_code.catalog import build_catalog
 from hostlink.claude_code.process import ClaudeTransportOptions, build_argv, child_environment, mcp_config
@@ -42,8 +43,9 @@ from hostlink.host import (
 )
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
-from peers import CLAUDE, requires_claude  # noqa: E402
+import fake_anthropic as fa
+
+from peers import CLAUDE, requires_claude
 
 pytestmark = [pytest.mark.slow, requires_claude]
 

@@ -15,20 +15,20 @@ from pathlib import Path
 
 import anyio
 import pytest
+
 from claude_transport_support import (
     FAKES,
     FakeClaude,
     live_processes_mentioning,
 )
-from peers import CLAUDE, requires_claude
-
 from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.claude_code.web_search import MAX_QUERY_CHARS, TOOL_NAME, WebSearch
 from hostlink.host import CancelSignal
 from hostlink.host.output import MAX_INLINE_BYTES, OutputSession
+from peers import CLAUDE, requires_claude
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
+import fake_anthropic as fa
 
 QUERY = "which python version was released most recently"
 

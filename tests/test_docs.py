@@ -21,10 +21,10 @@ from pathlib import Path
 import click
 import jsonschema
 import pytest
-from docs_support import DOCS, KINDS, ROOT, Block, blocks, commands, page_text
-from peers import requires
 
+from docs_support import DOCS, KINDS, ROOT, Block, blocks, commands, page_text
 from hostlink.mcp.config import VAR_REFERENCE, parse_document
+from peers import requires
 
 ALL = blocks()
 SCHEMA = json.loads((ROOT / "src/hostlink/mcp/mcp.schema.json").read_text())

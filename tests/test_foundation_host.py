@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from hostlink.host import (
-    CancelSignal,
     Cancelled,
+    CancelSignal,
     CommandSpec,
     Registry,
     Session,

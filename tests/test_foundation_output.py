@@ -7,10 +7,10 @@ import stat
 import tracemalloc
 
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from hostlink.host import output
-from hostlink.host import ImageContent, TextContent
+from hostlink.host import ImageContent, TextContent, output
 from hostlink.host.output import (
     MAX_INLINE_BYTES,
     MAX_INLINE_LINES,

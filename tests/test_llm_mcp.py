@@ -8,11 +8,11 @@ from pathlib import Path
 
 import llm
 import pytest
-from llm_support import leftover_files, leftover_processes
 
 from hostlink.adapters.llm_host import LlmHost, ToolError
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import StdioServer
+from llm_support import leftover_files, leftover_processes
 
 
 @pytest.fixture

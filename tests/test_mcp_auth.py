@@ -13,13 +13,12 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_auth_support import *  # noqa: F403 - fixtures
-from mcp_auth_support import FAKES, follow_link, http_server, sign_in
-
 from hostlink.mcp.auth import AuthManager
 from hostlink.mcp.errors import AuthError, AuthRequired
 from hostlink.mcp.runtime import McpRuntime
 from hostlink.mcp.store import SecureStore, record_key
+from mcp_auth_support import *  # noqa: F403 - fixtures
+from mcp_auth_support import FAKES, follow_link, http_server, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
 
@@ -614,9 +613,8 @@ async def test_a_refused_refresh_leads_to_a_new_link(fake_oauth):
 
 
 async def test_the_mcp_tool_hands_the_model_a_link_and_the_host_hears_the_result(fake_oauth, tmp_path):
-    from mcp_runtime_support import Host, text
-
     from hostlink.mcp.extension import McpExtension
+    from mcp_runtime_support import Host, text
 
     server = http_server(fake_oauth.mcp, auth="oauth")
     async with Host(McpExtension(servers={"web": server}), tmp_path) as host:
@@ -639,9 +637,8 @@ def _links(result, issuer: str) -> list[str]:
 async def test_the_mcp_tool_auth_action_retries_a_failed_sign_in_without_saving_configuration(fake_oauth, tmp_path):
     import json
 
-    from mcp_runtime_support import Host, text
-
     from hostlink.mcp.extension import McpExtension
+    from mcp_runtime_support import Host, text
 
     config_dir = tmp_path / "config" / "mcp"
     config_dir.mkdir(parents=True)
@@ -671,9 +668,8 @@ async def test_the_mcp_tool_auth_action_retries_a_failed_sign_in_without_saving_
 
 
 async def test_ten_concurrent_mcp_tool_auth_actions_give_one_link(fake_oauth, tmp_path):
-    from mcp_runtime_support import Host
-
     from hostlink.mcp.extension import McpExtension
+    from mcp_runtime_support import Host
 
     server = http_server(fake_oauth.mcp, auth="oauth")
     async with Host(McpExtension(servers={"web": server}), tmp_path) as host:
@@ -694,11 +690,10 @@ async def test_ten_concurrent_mcp_tool_auth_actions_give_one_link(fake_oauth, tm
 
 
 async def test_the_host_mcp_command_signs_in_by_link_and_signs_out(fake_oauth, tmp_path):
-    from mcp_runtime_support import Host
-
     from hostlink.host import CancelSignal, CommandFailed
     from hostlink.mcp.extension import McpExtension
     from hostlink.mcp.schema import parse_server
+    from mcp_runtime_support import Host
 
     server = http_server(fake_oauth.mcp, auth="oauth")
     local = parse_server({"command": sys.executable, "args": ["-c", "pass"]})

@@ -10,13 +10,12 @@ import time
 import httpx2
 import pytest
 
-from mcp_auth_support import *  # noqa: F403 - fixtures
-from mcp_auth_support import http_server, sign_in
-
 from hostlink.mcp import revocation
 from hostlink.mcp.auth import AuthManager
 from hostlink.mcp.revocation import Revocation
 from hostlink.mcp.store import SecureStore, record_key
+from mcp_auth_support import *  # noqa: F403 - fixtures
+from mcp_auth_support import http_server, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
 

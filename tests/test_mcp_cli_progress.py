@@ -11,16 +11,15 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 import anyio
 import pytest
-from mcp_runtime_support import FIXTURE, fixture_children
-from terminal_support import on_a_terminal
-from test_mcp_cli_ux import EVERY, configure, hostlink, needs_everything
 
 from hostlink.cli.progress_line import ERASE_LINE
 from hostlink.host.progress import CallWatch, watching
+from mcp_runtime_support import FIXTURE, fixture_children
+from terminal_support import on_a_terminal
+from test_mcp_cli_ux import EVERY, configure, hostlink, needs_everything
 
 LONG = "trigger-long-running-operation"
 FX = {"command": sys.executable, "args": [FIXTURE]}

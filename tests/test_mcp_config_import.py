@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_config_support import environment, hostlink, user_file
 
 from hostlink.cli.mcp_import import SOURCES
 from hostlink.mcp.config_import import PROGRAMS, convert, source_path, strip_comments
+from mcp_config_support import environment, hostlink, user_file
 
 PROJECT = "project"  # the working directory hostlink() runs in, under tmp_path
 
@@ -213,7 +213,7 @@ def test_a_yes_on_the_terminal_writes(tmp_path):
 
 
 def test_the_command_offers_every_program_and_loads_cheaply():
-    assert SOURCES == tuple(PROGRAMS)
+    assert tuple(PROGRAMS) == SOURCES
     loaded = subprocess.run([sys.executable, "-c", "import sys, hostlink.cli.mcp; print('pydantic' in sys.modules)"],
                             capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "False"  # `hostlink mcp --help` pays for click alone

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from mcp_config_support import hostlink, user_file
 
 PROJECT_ONLY = [

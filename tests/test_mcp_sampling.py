@@ -13,14 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from claude_transport_support import FAKES, live_processes_mentioning
 from host_support import Notices
-from mcp_runtime_support import FIXTURE
-from peers import CLAUDE, requires_claude
-
 from hostlink.host import (
-    AssistantMessage,
     Answer,
+    AssistantMessage,
     CancelSignal,
     Done,
     ModelSpec,
@@ -32,9 +30,11 @@ from hostlink.host import (
 from hostlink.host.session import HostSession
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import SamplingSettings, StdioServer
+from mcp_runtime_support import FIXTURE
+from peers import CLAUDE, requires_claude
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
+import fake_anthropic as fa
 
 ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 

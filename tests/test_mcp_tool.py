@@ -9,12 +9,12 @@ from pathlib import Path
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
-from mcp_runtime_support import FIXTURE, Host, fixture_children, http_fixture, stdio, text
 
 from hostlink.host import CancelSignal, CommandFailed, ImageContent, Registry
+from hostlink.host.output import MAX_INLINE_BYTES
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.tool import PARAMETERS
-from hostlink.host.output import MAX_INLINE_BYTES
+from mcp_runtime_support import FIXTURE, Host, fixture_children, http_fixture, stdio, text
 
 pytestmark = pytest.mark.anyio
 

@@ -8,11 +8,11 @@ import stat
 
 import anyio
 import pytest
-from mcp_runtime_support import Host, fixture_children, stdio, text
 
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.runtime import McpRuntime
 from hostlink.mcp.tool_cache import ToolCache, cache_directory, fingerprint
+from mcp_runtime_support import Host, fixture_children, stdio, text
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp_config_support import environment
-
 from hostlink.host.trust import find_project, project_trust, records_file
+from mcp_config_support import environment
 
 SERVER = {"mcpServers": {"proj": {"command": "/bin/true"}}}
 

@@ -4,8 +4,8 @@ nothing a schema refers to is ever fetched."""
 from __future__ import annotations
 
 import pytest
-from adversarial.support import untouched_url
 
+from adversarial.support import untouched_url
 from hostlink.mcp import validation
 from hostlink.mcp.validation import InvalidSchema, violations
 

@@ -16,22 +16,26 @@ import time
 from pathlib import Path
 
 import pytest
-from claude_transport_support import FAKES, live_processes_mentioning
-from claude_transport_support import api  # noqa: F401 - fixtures
-from llm_support import leftover_processes
 from pydantic import BaseModel
 from pydantic_ai import Agent, BinaryContent
 from pydantic_ai.exceptions import ModelAPIError, ModelAuthenticationError, ModelQuotaExceededError, UserError
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from claude_transport_support import (
+    FAKES,
+    api,  # noqa: F401 - fixtures
+    live_processes_mentioning,
+)
 from hostlink.adapters.pydantic_ai import ClaudeCodeModel, HostlinkMcp
 from hostlink.claude_code import metrics
 from hostlink.claude_code.process import ClaudeTransportOptions
+from llm_support import leftover_processes
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
-from peers import CLAUDE, requires_claude  # noqa: E402
+import fake_anthropic as fa
+
+from peers import CLAUDE, requires_claude
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 

@@ -14,14 +14,15 @@ import socket
 import anthropic
 import openai
 import pytest
+
 from peers import requires_claude
-from serve_support import api  # noqa: F401 - a fixture
 from serve_support import (
     KEY,
     PNG,
     TOOL_PREFIX,
     WEATHER_SCHEMA,
     ServeProcess,
+    api,  # noqa: F401 - a fixture
     api_images,
     fa,
     reset_between_tests,

@@ -14,9 +14,18 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from peers import NODE_BIN, requires
-from serve_support import api  # noqa: F401 - a fixture
-from serve_support import KEY, TOOL_PREFIX, fa, records, reset_between_tests, start_server, tool_results
+from serve_support import (
+    KEY,
+    TOOL_PREFIX,
+    api,  # noqa: F401 - a fixture
+    fa,
+    records,
+    reset_between_tests,
+    start_server,
+    tool_results,
+)
 
 CODEX = NODE_BIN / "codex"
 BRIDGE = Path(__file__).parent / "fakes" / "loopback_netns.py"

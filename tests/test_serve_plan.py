@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from peers import CLAUDE, NODE_BIN, requires_claude
-from serve_support import KEY, ServeProcess, fa
 
 from hostlink.claude_code import plan
+from peers import CLAUDE, NODE_BIN, requires_claude
+from serve_support import KEY, ServeProcess, fa
 
 pytestmark = [pytest.mark.slow, requires_claude]
 

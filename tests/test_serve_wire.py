@@ -13,9 +13,19 @@ import threading
 
 import anthropic
 import pytest
+
 from peers import requires_claude
-from serve_support import api  # noqa: F401 - a fixture
-from serve_support import KEY, PNG, TOOL_PREFIX, ServeProcess, fa, records, reset_between_tests, start_server
+from serve_support import (
+    KEY,
+    PNG,
+    TOOL_PREFIX,
+    ServeProcess,
+    api,  # noqa: F401 - a fixture
+    fa,
+    records,
+    reset_between_tests,
+    start_server,
+)
 
 pytestmark = [pytest.mark.slow, requires_claude]
 

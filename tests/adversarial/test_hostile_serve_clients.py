@@ -12,6 +12,7 @@ import socket
 import urllib.request
 
 import pytest
+
 from serve_support import KEY, api, start_server  # noqa: F401 - api is a fixture
 
 

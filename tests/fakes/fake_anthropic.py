@@ -182,11 +182,11 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:  # quiet
             pass
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        def do_GET(self) -> None:
             fake._record(self.path, dict(self.headers), None)
             self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not found"}})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
             try:

@@ -10,7 +10,6 @@ A client without the elicitation capability makes each answer with the error it 
 
 import json
 
-
 MODERN = "2026-07-28"
 
 

@@ -29,7 +29,6 @@ from typing import Any, Literal, TypeVar
 
 import click
 import llm
-from pydantic import Field
 from llm.parts import (
     AttachmentPart,
     ReasoningPart,
@@ -38,6 +37,7 @@ from llm.parts import (
     ToolCallPart,
     ToolResultPart,
 )
+from pydantic import Field
 
 from hostlink.cli.process_exit import freeze_heap_at_exit
 from hostlink.host import (
@@ -64,7 +64,6 @@ from hostlink.host import (
     ToolSpec,
     UserMessage,
 )
-
 from hostlink.host.session import TERMINATING_SIGNALS, HostSession
 from hostlink.host.trust import project_trust
 

@@ -46,7 +46,6 @@ def serve_command(port: int, address: str, max_concurrent: int, token_env: str |
     private file removed.
     """
     from hostlink.claude_code.extension import ClaudeCodeExtension
-
     from hostlink.claude_code.plan import ExtraUsageSettingError
 
     try:

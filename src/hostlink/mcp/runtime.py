@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 
 from hostlink.host.output import one_line
+from hostlink.mcp.config import enabled_config
 from hostlink.mcp.errors import (
     AuthError,
     AuthRequired,
@@ -31,7 +32,6 @@ from hostlink.mcp.errors import (
     RequestTimedOut,
     first_error,
 )
-from hostlink.mcp.config import enabled_config
 from hostlink.mcp.progress import call_with_progress
 from hostlink.mcp.roots import Roots
 from hostlink.mcp.schema import HttpServer, ServerConfig
