@@ -80,10 +80,10 @@ def test_no_import_cycle_among_hostlink_modules():
     def visit(node: str, path: list[str], on_path: set[str], done: set[str]) -> None:
         for target in sorted(edges[node]):
             if target in on_path:
-                cycles.append(path[path.index(target):] + [target])
+                cycles.append([*path[path.index(target):], target])
             elif target not in done:
                 on_path.add(target)
-                visit(target, path + [target], on_path, done)
+                visit(target, [*path, target], on_path, done)
                 on_path.discard(target)
         done.add(node)
 

@@ -72,7 +72,7 @@ def test_pinned_cli_version_is_in_the_verified_range():
 
 
 @pytest.mark.parametrize(
-    "text, ok, words",
+    ("text", "ok", "words"),
     [
         ("2.1.332 (Claude Code)", True, "verified"),
         ("2.1.100 (Claude Code)", False, "older"),
@@ -145,7 +145,7 @@ def test_signed_in_unverified_version_is_a_warning(tmp_path, runtime_dir):
 
 
 @pytest.mark.parametrize(
-    "auth, words",
+    ("auth", "words"),
     [
         ({"loggedIn": False, "authMethod": "none", "apiProvider": "firstParty"}, "claude auth login"),
         ({**SIGNED_IN, "apiProvider": "bedrock"}, "third-party"),

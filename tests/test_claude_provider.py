@@ -112,7 +112,7 @@ async def test_tool_proposal_becomes_host_call_after_termination(fake, runtime_d
 
 
 @pytest.mark.parametrize(
-    "override, wording",
+    ("override", "wording"),
     [
         ({"tools": ["mcp__hostlink__echo", "Bash"]}, "tool inventory"),
         ({"tools": []}, "tool inventory"),
@@ -136,7 +136,7 @@ async def test_bad_init_inventory_fails_before_content(fake, runtime_dir, overri
 
 
 @pytest.mark.parametrize(
-    "control, wording, code",
+    ("control", "wording", "code"),
     [
         ({"account": {"apiKeySource": "ANTHROPIC_API_KEY"}}, "API key", "protocol_error"),
         ({"account": {"tokenSource": "none"}}, "subscription", "not_signed_in"),
@@ -332,7 +332,7 @@ async def test_interrupted_stream_fails(fake, runtime_dir, steps):
 
 
 @pytest.mark.parametrize(
-    "fields, code, retryable",
+    ("fields", "code", "retryable"),
     [
         ({"terminal_reason": "prompt_too_long", "result": "Prompt is too long"}, "context_length_exceeded", False),
         ({"api_error_status": 429, "result": "API Error: Claude AI usage limit reached|1767225600"}, "quota_exceeded", False),

@@ -113,7 +113,7 @@ async def test_search_answer_with_the_query_only_in_a_private_file(fake, output,
 
 
 @pytest.mark.parametrize(
-    "override, message",
+    ("override", "message"),
     [
         ({"tools": ["WebFetch", "WebSearch", "Bash"]}, "tool inventory"),
         ({"tools": ["WebSearch"]}, "tool inventory"),
@@ -204,7 +204,7 @@ async def test_cancel_during_the_search_stops_the_process(fake, output, runtime_
 
 
 @pytest.mark.parametrize(
-    "args, message",
+    ("args", "message"),
     [
         ({}, "non-empty string"),
         ({"query": "   "}, "non-empty string"),

@@ -111,7 +111,7 @@ _PROBE = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("module, factory", EXTENSIONS)
+@pytest.mark.parametrize(("module", "factory"), EXTENSIONS)
 def test_registration_has_no_side_effects(module, factory, tmp_path):
     result = subprocess.run(
         [sys.executable, "-c", _PROBE, module, factory],

@@ -53,7 +53,7 @@ async def test_the_sdk_client_with_the_key(gateway):
             assert echoed.content[0].text == "over http"
 
 
-@pytest.mark.parametrize("headers, status", [
+@pytest.mark.parametrize(("headers", "status"), [
     ({"Authorization": None}, 401),
     ({"Authorization": "Bearer wrong-key-wrong-key"}, 401),
     ({"Host": "evil.example:80"}, 403),

@@ -68,7 +68,7 @@ async def test_an_answer_that_does_not_fit_the_form_is_cancelled_and_the_person_
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("tool, reason", [("ask_secret", "asks for a secret"), ("ask_page", "web page")])
+@pytest.mark.parametrize(("tool", "reason"), [("ask_secret", "asks for a secret"), ("ask_page", "web page")])
 async def test_a_secret_or_a_web_page_is_declined_without_asking(tool, reason):
     async def ask(question: Question) -> Answer:
         raise AssertionError("the person must not be asked")
@@ -78,7 +78,7 @@ async def test_a_secret_or_a_web_page_is_declined_without_asking(tool, reason):
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("opted_in, can_ask", [(False, True), (True, False)])
+@pytest.mark.parametrize(("opted_in", "can_ask"), [(False, True), (True, False)])
 async def test_without_opt_in_or_a_host_that_can_ask_nothing_is_offered(opted_in, can_ask):
     async def ask(question: Question) -> Answer:
         raise AssertionError("the person must not be asked")
@@ -113,7 +113,7 @@ def test_answers_typed_on_a_terminal_with_a_misfit_asked_again(env, tmp_path):
     assert "\x1b]0;" not in shown and "\x1b[31m" not in shown
 
 
-@pytest.mark.parametrize("answers, action", [([b"n\n"], "decline"), ([b"y\n", b"\x04"], "cancel")])
+@pytest.mark.parametrize(("answers", "action"), [([b"n\n"], "decline"), ([b"y\n", b"\x04"], "cancel")])
 def test_a_decline_and_a_cancel_on_a_terminal(env, tmp_path, answers, action):
     code, out, shown = typed(env, tmp_path, answers, "mcp", "call", "asker", "ask_user", "{}")
     assert code == 0, shown

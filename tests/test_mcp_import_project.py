@@ -18,7 +18,7 @@ PROJECT_ONLY = [
 ]
 
 
-@pytest.mark.parametrize("program, relative, document", PROJECT_ONLY)
+@pytest.mark.parametrize(("program", "relative", "document"), PROJECT_ONLY)
 def test_the_project_file_alone_is_read(tmp_path, program, relative, document):
     path = tmp_path / "project" / relative
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -117,7 +117,7 @@ async def test_a_request_with_tools_is_refused_without_asking():
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("configured, can_ask", [(False, True), (True, False)])
+@pytest.mark.parametrize(("configured", "can_ask"), [(False, True), (True, False)])
 async def test_off_unless_configured_and_someone_can_approve(configured, can_ask):
     provider = Scripted()
     said = await sample_through_a_host([provider], {"prompt": "hi"}, approving([]) if can_ask else None,

@@ -17,7 +17,7 @@ from serve_support import KEY, api, start_server  # noqa: F401 - api is a fixtur
 
 
 @pytest.fixture(scope="module")
-def server(api, tmp_path_factory):  # noqa: F811 - the fixture above
+def server(api, tmp_path_factory):
     yield from start_server(api, tmp_path_factory)
 
 

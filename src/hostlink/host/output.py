@@ -55,7 +55,7 @@ _ASCII_SINGLES = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F])
 _COMPLETE_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b(?!\[)[ -/]*[0-~]")
 _ESC_STRING_KINDS = ("]", "P", "X", "^", "_")  # what follows ESC to open a string sequence
 _C1_STRING_OPENERS = ("\x90", "\x98", "\x9d", "\x9e", "\x9f")
-_C1_OPENERS = _C1_STRING_OPENERS + ("\x9b",)
+_C1_OPENERS = (*_C1_STRING_OPENERS, "\x9b")
 _STRING_END = re.compile(r"[\x07\x9c\x1b]")
 
 # A fast, byte-level proof that an encoded chunk needs no stripping: no C0 control but TAB
