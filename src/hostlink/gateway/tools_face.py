@@ -17,7 +17,7 @@ import anyio
 from hostlink.gateway.naming import exposed_names, prefixed_uri, split_uri
 from hostlink.host.output import one_line, strip_controls
 from hostlink.mcp.errors import AuthRequired, McpError
-from hostlink.mcp.render import model_visible
+from hostlink.mcp.tool_visibility import model_visible
 
 if TYPE_CHECKING:
     from hostlink.gateway.session import StderrNotifier

@@ -14,8 +14,8 @@ from hostlink.host import CancelSignal, CommandFailed, CommandSpec, Notifier, Re
 from hostlink.host.output import bound_text
 from hostlink.mcp import render
 from hostlink.mcp.errors import McpError
-from hostlink.mcp.render import model_visible
 from hostlink.mcp.tool import mcp_tool
+from hostlink.mcp.tool_visibility import model_visible
 
 if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
