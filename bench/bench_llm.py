@@ -86,7 +86,8 @@ def run(quick: bool) -> list[Row]:
         runtime = os.path.join(home, "runtime")
         path = f"{CLAUDE.parent}{os.pathsep}{os.environ['PATH']}"
         options = ClaudeTransportOptions(test_api_base_url=fake.base_url, test_api_key="sk-ant-bench")
-        bare_env = child_environment({"HOME": home, "PATH": path}, options, temp_dir=Path(home))  # the CLI litters TMPDIR
+        # the CLI litters TMPDIR
+        bare_env = child_environment({"HOME": home, "PATH": path}, options, temp_dir=Path(home))
         bare_argv = [str(CLAUDE), "-p", "--output-format", "stream-json", "--verbose", "--model", MODEL, "hello"]
         llm_env = {**os.environ, "HOME": home, "LLM_USER_PATH": home, "HOSTLINK_RUNTIME_DIR": runtime}
         llm_argv = [sys.executable, "-c", _WRAPPER, fake.base_url, str(EVERYTHING), home, path,

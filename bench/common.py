@@ -77,6 +77,6 @@ def format_table(rows: Sequence[Row]) -> str:
         for row in rows
     ]
     widths = [max(len(line[column]) for line in [header, *body]) for column in range(len(header))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in [header, *body]]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in [header, *body]]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)

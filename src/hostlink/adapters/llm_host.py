@@ -185,7 +185,7 @@ class _Loop:
                 return
             try:
                 task = self._loop.create_task(make())
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - the caller's future carries it, whatever it is
                 future.set_exception(exc)
                 return
             self._tasks[future] = task
@@ -280,7 +280,7 @@ class LlmHost:
                                            ask=terminal_ask(), trust_again=lambda: project_trust(cwd, os.environ).trusted)
                 try:
                     self._loop.submit(start).result()
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - kept, and raised to every later call below
                     self._session_error = exc
             if self._session_error is not None:
                 raise self._session_error

@@ -172,9 +172,9 @@ class ClaudeCodeStreamedResponse(StreamedResponse):
     async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
         block, kind = -1, ""
         async for event in self._events:
-            if isinstance(event, (TextDelta, ThinkingDelta, ToolCallEvent)):
-                if event.type != kind or isinstance(event, ToolCallEvent):
-                    block, kind = block + 1, event.type
+            if isinstance(event, (TextDelta, ThinkingDelta, ToolCallEvent)) and (
+                    event.type != kind or isinstance(event, ToolCallEvent)):
+                block, kind = block + 1, event.type
             if isinstance(event, TextDelta):
                 for item in self._parts_manager.handle_text_delta(vendor_part_id=block, content=event.delta):
                     yield item
