@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from hostlink.mcp.auth import AuthManager
-from hostlink.mcp.errors import AuthError, AuthRequired
+from hostlink.mcp.errors import AuthError, AuthRequired, McpError
 from hostlink.mcp.runtime import McpRuntime
 from hostlink.mcp.store import SecureStore, record_key
 from mcp_auth_support import *  # noqa: F403 - fixtures
@@ -100,7 +100,7 @@ async def test_client_credentials_refuse_another_issuer(fake_oauth):
         "issuer": "https://issuer.invalid"})
     runtime = McpRuntime({"m": server}, auth=AuthManager(environ={"M_SECRET": "machine-secret"}))
     try:
-        with pytest.raises(Exception):
+        with pytest.raises(McpError):
             await whoami(runtime, "m")
     finally:
         await runtime.aclose()
@@ -184,7 +184,7 @@ async def test_failed_start_latches_until_explicit_retry(fake_oauth, caplog):
     assert "issuer" in str(first.value)
     assert "elsewhere" not in caplog.text  # the SDK's log copy of the provider text is withheld
     seen = fake_oauth.counters()["metadata"]
-    with pytest.raises(AuthError, match="authorization_failed.*hostlink mcp auth f"):
+    with pytest.raises(AuthError, match=r"authorization_failed.*hostlink mcp auth f"):
         await manager.http_auth("f", server)
     assert fake_oauth.counters()["metadata"] == seen
     assert await manager.credential_state("f", server) == "authorization failed"
@@ -370,8 +370,8 @@ async def test_stale_callback_after_sign_out_cannot_restore_tokens(fake_oauth):
         await waiting.wait_login("t", server, 30)
     assert await SecureStore().read_raw(record_key("t", server)) is None
     assert await other.credential_state("t", server) == "signed out"
-    for manager in (manager, waiting, other):
-        await manager.aclose()
+    for each in (manager, waiting, other):
+        await each.aclose()
 
 
 # --- binding ------------------------------------------------------------------------------------

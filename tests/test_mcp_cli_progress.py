@@ -110,7 +110,7 @@ async def test_progress_never_outlasts_the_hard_maximum():
     server = StdioServerParameters(command=EVERY["command"], args=EVERY["args"])
     async with Client(server, mode="auto") as client:
         started = anyio.current_time()
-        with pytest.raises(RequestTimedOut, match="kept reporting progress but did not finish .* within 2 s"):
+        with pytest.raises(RequestTimedOut, match=r"kept reporting progress but did not finish .* within 2 s"):
             await call_with_progress(client, "everything", LONG, {"duration": 6, "steps": 12}, 1000, max_seconds=2)
         assert 1.9 <= anyio.current_time() - started < 8
         seen: list[tuple[float, float | None]] = []

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hostlink.cli.mcp_import import SOURCES
-from hostlink.mcp.config_import import PROGRAMS, convert, source_path, strip_comments
+from hostlink.mcp.config_import import PROGRAMS, Unsupported, convert, source_path, strip_comments
 from mcp_config_support import environment, hostlink, user_file
 
 PROJECT = "project"  # the working directory hostlink() runs in, under tmp_path
@@ -252,6 +252,5 @@ def test_convert_never_guesses():
                          ("gemini", {"httpUrl": "https://a.example", "url": "https://b.example", "type": "http"}),
                          ("vscode", {"type": "websocket", "url": "wss://a.example"}),
                          ("claude-desktop", ["not", "an", "object"])]:
-        with pytest.raises(Exception) as refused:
+        with pytest.raises(Unsupported):
             convert(program, raw)
-        assert type(refused.value).__name__ == "Unsupported"

@@ -68,7 +68,7 @@ async def test_a_call_checks_the_live_listing_not_the_cache(tmp_path, runtime_di
         await host.run(action="tools", server="one")
     path = cache_files(tmp_path)[0]
     entries = [json.loads(p.read_text()) for p in cache_files(tmp_path)]
-    for p, entry in zip(cache_files(tmp_path), entries):
+    for p, entry in zip(cache_files(tmp_path), entries, strict=True):
         entry["tools"].append({"name": "ghost", "title": None, "description": "cached only", "inputSchema": {}})
         p.write_text(json.dumps(entry))
     async with Host(extension(tmp_path, config), tmp_path) as host:

@@ -66,7 +66,7 @@ def test_trust_lasts_from_any_subdirectory_until_the_files_change(tmp_path):
 
 
 def test_trust_of_a_directory_argument_and_through_a_symlink(tmp_path):
-    root, deep = project(tmp_path)
+    root, _deep = project(tmp_path)
     link = tmp_path / "link"
     link.symlink_to(root)
     assert run(tmp_path, tmp_path, "mcp", "trust", str(link / "src")).returncode == 0

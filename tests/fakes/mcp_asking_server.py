@@ -50,7 +50,7 @@ def build_server():
                             "elicitation")
         try:
             result = await ctx.request_context.session.elicit_form(message, schema, related_request_id=ctx.request_id)
-        except Exception as error:  # what the client said instead of an answer
+        except Exception as error:  # noqa: BLE001 - what the client said instead of an answer
             return json.dumps({"error": str(error)[:300]})
         return json.dumps({"action": result.action, "content": result.content})
 
@@ -77,7 +77,7 @@ def build_server():
         try:
             result = await ctx.request_context.session.elicit_url(
                 "Open this", "https://example.invalid/pay", "e1", related_request_id=ctx.request_id)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the client's refusal is the answer
             return json.dumps({"error": str(error)[:300]})
         return json.dumps({"action": result.action})
 
@@ -93,7 +93,7 @@ def build_server():
             answer = await ctx.request_context.session.create_message(
                 messages, max_tokens=max_tokens, system_prompt="Answer briefly.\x1b[2J",
                 related_request_id=ctx.request_id)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the client's refusal is the answer
             return json.dumps({"error": str(error)[:300]})
         return said(answer)
 
