@@ -276,8 +276,9 @@ class LlmHost:
                 trust = project_trust(cwd, os.environ)
                 if trust.warning is not None:
                     notifier.notify(trust.warning, "warning")
-                start = self.session.start(cwd=cwd, project_trusted=trust.trusted, notifier=notifier,
-                                           ask=terminal_ask(), trust_again=lambda: project_trust(cwd, os.environ).trusted)
+                start = self.session.start(
+                    cwd=cwd, project_trusted=trust.trusted, notifier=notifier, ask=terminal_ask(),
+                    trust_again=lambda: project_trust(cwd, os.environ).trusted)
                 try:
                     self._loop.submit(start).result()
                 except Exception as exc:  # noqa: BLE001 - kept, and raised to every later call below

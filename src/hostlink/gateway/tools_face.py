@@ -157,7 +157,8 @@ class ToolsFace:
 
         listings = await each_server(runtime, notifier, lambda s: _all(runtime.list_resources, s, "resources"),
                                      "the resources", "resources")
-        return _bounded([mcp_types.Resource(uri=prefixed_uri(server, str(item.uri)), name=f"{server}__{_name(item.name)}",
+        return _bounded([mcp_types.Resource(uri=prefixed_uri(server, str(item.uri)),
+                                            name=f"{server}__{_name(item.name)}",
                                             title=_name(item.title), description=_text(item.description),
                                             mime_type=_name(item.mime_type), size=item.size)
                          for server, items in listings.items() for item in items if _plain_uri(str(item.uri))],

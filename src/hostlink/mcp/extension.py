@@ -181,7 +181,8 @@ class McpExtension:
         try:
             loaded = load_config(session.cwd, trusted, self._environ)
         except ConfigError as exc:
-            raise CommandFailed(f"the MCP configuration was not reloaded (the previous one stays in use): {exc}") from None
+            raise CommandFailed(
+                f"the MCP configuration was not reloaded (the previous one stays in use): {exc}") from None
         if self._auth is None:
             self._auth = self._auth_factory(loaded.servers, session.notifier, self._signed_in, session.command,
                                             session.lasting)

@@ -336,7 +336,8 @@ class McpRuntime:
                 raise RequestTimedOut(
                     f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
                 ) from None
-            raise CallFailed(f"MCP server {name!r} rejected {what}: {one_line(exc.message, SERVER_TEXT_LIMIT)}") from None
+            reason = one_line(exc.message, SERVER_TEXT_LIMIT)
+            raise CallFailed(f"MCP server {name!r} rejected {what}: {reason}") from None
         except ValidationError:
             raise CallFailed(f"MCP server {name!r} sent an invalid result for {what}") from None
         except RuntimeError as exc:
@@ -354,7 +355,8 @@ class McpRuntime:
         if conn.snapshot.state == "failed" and conn.snapshot.error is not None:
             return conn.snapshot.error  # a sibling already latched it
         refusal = conn.transport.refusal
-        cause = f": {refusal}" if refusal is not None else f" closed the connection during {what}" + conn.transport.note()
+        cause = (f": {refusal}" if refusal is not None
+                 else f" closed the connection during {what}" + conn.transport.note())
         error = with_words(ConnectFailed(f"MCP server {name!r}{cause}; use reconnect to start it again"),
                            conn.transport)
         if conn.snapshot.state == "connected":

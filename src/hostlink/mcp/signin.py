@@ -395,7 +395,8 @@ class SignIns:
         from mcp.shared.auth import OAuthClientInformationFull
 
         if settings.client_id is not None:
-            secret = self._env(name, settings.client_secret_env, "a client secret") if settings.client_secret_env else None
+            secret = (self._env(name, settings.client_secret_env, "a client secret")
+                      if settings.client_secret_env else None)
             return OAuthClientInformationFull(
                 client_id=settings.client_id, client_secret=secret, redirect_uris=[redirect_uri],
                 token_endpoint_auth_method="client_secret_basic" if secret else "none",
@@ -422,7 +423,8 @@ class SignIns:
         if len(states) != 1 or storage.client_info is None or len(url) > MAX_LINK_CHARS:
             raise AuthError("the authorization link is malformed or too long")
         token_endpoint = str(metadata.token_endpoint) if metadata is not None else urljoin(origin, "/token")
-        resource = context.get_resource_url() if context.should_include_resource_param(context.protocol_version) else None
+        with_resource = context.should_include_resource_param(context.protocol_version)
+        resource = context.get_resource_url() if with_resource else None
         record = SecureRecord(
             version=1, server=name, endpoint=server.url, issuer=issuer, token_endpoint=token_endpoint,
             resource=resource, client=storage.client_info.model_dump(mode="json", exclude_none=True),

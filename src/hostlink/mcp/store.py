@@ -283,7 +283,8 @@ def _open_lock_file(path: Path) -> int:
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as error:
-        raise StoreError("lock", f"the credential lock file is unusable ({errno.errorcode.get(error.errno, 'error')})") from None
+        code = errno.errorcode.get(error.errno, "error")
+        raise StoreError("lock", f"the credential lock file is unusable ({code})") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
         os.close(fd)

@@ -364,7 +364,8 @@ async def _resources(runtime: McpRuntime, output: OutputSession | None, args: Ma
     (server,) = _need(args, "server")
     items = await _collect(lambda c: runtime.list_resources(server, c), "resources", "resources")
     shown, footer = _page(items, args, "resources")
-    lines = [f"- {r.uri} ({one_line(r.name, 100)}, {r.mime_type or 'unknown type'}): {one_line(r.description, DESCRIPTION_CHARS)}"
+    lines = [f"- {r.uri} ({one_line(r.name, 100)}, {r.mime_type or 'unknown type'}): "
+             f"{one_line(r.description, DESCRIPTION_CHARS)}"
              for r in shown]
     return _text(output, [*lines, f"[{footer}]"])
 
