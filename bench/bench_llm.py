@@ -82,7 +82,8 @@ def run(quick: bool) -> list[Row]:
     from hostlink.claude_code.process import ClaudeTransportOptions, child_environment
 
     fake_anthropic = _fake_anthropic()
-    with tempfile.TemporaryDirectory() as home, fake_anthropic.FakeAnthropic(fake_anthropic.text("bare answer")) as fake:
+    with (tempfile.TemporaryDirectory() as home,
+          fake_anthropic.FakeAnthropic(fake_anthropic.text("bare answer")) as fake):
         runtime = os.path.join(home, "runtime")
         path = f"{CLAUDE.parent}{os.pathsep}{os.environ['PATH']}"
         options = ClaudeTransportOptions(test_api_base_url=fake.base_url, test_api_key="sk-ant-bench")

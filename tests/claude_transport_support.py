@@ -43,7 +43,8 @@ def live_processes_mentioning(text: str) -> list[int]:
 
 
 def context(text: str = "hello", tools=(ECHO,), messages=None) -> Context:
-    return Context("You are a test host.", messages if messages is not None else [UserMessage([TextContent(text)])], list(tools))
+    messages = messages if messages is not None else [UserMessage([TextContent(text)])]
+    return Context("You are a test host.", messages, list(tools))
 
 
 async def collect(provider: ClaudeCodeProvider, ctx: Context, signal: CancelSignal | None = None) -> list[Any]:
@@ -83,7 +84,8 @@ class FakeClaude:
     def notify(self, message: str, level: str = "info") -> None:
         self.notices.append((message, level))
 
-    def provider(self, extra_env: dict[str, str] | None = None, options: ClaudeTransportOptions | None = None) -> ClaudeCodeProvider:
+    def provider(self, extra_env: dict[str, str] | None = None,
+                 options: ClaudeTransportOptions | None = None) -> ClaudeCodeProvider:
         environ = {"HOME": str(self.home), "PATH": os.environ["PATH"], "CLAUDE_CONFIG_DIR": str(self.config_dir)}
         environ.update(extra_env or {})
         return ClaudeCodeProvider(

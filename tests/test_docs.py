@@ -162,7 +162,8 @@ def test_run_blocks_work_against_the_demo_server(block, demo_home, tmp_path):
 def test_python_blocks_compile_and_their_hostlink_imports_resolve(block):
     tree = ast.parse(block.text)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("hostlink", "pydantic_ai"):
+        top = node.module.split(".")[0] if isinstance(node, ast.ImportFrom) and node.module else None
+        if top in ("hostlink", "pydantic_ai"):
             module = __import__(node.module, fromlist=["_"])
             for alias in node.names:
                 assert hasattr(module, alias.name), f"{block}: {node.module} has no {alias.name}"

@@ -58,7 +58,8 @@ def test_lifecycle_runs_start_in_order_and_shutdown_in_reverse_even_after_a_fail
     registry.on_session_shutdown(stopper("b", fail=True))
 
     async def run():
-        await registry.start_session(Session(Path("."), False, notifier=None, output=None, command="hostlink", lasting=True))
+        await registry.start_session(Session(Path("."), False, notifier=None, output=None, command="hostlink",
+                                             lasting=True))
         with pytest.raises(RuntimeError, match="b failed"):
             await registry.shutdown_session()
 

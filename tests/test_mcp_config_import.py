@@ -45,7 +45,8 @@ def test_claude_desktop(tmp_path):
     place(tmp_path, "config/Claude/claude_desktop_config.json", json.dumps({
         "globalShortcut": "Ctrl+Space",
         "mcpServers": {
-            "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/u/Desktop"]},
+            "filesystem": {"command": "npx",
+                           "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/u/Desktop"]},
             "brave-search": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-brave-search"],
                              "env": {"BRAVE_API_KEY": "BSA-literal-key"}}}}))
     servers, shown = imported(tmp_path, "claude-desktop")
@@ -93,7 +94,8 @@ def test_cursor(tmp_path):
         "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${env:MCP_TOKEN}"}},
         "dotenv": {"command": "x", "envFile": ".env"}}}))
     servers, shown = imported(tmp_path, "cursor")
-    assert servers == {"fs": {"command": "npx", "args": ["-y", "@x/fs", "${HOME}/src"], "env": {"API_KEY": "${API_KEY}"}},
+    assert servers == {"fs": {"command": "npx", "args": ["-y", "@x/fs", "${HOME}/src"],
+                              "env": {"API_KEY": "${API_KEY}"}},
                        "remote": {"url": "https://mcp.example.com/mcp",
                                   "headers": {"Authorization": "Bearer ${MCP_TOKEN}"}}}
     assert "! ws: not imported: args.0 uses ${workspaceFolder}, a Cursor variable hostlink has no equivalent" in shown

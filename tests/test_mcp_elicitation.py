@@ -27,7 +27,8 @@ ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 
 
 
-async def ask_through_a_host(tool: str, ask, *, opted_in: bool = True, protocol: str = "auto") -> tuple[dict, list[str]]:
+async def ask_through_a_host(tool: str, ask, *, opted_in: bool = True,
+                             protocol: str = "auto") -> tuple[dict, list[str]]:
     server = StdioServer(command=sys.executable, args=[ASKER], elicitation=opted_in, protocol_version=protocol)
     host, notices = HostSession([McpExtension(servers={"asker": server})]), Notices()
     await host.start(cwd=Path.cwd(), project_trusted=False, notifier=notices, ask=ask)

@@ -89,7 +89,8 @@ async def test_an_approved_request_is_answered_by_the_configured_model_without_t
     assert context.system_prompt == "Answer briefly." and context.tools == ()  # the escape is gone
     assert context.messages[0].content[0].text == "What is 2+2?"
     (question,) = asked
-    assert question.asker == "asker" and "wants fake/echo to answer this (at most 50 tokens, no tools)" in question.message
+    assert question.asker == "asker"
+    assert "wants fake/echo to answer this (at most 50 tokens, no tools)" in question.message
     assert "[user] What is 2+2?" in question.message
 
 

@@ -105,7 +105,8 @@ async def test_the_entry_expires_after_the_ttl_and_bad_entries_are_ignored(tmp_p
     config = stdio(cacheTools=True)
 
     class Tool:
-        name, title, description, input_schema, meta, execution = "echo", None, "d\x1b[31m", {"type": "object"}, None, None
+        name, title, description = "echo", None, "d\x1b[31m"
+        input_schema, meta, execution = {"type": "object"}, None, None
 
     cache.store("fx", config, [Tool()])
     assert [(t.name, t.description) for t in cache.load("fx", config)] == [("echo", "d")]

@@ -37,7 +37,8 @@ import fake_anthropic as fa
 
 from peers import CLAUDE, requires_claude
 
-PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA"
+                        "hKmMIQAAAABJRU5ErkJggg==")
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +72,8 @@ def claude_model(api, tmp_path, runtime_dir):
     home.mkdir()
     return ClaudeCodeModel("sonnet", cwd=home,
                            options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
-                           environ={"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"})
+                           environ={"HOME": str(home),
+                                    "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"})
 
 
 def blocks(request: dict, kind: str) -> list[dict]:
@@ -156,7 +158,8 @@ async def test_outside_an_agent_the_toolset_says_how_to_use_it():
 
 
 def test_importing_the_adapter_pays_no_mcp_sdk_import():
-    code = "import sys, hostlink.adapters.pydantic_ai; print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))"
+    code = ("import sys, hostlink.adapters.pydantic_ai; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -62,7 +62,8 @@ def codex(server, tmp_path):
     env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(tmp_path), "CODEX_HOME": str(tmp_path / ".codex"),
            "HOSTLINK_KEY": KEY}
     port, socket_path = server.base_url.rsplit(":", 1)[1], str(tmp_path / "bridge.sock")
-    outer = subprocess.Popen([sys.executable, str(BRIDGE), "outer", socket_path, port], stdout=subprocess.PIPE, text=True)
+    outer = subprocess.Popen([sys.executable, str(BRIDGE), "outer", socket_path, port],
+                             stdout=subprocess.PIPE, text=True)
     try:
         assert outer.stdout is not None and outer.stdout.readline().strip() == "ready"
 

@@ -46,7 +46,8 @@ def build_server():
 
     async def asked(ctx: Context, message: str, schema: dict):
         if ctx.protocol_version == MODERN:
-            return embedded(ctx, ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema)),
+            params = ElicitRequestFormParams(message=message, requested_schema=schema)
+            return embedded(ctx, ElicitRequest(params=params),
                             "elicitation")
         try:
             result = await ctx.request_context.session.elicit_form(message, schema, related_request_id=ctx.request_id)
@@ -57,7 +58,8 @@ def build_server():
     @server.tool(description="Ask the person for a name, an age, a color and a yes/no.")
     async def ask_user(ctx: Context):
         schema = {"type": "object", "required": ["name", "age"], "properties": {
-            "name": {"type": "string", "title": "Your name", "description": "as \x1b[31mprinted\x1b[0m", "maxLength": 20},
+            "name": {"type": "string", "title": "Your name", "description": "as \x1b[31mprinted\x1b[0m",
+                     "maxLength": 20},
             "age": {"type": "integer", "minimum": 0, "maximum": 150},
             "color": {"type": "string", "enum": ["red", "green", "blue"], "default": "green"},
             "subscribe": {"type": "boolean", "default": False}}}
