@@ -197,7 +197,8 @@ def test_ci_blocks_are_the_readme_commands_ci_runs():
     ci = (ROOT / ".ci/run").read_text()
     for block in of_kind("ci"):
         assert f"```sh\n{block.text}\n```" in readme, f"{block}: not the README's command"
-    assert "scripts/setup-test\nscripts/test\n" in ci and "scripts/check-release" in ci
+    assert "scripts/setup-test\nscripts/check " in ci and "scripts/check-release" in ci
+    assert (ROOT / "scripts/check").read_text().rstrip().endswith('exec scripts/test "$@"')  # after ruff
     assert "hostlink\" demo" in (ROOT / "scripts/check-release").read_text()
 
 
