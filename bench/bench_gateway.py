@@ -39,7 +39,7 @@ async def _client(stack: AsyncExitStack, command: str, args: list[str], env: dic
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    errlog = stack.enter_context(open(os.devnull, "w"))
+    errlog = stack.enter_context(open(os.devnull, "w"))  # noqa: ASYNC230, SIM115 - /dev/null: instant; the stack closes it
     params = StdioServerParameters(command=command, args=args, env=env)
     return await stack.enter_async_context(Client(stdio_client(params, errlog=errlog), mode="legacy"))
 

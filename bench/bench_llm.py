@@ -21,10 +21,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
-
 import time
 from contextlib import AsyncExitStack
+from pathlib import Path
 
 import anyio
 
@@ -83,11 +82,13 @@ def run(quick: bool) -> list[Row]:
     from hostlink.claude_code.process import ClaudeTransportOptions, child_environment
 
     fake_anthropic = _fake_anthropic()
-    with tempfile.TemporaryDirectory() as home, fake_anthropic.FakeAnthropic(fake_anthropic.text("bare answer")) as fake:
+    with (tempfile.TemporaryDirectory() as home,
+          fake_anthropic.FakeAnthropic(fake_anthropic.text("bare answer")) as fake):
         runtime = os.path.join(home, "runtime")
         path = f"{CLAUDE.parent}{os.pathsep}{os.environ['PATH']}"
         options = ClaudeTransportOptions(test_api_base_url=fake.base_url, test_api_key="sk-ant-bench")
-        bare_env = child_environment({"HOME": home, "PATH": path}, options, temp_dir=Path(home))  # the CLI litters TMPDIR
+        # the CLI litters TMPDIR
+        bare_env = child_environment({"HOME": home, "PATH": path}, options, temp_dir=Path(home))
         bare_argv = [str(CLAUDE), "-p", "--output-format", "stream-json", "--verbose", "--model", MODEL, "hello"]
         llm_env = {**os.environ, "HOME": home, "LLM_USER_PATH": home, "HOSTLINK_RUNTIME_DIR": runtime}
         llm_argv = [sys.executable, "-c", _WRAPPER, fake.base_url, str(EVERYTHING), home, path,

@@ -66,7 +66,7 @@ async def open_sdk(stack: AsyncExitStack, command: str, args: list[str]) -> Any:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    errlog = stack.enter_context(open(os.devnull, "w"))
+    errlog = stack.enter_context(open(os.devnull, "w"))  # noqa: ASYNC230, SIM115 - /dev/null: instant; the stack closes it
     client = Client(stdio_client(StdioServerParameters(command=command, args=args), errlog=errlog), mode="auto")
     await stack.enter_async_context(client)
     await client.list_tools()

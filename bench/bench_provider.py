@@ -88,7 +88,8 @@ def _transcript_rows(quick: bool) -> list[Row]:
     from hostlink.claude_code.transcript import serialize
     from hostlink.host import Context, ToolDefinition
 
-    tools = [ToolDefinition("echo", "Echo the text back", {"type": "object", "properties": {"text": {"type": "string"}}})]
+    tools = [ToolDefinition("echo", "Echo the text back",
+                            {"type": "object", "properties": {"text": {"type": "string"}}})]
     rows = []
     for count in (10, 100) if quick else (10, 100, 1_000, 10_000):
         messages = conversation(count)
@@ -145,7 +146,8 @@ def _request_rows(quick: bool) -> list[Row]:
     )
 
     fake_anthropic = _fake_anthropic()
-    tools = [ToolDefinition("echo", "Echo the text back", {"type": "object", "properties": {"text": {"type": "string"}}})]
+    tools = [ToolDefinition("echo", "Echo the text back",
+                            {"type": "object", "properties": {"text": {"type": "string"}}})]
     context = Context("You are a benchmark host.", [UserMessage([TextContent("hello")])], tools)
     with tempfile.TemporaryDirectory() as home, fake_anthropic.FakeAnthropic(fake_anthropic.text("hi there")) as fake:
         options = ClaudeTransportOptions(test_api_base_url=fake.base_url, test_api_key="sk-ant-bench")

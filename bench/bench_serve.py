@@ -102,7 +102,7 @@ def _at_once(work, count: int) -> float:
     def run() -> None:
         try:
             work()
-        except BaseException as error:  # reported below, in the main thread
+        except BaseException as error:  # noqa: BLE001 - reported below, in the main thread
             errors.append(error)
 
     threads = [threading.Thread(target=run) for _ in range(count)]

@@ -108,7 +108,8 @@ def _in_process_loop(options: object, home: str, fake_anthropic, fake, rounds: i
                 if not calls:
                     return
                 messages.append(AssistantMessage(tuple(done.message.content)))
-                messages.extend(ToolResultMessage(call.id, call.name, (TextContent(f"sunny in {call.arguments['city']}"),))
+                messages.extend(ToolResultMessage(call.id, call.name,
+                                                  (TextContent(f"sunny in {call.arguments['city']}"),))
                                 for call in calls)
         finally:
             await host.shutdown()

@@ -41,7 +41,8 @@ def run(quick: bool) -> list[Row]:
             base, ours = interleaved(
                 lambda: run_command([llm, "--help"], without), lambda: run_command([llm, "--help"], env), repeats
             )
-            rows.append(Row("llm --help with hostlink vs without plugins", median(base) * 1000, median(ours) * 1000, "ms", "<= 1.05x"))
+            rows.append(Row("llm --help with hostlink vs without plugins", median(base) * 1000, median(ours) * 1000,
+                            "ms", "<= 1.05x"))
     with private_runtime():
         rows.extend(anyio.run(_first_calls, 1 if quick else 7))
     return rows
@@ -73,7 +74,8 @@ async def _first_calls(repeats: int) -> list[Row]:
 
         async def hostlink(stack: AsyncExitStack) -> None:
             tool = await open_hostlink(stack, label, command, args)
-            result = await tool.execute({"action": "call", "server": label, "tool": "echo", "args": echo}, CancelSignal())
+            call = {"action": "call", "server": label, "tool": "echo", "args": echo}
+            result = await tool.execute(call, CancelSignal())
             if result.is_error:
                 raise RuntimeError(f"first call failed: {result.content}")
 

@@ -27,7 +27,8 @@ class Row:
         return self.hostlink / self.baseline if self.baseline else float("inf")
 
 
-def interleaved(baseline: Callable[[], object], candidate: Callable[[], object], repeats: int) -> tuple[list[float], list[float]]:
+def interleaved(baseline: Callable[[], object], candidate: Callable[[], object],
+                repeats: int) -> tuple[list[float], list[float]]:
     """Time both callables ``repeats`` times each, alternating which goes first."""
     base_times: list[float] = []
     cand_times: list[float] = []
@@ -77,6 +78,7 @@ def format_table(rows: Sequence[Row]) -> str:
         for row in rows
     ]
     widths = [max(len(line[column]) for line in [header, *body]) for column in range(len(header))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in [header, *body]]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+             for line in [header, *body]]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)

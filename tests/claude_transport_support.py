@@ -19,6 +19,7 @@ from hostlink.host import CancelSignal, Context, ModelSpec, TextContent, ToolDef
 FAKES = Path(__file__).parent / "fakes"
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
+
 MODEL = ModelSpec("sonnet", "Claude Sonnet")
 ECHO = ToolDefinition("echo", "Echo the text back", {"type": "object", "properties": {"text": {"type": "string"}}})
 DOTTED = ToolDefinition("files.read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
@@ -69,7 +70,8 @@ def live_processes_mentioning(text: str) -> list[int]:
 
 
 def context(text: str = "hello", tools=(ECHO,), messages=None) -> Context:
-    return Context("You are a test host.", messages if messages is not None else [UserMessage([TextContent(text)])], list(tools))
+    messages = messages if messages is not None else [UserMessage([TextContent(text)])]
+    return Context("You are a test host.", messages, list(tools))
 
 
 async def collect(provider: ClaudeCodeProvider, ctx: Context, signal: CancelSignal | None = None) -> list[Any]:
@@ -118,7 +120,8 @@ class FakeClaude:
     def notify(self, message: str, level: str = "info") -> None:
         self.notices.append((message, level))
 
-    def provider(self, extra_env: dict[str, str] | None = None, options: ClaudeTransportOptions | None = None) -> ClaudeCodeProvider:
+    def provider(self, extra_env: dict[str, str] | None = None,
+                 options: ClaudeTransportOptions | None = None) -> ClaudeCodeProvider:
         environ = {"HOME": str(self.home), "PATH": os.environ["PATH"], "CLAUDE_CONFIG_DIR": str(self.config_dir)}
         environ.update(extra_env or {})
         return ClaudeCodeProvider(

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-_WATCHED = ("tests/fakes/", "tests/adversarial/", "serve_host.py", "hostlink.demo", "node_modules", "proposal_server", "claude")
+_WATCHED = ("tests/fakes/", "tests/adversarial/", "serve_host.py", "hostlink.demo", "node_modules", "proposal_server",
+            "claude")
 
 
 _PR_SET_CHILD_SUBREAPER = 36

@@ -19,8 +19,16 @@ import pytest
 FAKES = Path(__file__).parent / "fakes"
 BROWSERS = ("open", "xdg-open", "sensible-browser", "x-www-browser", "www-browser", "gnome-open", "kde-open")
 
-__all__ = ["keyring_required", "no_browser", "fake_oauth", "FakeOAuth", "follow_link",
-           "http_server", "isolated_state", "sign_in"]
+__all__ = [
+    "FakeOAuth",
+    "fake_oauth",
+    "follow_link",
+    "http_server",
+    "isolated_state",
+    "keyring_required",
+    "no_browser",
+    "sign_in",
+]
 
 
 @pytest.fixture

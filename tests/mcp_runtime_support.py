@@ -8,9 +8,10 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hostlink.host import CancelSignal
 from hostlink.host.session import HostSession

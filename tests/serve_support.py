@@ -14,14 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
-from claude_transport_support import live_processes_mentioning
-from peers import CLAUDE_BIN
 
+from claude_transport_support import live_processes_mentioning
 from hostlink.claude_code import metrics
+from peers import CLAUDE_BIN
 
 FAKES = Path(__file__).parent / "fakes"
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
+
 from test_llm_end_to_end import records  # noqa: E402 - the transcript records one API request carried
 
 KEY = "serve-test-key-0123456789"

@@ -1,7 +1,8 @@
 """The layering, read from the code: host API -> extensions -> hosts, no cycle, small modules.
 
-Every ``import`` of every hostlink module counts, function-local ones too; only imports under
-``if TYPE_CHECKING:`` (never executed) are left out.
+Every ``import`` of every hostlink module counts, function-local ones and those under
+``if TYPE_CHECKING:`` too: a cycle only the type checker sees is still two modules that cannot
+be understood one without the other.
 """
 
 from __future__ import annotations
@@ -23,34 +24,36 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+def _imports(tree: ast.AST, *, typing: bool) -> list[ast.Import | ast.ImportFrom]:
     skipped: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not typing and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skipped.update(id(inner) for child in node.body for inner in ast.walk(child))
     return [node for node in ast.walk(tree)
             if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skipped]
 
 
-def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The hostlink modules ``name`` imports when it runs."""
+def imports_of(name: str, path: Path, known: dict[str, Path], *, typing: bool = True) -> set[str]:
+    """The hostlink modules ``name`` imports, for the type checker too unless ``typing`` is False
+    (then only those it imports when it runs)."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
-    for node in _runtime_imports(ast.parse(path.read_text())):
+    for node in _imports(ast.parse(path.read_text()), typing=typing):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         else:
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
         found.update(target for target in targets if target in known and target != name)
     return found
 
 
-def graph() -> dict[str, set[str]]:
+def graph(*, typing: bool = True) -> dict[str, set[str]]:
     known = modules()
-    return {name: imports_of(name, path, known) for name, path in known.items()}
+    return {name: imports_of(name, path, known, typing=typing) for name, path in known.items()}
 
 
 def _within(name: str, prefixes: tuple[str, ...]) -> bool:
@@ -80,10 +83,10 @@ def test_no_import_cycle_among_hostlink_modules():
     def visit(node: str, path: list[str], on_path: set[str], done: set[str]) -> None:
         for target in sorted(edges[node]):
             if target in on_path:
-                cycles.append(path[path.index(target):] + [target])
+                cycles.append([*path[path.index(target):], target])
             elif target not in done:
                 on_path.add(target)
-                visit(target, path + [target], on_path, done)
+                visit(target, [*path, target], on_path, done)
                 on_path.discard(target)
         done.add(node)
 
@@ -100,8 +103,9 @@ def test_no_module_over_500_lines():
     assert long == {}
 
 
-def test_the_graph_sees_function_local_imports():
-    # The reader itself: a function-local import is an edge, a TYPE_CHECKING one is not.
-    edges = graph()
+def test_the_graph_sees_function_local_and_type_checking_imports():
+    # The reader itself: a function-local import is an edge, and so is a TYPE_CHECKING one.
+    edges, runtime = graph(), graph(typing=False)
     assert "hostlink.mcp.runtime" in edges["hostlink.mcp.extension"]  # imported inside _start
-    assert "hostlink.host.output" not in edges["hostlink.host"]  # TYPE_CHECKING only
+    assert "hostlink.host.output" in edges["hostlink.host"]  # TYPE_CHECKING only
+    assert "hostlink.host.output" not in runtime["hostlink.host"]

@@ -36,7 +36,8 @@ WITH_PEERS = {
                   "follow-up request asked at once (prewarmed) vs bare", "serve request p50 vs in-process",
                   "serve 2 concurrent vs one at a time", "serve 2 concurrent vs 2 concurrent in-process",
                   "serve Responses request p50 vs", "serve 2-round client tool loop vs"],
-    ("claude", "mcp-server-everything"): ["llm -T mcp tool round trip vs 2 bare", "llm -T mcp tool round trip vs its unavoidable"],
+    ("claude", "mcp-server-everything"): ["llm -T mcp tool round trip vs 2 bare",
+                                          "llm -T mcp tool round trip vs its unavoidable"],
 }
 CELL = re.compile(r"^-?\d+(\.\d+)?(e[+-]?\d+)? \S+$")
 RATIO = re.compile(r"^\d+(\.\d+)?x$")

@@ -120,7 +120,7 @@ def test_too_large_catalog_fails():
 
 
 @pytest.mark.parametrize(
-    "schema, message",
+    ("schema", "message"),
     [
         (["not", "an", "object"], "not a JSON object"),
         ({"type": "string"}, "does not describe a JSON object"),

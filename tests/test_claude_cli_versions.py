@@ -13,15 +13,15 @@ from pathlib import Path
 
 import anyio
 import pytest
-from claude_transport_support import OPENING, FakeClaude, collect, context
-from llm_support import LlmDirs, run_llm
 
+from claude_transport_support import OPENING, FakeClaude, collect, context
 from hostlink.claude_code import compatibility, doctor, metrics, preflight
 from hostlink.claude_code.catalog import build_catalog
 from hostlink.claude_code.prewarm import ChildSpec, Prewarmer
 from hostlink.claude_code.process import ClaudeTransportOptions, build_argv
 from hostlink.claude_code.provider import ClaudeCodeProvider
 from hostlink.host import CancelSignal, Done, ErrorEvent
+from llm_support import LlmDirs, run_llm
 
 V = compatibility.parse_version
 ANSWER = [*OPENING, {"op": "message", "blocks": [{"text": "fine"}]}, {"op": "result"}]

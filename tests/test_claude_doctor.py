@@ -11,12 +11,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from claude_transport_support import help_text, live_processes_mentioning
 from click.testing import CliRunner
-from peers import CLAUDE_BIN, CLAUDE_VERSION, requires_claude
 
+from claude_transport_support import help_text, live_processes_mentioning
 from hostlink.claude_code import compatibility, doctor, metrics, preflight
 from hostlink.cli.claude_code import claude_code_group
+from peers import CLAUDE_BIN, CLAUDE_VERSION, requires_claude
 
 PROMPT = "PROMPT-TEXT-that-must-never-appear-in-a-report"
 real_cli = requires_claude
@@ -72,7 +72,7 @@ def test_pinned_cli_version_is_in_the_verified_range():
 
 
 @pytest.mark.parametrize(
-    "text, ok, words",
+    ("text", "ok", "words"),
     [
         ("2.1.332 (Claude Code)", True, "verified"),
         ("2.1.100 (Claude Code)", False, "older"),
@@ -145,7 +145,7 @@ def test_signed_in_unverified_version_is_a_warning(tmp_path, runtime_dir):
 
 
 @pytest.mark.parametrize(
-    "auth, words",
+    ("auth", "words"),
     [
         ({"loggedIn": False, "authMethod": "none", "apiProvider": "firstParty"}, "claude auth login"),
         ({**SIGNED_IN, "apiProvider": "bedrock"}, "third-party"),

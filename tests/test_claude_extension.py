@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+
 from claude_transport_support import (
     MODEL,
     OPENING,
@@ -16,12 +17,11 @@ from claude_transport_support import (
     context,
 )
 from host_support import Notices
-
 from hostlink.claude_code import metrics
 from hostlink.claude_code.extension import NOT_INSTALLED, ClaudeCodeExtension
 from hostlink.host import CancelSignal, Done, ErrorEvent, Registry, TextDelta
-from hostlink.host.session import HostSession
 from hostlink.host.private import MARKER
+from hostlink.host.session import HostSession
 
 PROMPT = "a prompt that must not reach the metrics"
 

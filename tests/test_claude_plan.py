@@ -9,8 +9,8 @@ import time
 
 import anyio
 import pytest
-from claude_transport_support import OPENING, FakeClaude, collect, context
 
+from claude_transport_support import OPENING, FakeClaude, collect, context
 from hostlink.claude_code import metrics, plan, protocol, usage
 from hostlink.claude_code.guard import PlanGuard
 from hostlink.claude_code.process import ENV_ALLOWLIST, ClaudeTransportOptions, child_environment
@@ -100,7 +100,7 @@ def test_refusal_names_the_window_and_its_reset_and_lifts_at_the_reset():
     assert plan.refusal(usage_, now=NOW + 3600) is None
 
 
-@pytest.mark.parametrize("info, draws", [
+@pytest.mark.parametrize(("info", "draws"), [
     ({"status": "allowed", "isUsingOverage": False, "overageStatus": "allowed"}, False),
     ({"status": "allowed_warning", "overageStatus": "allowed"}, False),
     ({"status": "rejected", "overageStatus": "rejected", "overageDisabledReason": "out_of_credits"}, False),
@@ -219,7 +219,7 @@ def test_usage_expired_windows_are_unknown_until_the_next_request():
 # --- errors ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, status", [
+@pytest.mark.parametrize(("text", "status"), [
     ("API Error: 400 Third-party apps now draw from your extra usage, not your plan limits.", 400),
     ("Failed to authenticate. API Error: 403 Third-party apps now draw from your extra usage.", 403),
     ("API Error: Server is temporarily limiting requests (not your usage limit) · Third-party apps now draw "

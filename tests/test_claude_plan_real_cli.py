@@ -16,13 +16,11 @@ from pathlib import Path
 
 import click
 import pytest
-from claude_transport_support import FAKES, context
-from claude_transport_support import api, home  # noqa: F401 - fixtures
 from click.testing import CliRunner
-from llm_support import LlmDirs, run_llm
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import ModelQuotaExceededError
 
+from claude_transport_support import FAKES, api, context, home  # noqa: F401 - fixtures
 from hostlink.adapters.pydantic_ai import ClaudeCodeModel, ClaudePlanRefusedError
 from hostlink.claude_code import doctor, metrics, plan
 from hostlink.claude_code.extension import ClaudeCodeExtension
@@ -33,10 +31,12 @@ from hostlink.cli import cli
 from hostlink.cli.claude_code import show_usage
 from hostlink.host import CancelSignal, Done, ErrorEvent
 from hostlink.host.session import HostSession
+from llm_support import LlmDirs, run_llm
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
-from peers import CLAUDE, NODE_BIN, requires_claude  # noqa: E402
+import fake_anthropic as fa
+
+from peers import CLAUDE, NODE_BIN, requires_claude
 
 pytestmark = [pytest.mark.slow, requires_claude]
 TOKEN = "sk-ant-oat01-fake-test"

@@ -15,19 +15,20 @@ import time
 
 import anyio
 import pytest
-from claude_transport_support import (
+
+from claude_transport_support import (  # noqa: F401 - fixtures
     DOTTED,
     ECHO,
     FAKES,
     MODEL,
     OPENING,
     FakeClaude,
+    api,
     context,
+    home,
     live_processes_mentioning,
 )
-from claude_transport_support import api, home  # noqa: F401 - fixtures
 from host_support import Notices
-
 from hostlink.claude_code import metrics, prewarm
 from hostlink.claude_code.catalog import build_catalog
 from hostlink.claude_code.extension import ClaudeCodeExtension
@@ -44,8 +45,9 @@ from hostlink.host.private import MARKER
 from hostlink.host.session import HostSession
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
-from peers import CLAUDE_BIN, requires_claude  # noqa: E402
+import fake_anthropic as fa
+
+from peers import CLAUDE_BIN, requires_claude
 
 pytestmark = pytest.mark.anyio
 

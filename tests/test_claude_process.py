@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_transport_support import live_processes_mentioning
 
+from claude_transport_support import live_processes_mentioning
 from hostlink.claude_code import process
 from hostlink.claude_code.process import (
     PROPOSAL_SERVER,

@@ -114,10 +114,10 @@ def test_usage_is_tokens_with_cost_zero():
     "records",
     [
         [event({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}})],  # before message_start
-        message([("text", ["a"])])[:2] + [event({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}})],
-        message([("text", ["a"])])[:2] + [event({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{"}})],
-        message([("text", ["a"])])[:2] + [event({"type": "content_block_start", "index": 1, "content_block": {"type": "server_tool_use"}})],
-        message([("text", ["a"])])[:2] + [event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}})],
+        [*message([("text", ["a"])])[:2], event({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}})],
+        [*message([("text", ["a"])])[:2], event({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{"}})],
+        [*message([("text", ["a"])])[:2], event({"type": "content_block_start", "index": 1, "content_block": {"type": "server_tool_use"}})],
+        [*message([("text", ["a"])])[:2], event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}})],
         [{**message([])[0], "parent_tool_use_id": "toolu_x"}],
     ],
     ids=["before-start", "block-twice", "wrong-delta", "server-tool", "unfinished-block", "sub-agent"],
@@ -128,7 +128,7 @@ def test_malformed_streams_are_protocol_errors(records):
 
 
 @pytest.mark.parametrize(
-    "record, code",
+    ("record", "code"),
     [
         ({"terminal_reason": "prompt_too_long"}, "context_length_exceeded"),
         ({"result": "Prompt is too long · the request is ~210000 tokens"}, "context_length_exceeded"),

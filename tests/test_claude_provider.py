@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+
 from claude_transport_support import (
     DOTTED,
     ECHO,
@@ -18,7 +19,6 @@ from claude_transport_support import (
     context,
     live_processes_mentioning,
 )
-
 from hostlink.claude_code.catalog import build_catalog
 from hostlink.host import CancelSignal, Done, ErrorEvent, TextDelta, ThinkingDelta, ToolCallEvent
 
@@ -123,7 +123,7 @@ async def test_a_proposal_tool_missing_from_init_is_the_requests_schema_refused(
 
 
 @pytest.mark.parametrize(
-    "override, wording",
+    ("override", "wording"),
     [
         ({"tools": ["mcp__hostlink__echo", "Bash"]}, "tool inventory"),
         ({"mcp_servers": [{"name": "hostlink", "status": "connected"}, {"name": "other", "status": "connected"}]}, "MCP servers"),
@@ -146,7 +146,7 @@ async def test_bad_init_inventory_fails_before_content(fake, runtime_dir, overri
 
 
 @pytest.mark.parametrize(
-    "control, wording, code",
+    ("control", "wording", "code"),
     [
         ({"account": {"apiKeySource": "ANTHROPIC_API_KEY"}}, "API key", "protocol_error"),
         ({"account": {"tokenSource": "none"}}, "subscription", "not_signed_in"),
@@ -342,7 +342,7 @@ async def test_interrupted_stream_fails(fake, runtime_dir, steps):
 
 
 @pytest.mark.parametrize(
-    "fields, code, retryable",
+    ("fields", "code", "retryable"),
     [
         ({"terminal_reason": "prompt_too_long", "result": "Prompt is too long"}, "context_length_exceeded", False),
         ({"api_error_status": 429, "result": "API Error: Claude AI usage limit reached|1767225600"}, "quota_exceeded", False),

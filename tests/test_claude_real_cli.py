@@ -17,15 +17,16 @@ from pathlib import Path
 
 import anyio
 import pytest
-from claude_transport_support import (
+
+from claude_transport_support import (  # noqa: F401 - fixtures  # noqa: F401 - fixtures
     ECHO,
     FAKES,
+    api,
     collect,
     context,
+    home,
     live_processes_mentioning,
 )
-from claude_transport_support import api, home  # noqa: F401 - fixtures
-
 from hostlink.claude_code import compatibility, conversation, preflight, protocol
 from hostlink.claude_code.catalog import build_catalog
 from hostlink.claude_code.process import ClaudeTransportOptions, build_argv, child_environment, mcp_config
@@ -43,8 +44,9 @@ from hostlink.host import (
 )
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
-from peers import CLAUDE, CLAUDE_VERSION, requires_claude  # noqa: E402
+import fake_anthropic as fa
+
+from peers import CLAUDE, CLAUDE_VERSION, requires_claude
 
 pytestmark = [pytest.mark.slow, requires_claude]
 

@@ -164,7 +164,7 @@ def test_removed_tools_are_named_by_their_labels():
 
 
 @pytest.mark.parametrize(
-    "data, mime, extension",
+    ("data", "mime", "extension"),
     [(PNG, "image/png", "png"), (JPEG, "image/jpeg", "jpg"), (GIF, "image/gif", "gif"), (WEBP, "image/webp", "webp")],
 )
 def test_valid_images_become_content_addressed_attachments(data, mime, extension):
@@ -191,7 +191,7 @@ def test_attachment_names_depend_on_content_only():
 
 
 @pytest.mark.parametrize(
-    "image, reason",
+    ("image", "reason"),
     [
         (ImageContent(b64(PNG), "image/svg+xml"), "unsupported image type"),
         (ImageContent(b64(JPEG), "image/png"), "does not match"),

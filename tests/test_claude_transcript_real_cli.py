@@ -15,12 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from claude_transport_support import (
     FAKES,
     MODEL,
+    home,  # noqa: F401 - fixtures
 )
-from claude_transport_support import home  # noqa: F401 - fixtures
-
 from hostlink.claude_code.catalog import MAX_TOOL_NAME_LENGTH, TOOL_PREFIX, build_catalog
 from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.claude_code.provider import ClaudeCodeProvider
@@ -35,8 +35,9 @@ from hostlink.host import (
 )
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
-from peers import CLAUDE, requires_claude  # noqa: E402
+import fake_anthropic as fa
+
+from peers import CLAUDE, requires_claude
 
 pytestmark = [pytest.mark.slow, requires_claude]
 

@@ -15,20 +15,20 @@ from pathlib import Path
 
 import anyio
 import pytest
+
 from claude_transport_support import (
     FAKES,
     FakeClaude,
     live_processes_mentioning,
 )
-from peers import CLAUDE, requires_claude
-
 from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.claude_code.web_search import MAX_QUERY_CHARS, TOOL_NAME, WebSearch
 from hostlink.host import CancelSignal
 from hostlink.host.output import MAX_INLINE_BYTES, OutputSession
+from peers import CLAUDE, requires_claude
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
+import fake_anthropic as fa
 
 QUERY = "which python version was released most recently"
 
@@ -113,7 +113,7 @@ async def test_search_answer_with_the_query_only_in_a_private_file(fake, output,
 
 
 @pytest.mark.parametrize(
-    "override, message",
+    ("override", "message"),
     [
         ({"tools": ["WebFetch", "WebSearch", "Bash"]}, "tool inventory"),
         ({"tools": ["WebSearch"]}, "tool inventory"),
@@ -204,7 +204,7 @@ async def test_cancel_during_the_search_stops_the_process(fake, output, runtime_
 
 
 @pytest.mark.parametrize(
-    "args, message",
+    ("args", "message"),
     [
         ({}, "non-empty string"),
         ({"query": "   "}, "non-empty string"),

@@ -21,11 +21,11 @@ from pathlib import Path
 import click
 import jsonschema
 import pytest
+
 from docs_support import DOCS, KINDS, ROOT, Block, blocks, commands, page_text
+from hostlink.mcp.config import VAR_REFERENCE, parse_document
 from netns_support import AVAILABLE, only_loopback_port
 from peers import requires
-
-from hostlink.mcp.config import VAR_REFERENCE, parse_document
 
 ALL = blocks()
 SCHEMA = json.loads((ROOT / "src/hostlink/mcp/mcp.schema.json").read_text())
@@ -163,7 +163,8 @@ def test_run_blocks_work_against_the_demo_server(block, demo_home, tmp_path):
 def test_python_blocks_compile_and_their_hostlink_imports_resolve(block):
     tree = ast.parse(block.text)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("hostlink", "pydantic_ai"):
+        top = node.module.split(".")[0] if isinstance(node, ast.ImportFrom) and node.module else None
+        if top in ("hostlink", "pydantic_ai"):
             module = __import__(node.module, fromlist=["_"])
             for alias in node.names:
                 assert hasattr(module, alias.name), f"{block}: {node.module} has no {alias.name}"
@@ -204,7 +205,8 @@ def test_ci_blocks_are_the_readme_commands_ci_runs():
     ci = (ROOT / ".ci/run").read_text()
     for block in of_kind("ci"):
         assert f"```sh\n{block.text}\n```" in readme, f"{block}: not the README's command"
-    assert "scripts/setup-test\nscripts/test\n" in ci and "scripts/check-release" in ci
+    assert "scripts/setup-test\nscripts/check " in ci and "scripts/check-release" in ci
+    assert (ROOT / "scripts/check").read_text().rstrip().endswith('exec scripts/test "$@"')  # after ruff
     assert "hostlink\" demo" in (ROOT / "scripts/check-release").read_text()
 
 

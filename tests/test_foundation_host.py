@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from hostlink.host import (
-    CancelSignal,
     Cancelled,
+    CancelSignal,
     CommandSpec,
     Registry,
     Session,
@@ -58,7 +58,8 @@ def test_lifecycle_runs_start_in_order_and_shutdown_in_reverse_even_after_a_fail
     registry.on_session_shutdown(stopper("b", fail=True))
 
     async def run():
-        await registry.start_session(Session(Path("."), False, notifier=None, output=None, command="hostlink", lasting=True))
+        await registry.start_session(Session(Path("."), False, notifier=None, output=None, command="hostlink",
+                                             lasting=True))
         with pytest.raises(RuntimeError, match="b failed"):
             await registry.shutdown_session()
 
@@ -111,7 +112,7 @@ _PROBE = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("module, factory", EXTENSIONS)
+@pytest.mark.parametrize(("module", "factory"), EXTENSIONS)
 def test_registration_has_no_side_effects(module, factory, tmp_path):
     result = subprocess.run(
         [sys.executable, "-c", _PROBE, module, factory],

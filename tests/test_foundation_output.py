@@ -7,10 +7,10 @@ import stat
 import tracemalloc
 
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from hostlink.host import output
-from hostlink.host import ImageContent, TextContent
+from hostlink.host import ImageContent, TextContent, output
 from hostlink.host.output import (
     MAX_INLINE_BYTES,
     MAX_INLINE_LINES,
@@ -42,7 +42,7 @@ def overflow_path(result: str):
 
 
 @pytest.mark.parametrize(
-    "raw, clean",
+    ("raw", "clean"),
     [
         ("\x1b[31mred\x1b[0m", "red"),  # CSI colour
         ("a\x1b[2J\x1b[Hb", "ab"),  # clear screen, cursor home
@@ -93,7 +93,7 @@ def test_no_control_survives(text):
     clean.encode("utf-8")  # never a lone surrogate
 
 
-TERMINAL_CHARACTERS = list("ab\n\t[];0P_^X\\7m") + ["\x1b", "\x07", "\x9b", "\x9c", "\x9d", "\x90", "\r", "é", "\u202e"]
+TERMINAL_CHARACTERS = [*list("ab\n\t[];0P_^X\\7m"), "\x1b", "\x07", "\x9b", "\x9c", "\x9d", "\x90", "\r", "é", "\u202e"]
 TERMINAL_ALPHABET = st.sampled_from(TERMINAL_CHARACTERS)
 C1_OPENERS = {"\x90", "\x98", "\x9b", "\x9d", "\x9e", "\x9f"}
 WITHOUT_C1_OPENERS = st.sampled_from([c for c in TERMINAL_CHARACTERS if c not in C1_OPENERS] + ["\x85", "\ud800"])

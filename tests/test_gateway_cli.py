@@ -14,7 +14,7 @@ import pytest
 from gateway_support import HOSTLINK, gateway_env, stdio_gateway
 
 sys.path.insert(0, str(Path(__file__).parent))
-from adversarial.support import stdio  # noqa: E402
+from adversarial.support import stdio
 
 PROGRAMS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "gemini")
 
@@ -32,7 +32,7 @@ def test_show_config_prints_the_snippet_and_writes_nothing(tmp_path, program):
     assert done.returncode == 0, done.stderr
     assert files_under(tmp_path) == before
     out = done.stdout
-    assert HOSTLINK in out and '"mcp"' in out or "mcp serve" in out
+    assert (HOSTLINK in out and '"mcp"' in out) or "mcp serve" in out
     if program == "claude-code":
         assert f"claude mcp add hostlink -- {HOSTLINK} mcp serve --expose tools" in out
     elif program == "codex":

@@ -45,15 +45,15 @@ async def test_the_sdk_client_with_the_key(gateway):
     url, key_file, _ = gateway
     assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
     headers = {"Authorization": f"Bearer {key_file.read_text()}"}
-    async with httpx2.AsyncClient(headers=headers) as http:
-        async with Client(streamable_http_client(url, http_client=http)) as client:
+    async with (httpx2.AsyncClient(headers=headers) as http,
+                Client(streamable_http_client(url, http_client=http)) as client):
             assert [tool.name for tool in (await client.list_tools()).tools] == ["mcp"]
             echoed = await client.call_tool("mcp", {"action": "call", "server": "demo", "tool": "echo",
                                                     "args": {"text": "over http"}})
             assert echoed.content[0].text == "over http"
 
 
-@pytest.mark.parametrize("headers, status", [
+@pytest.mark.parametrize(("headers", "status"), [
     ({"Authorization": None}, 401),
     ({"Authorization": "Bearer wrong-key-wrong-key"}, 401),
     ({"Host": "evil.example:80"}, 403),

@@ -10,7 +10,6 @@ import sys
 import time
 
 import pytest
-from mcp_runtime_support import FIXTURE, Notes, fixture_children
 
 from hostlink.claude_code.extension import ClaudeCodeExtension
 from hostlink.host import CancelSignal, CommandFailed
@@ -18,6 +17,7 @@ from hostlink.host.private import MARKER
 from hostlink.host.session import HostSession, Terminated
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import StdioServer
+from mcp_runtime_support import FIXTURE, Notes, fixture_children
 
 pytestmark = pytest.mark.anyio
 

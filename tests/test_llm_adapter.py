@@ -412,7 +412,7 @@ def test_close_cancels_tasks_an_extension_left_running(make_host):
             registry.on_session_start(start)
             registry.register_tool(ToolSpec("echo", "", {"type": "object"}, Echo_execute))
 
-    async def Echo_execute(args, signal):  # noqa: N802
+    async def Echo_execute(args, signal):
         return ToolResult([TextContent("ok")])
 
     host = make_host(Leaky())

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from llm_support import LlmDirs, leftover_files, leftover_processes, run_llm
 
 NO_CLAUDE_PATH = f"{Path(sys.executable).parent}:/usr/bin:/bin"

@@ -16,14 +16,15 @@ import threading
 from pathlib import Path
 
 import pytest
-from claude_transport_support import api  # noqa: F401 - fixtures
-from llm_support import LlmDirs, leftover_files, leftover_processes, run_llm
 
+from claude_transport_support import api  # noqa: F401 - fixtures
 from hostlink.claude_code import metrics
+from llm_support import LlmDirs, leftover_files, leftover_processes, run_llm
 
 FAKES = Path(__file__).parent / "fakes"
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
+
 from peers import CLAUDE_BIN, requires_claude  # noqa: E402
 
 BIN = CLAUDE_BIN
@@ -121,7 +122,7 @@ class _StalledApi:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 stalled.requested.set()
                 stalled.release.wait()

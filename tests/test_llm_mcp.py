@@ -8,11 +8,11 @@ from pathlib import Path
 
 import llm
 import pytest
-from llm_support import leftover_files, leftover_processes
 
 from hostlink.adapters.llm_host import LlmHost, ToolError
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import StdioServer
+from llm_support import leftover_files, leftover_processes
 
 
 @pytest.fixture
@@ -134,4 +134,5 @@ def test_session_reads_user_and_project_config_with_trust_from_the_environment(t
         assert "projserver" in status
     else:
         assert "projserver" not in status
-        assert "hostlink warning: MCP servers from the untrusted project were ignored: projserver" in capsys.readouterr().err
+        warning = "hostlink warning: MCP servers from the untrusted project were ignored: projserver"
+        assert warning in capsys.readouterr().err

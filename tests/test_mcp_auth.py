@@ -13,13 +13,12 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_auth_support import *  # noqa: F403 - fixtures
-from mcp_auth_support import FAKES, follow_link, http_server, sign_in
-
 from hostlink.mcp.auth import AuthManager
-from hostlink.mcp.errors import AuthError, AuthRequired
+from hostlink.mcp.errors import AuthError, AuthRequired, McpError
 from hostlink.mcp.runtime import McpRuntime
 from hostlink.mcp.store import SecureStore, record_key
+from mcp_auth_support import *  # noqa: F403 - fixtures
+from mcp_auth_support import FAKES, follow_link, http_server, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
 
@@ -101,7 +100,7 @@ async def test_client_credentials_refuse_another_issuer(fake_oauth):
         "issuer": "https://issuer.invalid"})
     runtime = McpRuntime({"m": server}, auth=AuthManager(environ={"M_SECRET": "machine-secret"}))
     try:
-        with pytest.raises(Exception):
+        with pytest.raises(McpError):
             await whoami(runtime, "m")
     finally:
         await runtime.aclose()
@@ -185,7 +184,7 @@ async def test_failed_start_latches_until_explicit_retry(fake_oauth, caplog):
     assert "issuer" in str(first.value)
     assert "elsewhere" not in caplog.text  # the SDK's log copy of the provider text is withheld
     seen = fake_oauth.counters()["metadata"]
-    with pytest.raises(AuthError, match="authorization_failed.*hostlink mcp auth f"):
+    with pytest.raises(AuthError, match=r"authorization_failed.*hostlink mcp auth f"):
         await manager.http_auth("f", server)
     assert fake_oauth.counters()["metadata"] == seen
     assert await manager.credential_state("f", server) == "authorization failed"
@@ -371,8 +370,8 @@ async def test_stale_callback_after_sign_out_cannot_restore_tokens(fake_oauth):
         await waiting.wait_login("t", server, 30)
     assert await SecureStore().read_raw(record_key("t", server)) is None
     assert await other.credential_state("t", server) == "signed out"
-    for manager in (manager, waiting, other):
-        await manager.aclose()
+    for each in (manager, waiting, other):
+        await each.aclose()
 
 
 # --- binding ------------------------------------------------------------------------------------
@@ -614,9 +613,8 @@ async def test_a_refused_refresh_leads_to_a_new_link(fake_oauth):
 
 
 async def test_the_mcp_tool_hands_the_model_a_link_and_the_host_hears_the_result(fake_oauth, tmp_path):
-    from mcp_runtime_support import Host, text
-
     from hostlink.mcp.extension import McpExtension
+    from mcp_runtime_support import Host, text
 
     server = http_server(fake_oauth.mcp, auth="oauth")
     async with Host(McpExtension(servers={"web": server}), tmp_path) as host:
@@ -639,9 +637,8 @@ def _links(result, issuer: str) -> list[str]:
 async def test_the_mcp_tool_auth_action_retries_a_failed_sign_in_without_saving_configuration(fake_oauth, tmp_path):
     import json
 
-    from mcp_runtime_support import Host, text
-
     from hostlink.mcp.extension import McpExtension
+    from mcp_runtime_support import Host, text
 
     config_dir = tmp_path / "config" / "mcp"
     config_dir.mkdir(parents=True)
@@ -671,9 +668,8 @@ async def test_the_mcp_tool_auth_action_retries_a_failed_sign_in_without_saving_
 
 
 async def test_ten_concurrent_mcp_tool_auth_actions_give_one_link(fake_oauth, tmp_path):
-    from mcp_runtime_support import Host
-
     from hostlink.mcp.extension import McpExtension
+    from mcp_runtime_support import Host
 
     server = http_server(fake_oauth.mcp, auth="oauth")
     async with Host(McpExtension(servers={"web": server}), tmp_path) as host:
@@ -694,11 +690,10 @@ async def test_ten_concurrent_mcp_tool_auth_actions_give_one_link(fake_oauth, tm
 
 
 async def test_the_host_mcp_command_signs_in_by_link_and_signs_out(fake_oauth, tmp_path):
-    from mcp_runtime_support import Host
-
     from hostlink.host import CancelSignal, CommandFailed
     from hostlink.mcp.extension import McpExtension
     from hostlink.mcp.schema import parse_server
+    from mcp_runtime_support import Host
 
     server = http_server(fake_oauth.mcp, auth="oauth")
     local = parse_server({"command": sys.executable, "args": ["-c", "pass"]})

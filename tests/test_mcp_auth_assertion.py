@@ -11,13 +11,12 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from mcp_auth_support import *  # noqa: F403 - fixtures
-from mcp_auth_support import http_server
-
 from hostlink.mcp.auth import AuthManager
 from hostlink.mcp.errors import AuthError, AuthRequired, McpError
 from hostlink.mcp.runtime import McpRuntime
 from hostlink.mcp.store import SecureStore, record_key
+from mcp_auth_support import *  # noqa: F403 - fixtures
+from mcp_auth_support import http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
 

@@ -10,13 +10,12 @@ import time
 import httpx2
 import pytest
 
-from mcp_auth_support import *  # noqa: F403 - fixtures
-from mcp_auth_support import http_server, sign_in
-
 from hostlink.mcp import revocation
 from hostlink.mcp.auth import AuthManager
 from hostlink.mcp.revocation import Revocation
 from hostlink.mcp.store import SecureStore, record_key
+from mcp_auth_support import *  # noqa: F403 - fixtures
+from mcp_auth_support import http_server, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
 
@@ -59,7 +58,7 @@ async def test_sign_out_revokes_the_refresh_then_the_access_token(fake_oauth):
 
 
 async def test_without_a_revocation_endpoint_the_tokens_are_only_removed_here(fake_oauth):
-    manager, server, tokens = await signed_in(fake_oauth)
+    manager, server, _tokens = await signed_in(fake_oauth)
     fake_oauth.control(revocation="none")
     result = await manager.logout("r", server)
     assert result == Revocation("unsupported")

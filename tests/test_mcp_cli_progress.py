@@ -11,16 +11,15 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 import anyio
 import pytest
-from mcp_runtime_support import FIXTURE, fixture_children
-from terminal_support import on_a_terminal
-from test_mcp_cli_ux import EVERY, configure, hostlink, needs_everything
 
 from hostlink.cli.progress_line import ERASE_LINE
 from hostlink.host.progress import CallWatch, watching
+from mcp_runtime_support import FIXTURE, fixture_children
+from terminal_support import on_a_terminal
+from test_mcp_cli_ux import EVERY, configure, hostlink, needs_everything
 
 LONG = "trigger-long-running-operation"
 FX = {"command": sys.executable, "args": [FIXTURE]}
@@ -111,7 +110,7 @@ async def test_progress_never_outlasts_the_hard_maximum():
     server = StdioServerParameters(command=EVERY["command"], args=EVERY["args"])
     async with Client(server, mode="auto") as client:
         started = anyio.current_time()
-        with pytest.raises(RequestTimedOut, match="kept reporting progress but did not finish .* within 2 s"):
+        with pytest.raises(RequestTimedOut, match=r"kept reporting progress but did not finish .* within 2 s"):
             await call_with_progress(client, "everything", LONG, {"duration": 6, "steps": 12}, 1000, max_seconds=2)
         assert 1.9 <= anyio.current_time() - started < 8
         seen: list[tuple[float, float | None]] = []

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from mcp_runtime_support import FIXTURE, fixture_children
 
 
@@ -82,7 +83,8 @@ NODE = shutil.which("node")
 needs_everything = pytest.mark.skipif(not (EVERYTHING.is_file() and NODE) and not os.environ.get("CI"),
                                       reason="npm peer @modelcontextprotocol/server-everything or node is missing")
 EVERY = {"command": NODE or "node", "args": [str(EVERYTHING), "stdio"]}
-FATAL = {"command": sys.executable, "args": ["-c", "import sys; sys.stderr.write('FATAL: missing API_KEY\\n'); sys.exit(3)"]}
+FATAL = {"command": sys.executable,
+         "args": ["-c", "import sys; sys.stderr.write('FATAL: missing API_KEY\\n'); sys.exit(3)"]}
 AUTHED = {"url": "http://127.0.0.1:9/mcp", "auth": "bearer", "bearerTokenEnv": "UX_UNSET_TOKEN"}
 
 

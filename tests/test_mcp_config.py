@@ -255,7 +255,7 @@ def test_file_larger_than_one_mib_is_refused(tmp_path, env):
 def test_not_a_regular_file_is_refused_without_blocking(tmp_path, env):
     user_mcp(tmp_path).parent.mkdir(parents=True)
     os.mkfifo(user_mcp(tmp_path))  # opening a FIFO for reading would block forever
-    with pytest.raises(ConfigError, match="mcp.json: is not a regular file"):
+    with pytest.raises(ConfigError, match=r"mcp\.json: is not a regular file"):
         load(tmp_path, env, True)
     os.unlink(user_mcp(tmp_path))
     user_mcp(tmp_path).mkdir()

@@ -8,9 +8,9 @@ import json
 import os
 import stat
 import sys
-from pathlib import Path
 
 import pytest
+
 from llm_support import LlmDirs, run_llm
 from mcp_config_support import environment, hostlink, seed, user_file
 

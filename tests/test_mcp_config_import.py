@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_config_support import environment, hostlink, user_file
 
 from hostlink.cli.mcp_import import SOURCES
-from hostlink.mcp.config_import import PROGRAMS, convert, source_path, strip_comments
+from hostlink.mcp.config_import import PROGRAMS, Unsupported, convert, source_path, strip_comments
+from mcp_config_support import environment, hostlink, user_file
 
 PROJECT = "project"  # the working directory hostlink() runs in, under tmp_path
 
@@ -45,7 +45,8 @@ def test_claude_desktop(tmp_path):
     place(tmp_path, "config/Claude/claude_desktop_config.json", json.dumps({
         "globalShortcut": "Ctrl+Space",
         "mcpServers": {
-            "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/u/Desktop"]},
+            "filesystem": {"command": "npx",
+                           "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/u/Desktop"]},
             "brave-search": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-brave-search"],
                              "env": {"BRAVE_API_KEY": "BSA-literal-key"}}}}))
     servers, shown = imported(tmp_path, "claude-desktop")
@@ -93,7 +94,8 @@ def test_cursor(tmp_path):
         "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${env:MCP_TOKEN}"}},
         "dotenv": {"command": "x", "envFile": ".env"}}}))
     servers, shown = imported(tmp_path, "cursor")
-    assert servers == {"fs": {"command": "npx", "args": ["-y", "@x/fs", "${HOME}/src"], "env": {"API_KEY": "${API_KEY}"}},
+    assert servers == {"fs": {"command": "npx", "args": ["-y", "@x/fs", "${HOME}/src"],
+                              "env": {"API_KEY": "${API_KEY}"}},
                        "remote": {"url": "https://mcp.example.com/mcp",
                                   "headers": {"Authorization": "Bearer ${MCP_TOKEN}"}}}
     assert "! ws: not imported: args.0 uses ${workspaceFolder}, a Cursor variable hostlink has no equivalent" in shown
@@ -213,7 +215,7 @@ def test_a_yes_on_the_terminal_writes(tmp_path):
 
 
 def test_the_command_offers_every_program_and_loads_cheaply():
-    assert SOURCES == tuple(PROGRAMS)
+    assert tuple(PROGRAMS) == SOURCES
     loaded = subprocess.run([sys.executable, "-c", "import sys, hostlink.cli.mcp; print('pydantic' in sys.modules)"],
                             capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "False"  # `hostlink mcp --help` pays for click alone
@@ -252,6 +254,5 @@ def test_convert_never_guesses():
                          ("gemini", {"httpUrl": "https://a.example", "url": "https://b.example", "type": "http"}),
                          ("vscode", {"type": "websocket", "url": "wss://a.example"}),
                          ("claude-desktop", ["not", "an", "object"])]:
-        with pytest.raises(Exception) as refused:
+        with pytest.raises(Unsupported):
             convert(program, raw)
-        assert type(refused.value).__name__ == "Unsupported"

@@ -67,7 +67,7 @@ def test_models_are_frozen_and_hide_secret_maps_from_repr():
     stdio = StdioServer(command="x", env={"K": SECRET})
     http = HttpServer(url=HTTPS, headers={"X-Key": SECRET})
     assert SECRET not in repr(stdio) and SECRET not in repr(http)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="frozen"):
         stdio.command = "y"
 
 
@@ -253,7 +253,7 @@ def test_redirect_uri_loopback_accepted(uri):
 
 def test_check_url_is_usable_on_its_own():
     assert check_url("https://a.example/") == "https://a.example/"
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match="http is only allowed on a loopback host") as err:
         check_url(f"http://a.example/{SECRET}")
     assert SECRET not in str(err.value)
 

@@ -17,7 +17,6 @@ import pytest
 
 from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import FAKES
-
 from peers import CONFORMANCE as HARNESS
 from peers import conformance_node
 

@@ -13,21 +13,22 @@ import sys
 from pathlib import Path
 
 import pytest
-from host_support import Notices
-from mcp_runtime_support import FIXTURE
-from terminal_support import on_a_terminal
-from test_mcp_cli_ux import configure, hostlink
 
+from host_support import Notices
 from hostlink.host import Answer, CancelSignal, Question
 from hostlink.host.session import HostSession
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import StdioServer
+from mcp_runtime_support import FIXTURE
+from terminal_support import on_a_terminal
+from test_mcp_cli_ux import configure, hostlink
 
 ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 
 
 
-async def ask_through_a_host(tool: str, ask, *, opted_in: bool = True, protocol: str = "auto") -> tuple[dict, list[str]]:
+async def ask_through_a_host(tool: str, ask, *, opted_in: bool = True,
+                             protocol: str = "auto") -> tuple[dict, list[str]]:
     server = StdioServer(command=sys.executable, args=[ASKER], elicitation=opted_in, protocol_version=protocol)
     host, notices = HostSession([McpExtension(servers={"asker": server})]), Notices()
     await host.start(cwd=Path.cwd(), project_trusted=False, notifier=notices, ask=ask)
@@ -68,7 +69,7 @@ async def test_an_answer_that_does_not_fit_the_form_is_cancelled_and_the_person_
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("tool, reason", [("ask_secret", "asks for a secret"), ("ask_page", "web page")])
+@pytest.mark.parametrize(("tool", "reason"), [("ask_secret", "asks for a secret"), ("ask_page", "web page")])
 async def test_a_secret_or_a_web_page_is_declined_without_asking(tool, reason):
     async def ask(question: Question) -> Answer:
         raise AssertionError("the person must not be asked")
@@ -78,7 +79,7 @@ async def test_a_secret_or_a_web_page_is_declined_without_asking(tool, reason):
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("opted_in, can_ask", [(False, True), (True, False)])
+@pytest.mark.parametrize(("opted_in", "can_ask"), [(False, True), (True, False)])
 async def test_without_opt_in_or_a_host_that_can_ask_nothing_is_offered(opted_in, can_ask):
     async def ask(question: Question) -> Answer:
         raise AssertionError("the person must not be asked")
@@ -113,7 +114,7 @@ def test_answers_typed_on_a_terminal_with_a_misfit_asked_again(env, tmp_path):
     assert "\x1b]0;" not in shown and "\x1b[31m" not in shown
 
 
-@pytest.mark.parametrize("answers, action", [([b"n\n"], "decline"), ([b"y\n", b"\x04"], "cancel")])
+@pytest.mark.parametrize(("answers", "action"), [([b"n\n"], "decline"), ([b"y\n", b"\x04"], "cancel")])
 def test_a_decline_and_a_cancel_on_a_terminal(env, tmp_path, answers, action):
     code, out, shown = typed(env, tmp_path, answers, "mcp", "call", "asker", "ask_user", "{}")
     assert code == 0, shown

@@ -8,11 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from mcp_runtime_support import Host, alive, text
 
 from hostlink.host import ImageContent
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import parse_server
+from mcp_runtime_support import Host, alive, text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

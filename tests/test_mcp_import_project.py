@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from mcp_config_support import hostlink, user_file
 
 PROJECT_ONLY = [
@@ -17,7 +18,7 @@ PROJECT_ONLY = [
 ]
 
 
-@pytest.mark.parametrize("program, relative, document", PROJECT_ONLY)
+@pytest.mark.parametrize(("program", "relative", "document"), PROJECT_ONLY)
 def test_the_project_file_alone_is_read(tmp_path, program, relative, document):
     path = tmp_path / "project" / relative
     path.parent.mkdir(parents=True, exist_ok=True)

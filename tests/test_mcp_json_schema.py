@@ -106,7 +106,8 @@ def test_schema_and_hostlink_agree_on_every_key_of_an_entry(kind):
 def test_nested_blocks_agree():
     oauth_base = {"url": "https://mcp.example.com/mcp", "auth": "oauth"}
     machine = {"grantType": "client_credentials", "clientId": "c", "issuer": "https://auth.example.com"}
-    for assertion in ({"keyEnv": "K", "alg": "ES256"}, {"keyEnv": "K", "alg": "HS256"}, {"keyEnv": "1K", "alg": "ES256"},
+    for assertion in ({"keyEnv": "K", "alg": "ES256"}, {"keyEnv": "K", "alg": "HS256"},
+                      {"keyEnv": "1K", "alg": "ES256"},
                       {"keyEnv": "K", "alg": "RS256", "kid": ""}, {"keyEnv": "K", "alg": "RS256", "kid": "k" * 257},
                       {"keyEnv": "K"}, {"keyEnv": "K", "alg": "ES256", "extra": 1}):
         _agree({"mcpServers": {"s": {**oauth_base, "oauth": {**machine, "clientAssertion": assertion}}}})

@@ -66,7 +66,7 @@ def test_a_lasting_session_imports_the_sdk_and_contacts_nothing(tmp_path):
                     "contacted": False, "started": False}
 
 
-@pytest.mark.parametrize("lasting, configured", [("one-shot", "servers"), ("lasting", "none")])
+@pytest.mark.parametrize(("lasting", "configured"), [("one-shot", "servers"), ("lasting", "none")])
 def test_one_shot_sessions_and_sessions_without_servers_import_nothing(tmp_path, lasting, configured):
     seen = run_session(tmp_path, lasting, configured)
     assert seen == {"before": False, "imported": [], "contacted": False, "started": False}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from mcp_runtime_support import Host, alive, fixture_children, stdio, text
 
 from hostlink.host import CancelSignal, CommandFailed
 from hostlink.mcp.extension import McpExtension
+from mcp_runtime_support import Host, alive, fixture_children, stdio, text
 
 pytestmark = pytest.mark.anyio
 

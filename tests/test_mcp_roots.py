@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_runtime_support import Host, text
-
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.runtime import McpRuntime
 from hostlink.mcp.schema import SchemaError, parse_server
+from mcp_runtime_support import Host, text
 
 pytestmark = pytest.mark.anyio
 FIXTURE = str(Path(__file__).parent / "fakes" / "mcp_fixture_server.py")

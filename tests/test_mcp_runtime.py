@@ -8,8 +8,8 @@ import re
 import sys
 
 import anyio
+import anyio.lowlevel
 import pytest
-from mcp_runtime_support import alive, fixture_children, http_fixture, stdio
 
 from hostlink.mcp.errors import (
     AuthError,
@@ -22,6 +22,7 @@ from hostlink.mcp.errors import (
 )
 from hostlink.mcp.runtime import McpRuntime
 from hostlink.mcp.schema import parse_server
+from mcp_runtime_support import alive, fixture_children, http_fixture, stdio
 
 pytestmark = pytest.mark.anyio
 
@@ -334,7 +335,7 @@ async def test_cancelling_one_listing_waiter_leaves_the_shared_listing():
         async with anyio.create_task_group() as group:
             group.start_soon(cancelled)
             group.start_soon(kept)
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
             scope.cancel()
         assert len(got) == 1 and len(got[0]) > 5
     finally:

@@ -13,14 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from claude_transport_support import FAKES, live_processes_mentioning
 from host_support import Notices
-from mcp_runtime_support import FIXTURE
-from peers import CLAUDE, requires_claude
-
 from hostlink.host import (
-    AssistantMessage,
     Answer,
+    AssistantMessage,
     CancelSignal,
     Done,
     ModelSpec,
@@ -32,9 +30,11 @@ from hostlink.host import (
 from hostlink.host.session import HostSession
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import SamplingSettings, StdioServer
+from mcp_runtime_support import FIXTURE
+from peers import CLAUDE, requires_claude
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
+import fake_anthropic as fa
 
 ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 
@@ -89,7 +89,8 @@ async def test_an_approved_request_is_answered_by_the_configured_model_without_t
     assert context.system_prompt == "Answer briefly." and context.tools == ()  # the escape is gone
     assert context.messages[0].content[0].text == "What is 2+2?"
     (question,) = asked
-    assert question.asker == "asker" and "wants fake/echo to answer this (at most 50 tokens, no tools)" in question.message
+    assert question.asker == "asker"
+    assert "wants fake/echo to answer this (at most 50 tokens, no tools)" in question.message
     assert "[user] What is 2+2?" in question.message
 
 
@@ -117,7 +118,7 @@ async def test_a_request_with_tools_is_refused_without_asking():
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("configured, can_ask", [(False, True), (True, False)])
+@pytest.mark.parametrize(("configured", "can_ask"), [(False, True), (True, False)])
 async def test_off_unless_configured_and_someone_can_approve(configured, can_ask):
     provider = Scripted()
     said = await sample_through_a_host([provider], {"prompt": "hi"}, approving([]) if can_ask else None,

@@ -19,13 +19,18 @@ import time
 import anyio
 import pytest
 
-from mcp_auth_support import *  # noqa: F403 - fixtures
-from mcp_auth_support import FAKES, http_server, sign_in
-
 from hostlink.mcp.auth import AuthManager
 from hostlink.mcp.store import (
-    SecureRecord, SecureStore, StoreError, credential_lock, lock_dir, parse_record, record_key,
+    SecureRecord,
+    SecureStore,
+    StoreError,
+    credential_lock,
+    lock_dir,
+    parse_record,
+    record_key,
 )
+from mcp_auth_support import *  # noqa: F403 - fixtures
+from mcp_auth_support import FAKES, http_server, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
-from mcp_runtime_support import FIXTURE, Host, fixture_children, http_fixture, stdio, text
 
 from hostlink.host import CancelSignal, CommandFailed, ImageContent, Registry
+from hostlink.host.output import MAX_INLINE_BYTES
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.tool import PARAMETERS
-from hostlink.host.output import MAX_INLINE_BYTES
+from mcp_runtime_support import FIXTURE, Host, fixture_children, http_fixture, stdio, text
 
 pytestmark = pytest.mark.anyio
 
@@ -150,7 +150,8 @@ async def test_arguments_are_checked_against_the_input_schema_before_sending(tmp
             assert text(await host.run(action="call", server="web", tool="add", args={"a": 1, "b": 2})) == "3"
             before = server.count()
             wrong_type = await host.run(action="call", server="web", tool="add", args={"a": "one", "b": 2})
-            assert wrong_type.is_error and "input schema of tool 'add'" in text(wrong_type) and "at a" in text(wrong_type)
+            assert wrong_type.is_error
+            assert "input schema of tool 'add'" in text(wrong_type) and "at a" in text(wrong_type)
             missing = await host.run(action="call", server="web", tool="add", args={"a": 1})
             assert missing.is_error and "'b' is a required property" in text(missing)
             unknown = await host.run(action="call", server="web", tool="nope")

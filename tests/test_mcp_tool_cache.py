@@ -8,11 +8,11 @@ import stat
 
 import anyio
 import pytest
-from mcp_runtime_support import Host, fixture_children, stdio, text
 
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.runtime import McpRuntime
 from hostlink.mcp.tool_cache import ToolCache, cache_directory, fingerprint
+from mcp_runtime_support import Host, fixture_children, stdio, text
 
 pytestmark = pytest.mark.anyio
 
@@ -68,7 +68,7 @@ async def test_a_call_checks_the_live_listing_not_the_cache(tmp_path, runtime_di
         await host.run(action="tools", server="one")
     path = cache_files(tmp_path)[0]
     entries = [json.loads(p.read_text()) for p in cache_files(tmp_path)]
-    for p, entry in zip(cache_files(tmp_path), entries):
+    for p, entry in zip(cache_files(tmp_path), entries, strict=True):
         entry["tools"].append({"name": "ghost", "title": None, "description": "cached only", "inputSchema": {}})
         p.write_text(json.dumps(entry))
     async with Host(extension(tmp_path, config), tmp_path) as host:
@@ -105,7 +105,8 @@ async def test_the_entry_expires_after_the_ttl_and_bad_entries_are_ignored(tmp_p
     config = stdio(cacheTools=True)
 
     class Tool:
-        name, title, description, input_schema, meta, execution = "echo", None, "d\x1b[31m", {"type": "object"}, None, None
+        name, title, description = "echo", None, "d\x1b[31m"
+        input_schema, meta, execution = {"type": "object"}, None, None
 
     cache.store("fx", config, [Tool()])
     assert [(t.name, t.description) for t in cache.load("fx", config)] == [("echo", "d")]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from mcp_runtime_support import FIXTURE, fixture_children
 
 

@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp_config_support import environment
-
 from hostlink.host.trust import find_project, project_trust, records_file
+from mcp_config_support import environment
 
 SERVER = {"mcpServers": {"proj": {"command": "/bin/true"}}}
 
@@ -67,7 +66,7 @@ def test_trust_lasts_from_any_subdirectory_until_the_files_change(tmp_path):
 
 
 def test_trust_of_a_directory_argument_and_through_a_symlink(tmp_path):
-    root, deep = project(tmp_path)
+    root, _deep = project(tmp_path)
     link = tmp_path / "link"
     link.symlink_to(root)
     assert run(tmp_path, tmp_path, "mcp", "trust", str(link / "src")).returncode == 0

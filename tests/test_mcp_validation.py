@@ -4,8 +4,8 @@ nothing a schema refers to is ever fetched."""
 from __future__ import annotations
 
 import pytest
-from adversarial.support import untouched_url
 
+from adversarial.support import untouched_url
 from hostlink.mcp import validation
 from hostlink.mcp.validation import InvalidSchema, violations
 
@@ -25,7 +25,7 @@ def test_both_validators_are_built_once_per_schema():
     validation._validators.cache_clear()
     for _ in range(3):
         violations(SCHEMA, {"city": "Rome"})
-    fast, full = validation._validators(validation.json.dumps(SCHEMA, sort_keys=True))
+    fast, _full = validation._validators(validation.json.dumps(SCHEMA, sort_keys=True))
     assert fast is not None and validation._validators.cache_info().misses == 1
 
 

@@ -11,7 +11,6 @@ import textwrap
 from hostlink.adapters.llm_host import LlmHost
 from hostlink.cli import process_exit
 
-
 # Registered before the code under test, so it runs after the exit step (atexit: last in, first out).
 _REPORT = """
 import atexit, gc

@@ -16,24 +16,29 @@ import time
 from pathlib import Path
 
 import pytest
-from claude_transport_support import FAKES, live_processes_mentioning
-from claude_transport_support import api  # noqa: F401 - fixtures
-from llm_support import leftover_processes
 from pydantic import BaseModel
 from pydantic_ai import Agent, BinaryContent
 from pydantic_ai.exceptions import ModelAPIError, ModelAuthenticationError, ModelQuotaExceededError, UserError
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from claude_transport_support import (
+    FAKES,
+    api,  # noqa: F401 - fixtures
+    live_processes_mentioning,
+)
 from hostlink.adapters.pydantic_ai import ClaudeCodeModel, HostlinkMcp
 from hostlink.claude_code import metrics
 from hostlink.claude_code.process import ClaudeTransportOptions
+from llm_support import leftover_processes
 
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
-from peers import CLAUDE, requires_claude  # noqa: E402
+import fake_anthropic as fa
 
-PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+from peers import CLAUDE, requires_claude
+
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA"
+                        "hKmMIQAAAABJRU5ErkJggg==")
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +72,8 @@ def claude_model(api, tmp_path, runtime_dir):
     home.mkdir()
     return ClaudeCodeModel("sonnet", cwd=home,
                            options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
-                           environ={"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"})
+                           environ={"HOME": str(home),
+                                    "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"})
 
 
 def blocks(request: dict, kind: str) -> list[dict]:
@@ -152,7 +158,8 @@ async def test_outside_an_agent_the_toolset_says_how_to_use_it():
 
 
 def test_importing_the_adapter_pays_no_mcp_sdk_import():
-    code = "import sys, hostlink.adapters.pydantic_ai; print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))"
+    code = ("import sys, hostlink.adapters.pydantic_ai; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

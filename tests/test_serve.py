@@ -14,14 +14,15 @@ import socket
 import anthropic
 import openai
 import pytest
+
 from peers import requires_claude
-from serve_support import api  # noqa: F401 - a fixture
 from serve_support import (
     KEY,
     PNG,
     TOOL_PREFIX,
     WEATHER_SCHEMA,
     ServeProcess,
+    api,  # noqa: F401 - a fixture
     api_images,
     fa,
     reset_between_tests,
@@ -81,7 +82,8 @@ def test_models_in_each_sdks_shape(claude, gpt):
 
 def test_messages_non_streaming_answer_with_thinking(claude, api):
     api.push(fa.Reply((fa.Thinking("Let me think about it."), fa.Text("Hello from Claude."))))
-    message = claude.messages.create(model="sonnet", max_tokens=256, system="Be brief.", extra_body={"temperature": 1, "metadata": {"user_id": "u1"}},
+    message = claude.messages.create(model="sonnet", max_tokens=256, system="Be brief.",
+                                     extra_body={"temperature": 1, "metadata": {"user_id": "u1"}},
                                      messages=[{"role": "user", "content": "Say hello."}])
     assert [block.type for block in message.content] == ["thinking", "text"]
     assert message.content[0].thinking == "Let me think about it."
@@ -118,7 +120,8 @@ def test_messages_two_round_tool_loop_the_client_runs_the_tool(claude, api):
         if reply.stop_reason != "tool_use":
             break
         rounds += 1
-        messages.append({"role": "assistant", "content": [block.model_dump(exclude_none=True) for block in reply.content]})
+        content = [block.model_dump(exclude_none=True) for block in reply.content]
+        messages.append({"role": "assistant", "content": content})
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": block.id, "content": weather(**block.input)}
             for block in reply.content if block.type == "tool_use"]})
@@ -185,7 +188,8 @@ def test_chat_completions_two_round_tool_loop_with_streamed_tool_calls(gpt, api)
 def test_chat_completions_image_data_url_in(gpt, api):
     api.push(fa.text("An image."))
     gpt.chat.completions.create(model="sonnet", messages=[{"role": "user", "content": [
-        {"type": "text", "text": "Look"}, {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}]}])
+        {"type": "text", "text": "Look"},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}]}])
     assert len(api_images(api.messages_requests()[-1])) == 1
 
 
@@ -216,7 +220,8 @@ def test_sigterm_during_a_request_stops_claude_and_leaves_nothing(tmp_path, api)
 
     def call() -> None:
         try:
-            outcome.append(sdk.messages.create(model="sonnet", max_tokens=8, messages=[{"role": "user", "content": "x"}]))
+            outcome.append(sdk.messages.create(model="sonnet", max_tokens=8,
+                                               messages=[{"role": "user", "content": "x"}]))
         except anthropic.APIError as error:
             outcome.append(error)
 

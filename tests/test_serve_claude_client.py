@@ -13,9 +13,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from peers import NODE_BIN, requires_claude
-from serve_support import api  # noqa: F401 - a fixture
-from serve_support import KEY, PNG, TOOL_PREFIX, api_images, fa, records, reset_between_tests, start_server, tool_results
+from serve_support import (
+    KEY,
+    PNG,
+    TOOL_PREFIX,
+    api,  # noqa: F401 - a fixture
+    api_images,
+    fa,
+    records,
+    reset_between_tests,
+    start_server,
+    tool_results,
+)
 
 pytestmark = [pytest.mark.slow, requires_claude]
 

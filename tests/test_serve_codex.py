@@ -11,10 +11,19 @@ import json
 import subprocess
 
 import pytest
+
 from netns_support import AVAILABLE, only_loopback_port
 from peers import NODE_BIN, requires
-from serve_support import api  # noqa: F401 - a fixture
-from serve_support import KEY, TOOL_PREFIX, fa, records, reset_between_tests, start_server, tool_results
+from serve_support import (
+    KEY,
+    TOOL_PREFIX,
+    api,  # noqa: F401 - a fixture
+    fa,
+    records,
+    reset_between_tests,
+    start_server,
+    tool_results,
+)
 
 CODEX = NODE_BIN / "codex"
 pytestmark = [pytest.mark.slow, requires((NODE_BIN / "claude").exists() and CODEX.exists(), "claude and codex CLIs"),

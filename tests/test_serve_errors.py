@@ -15,9 +15,16 @@ import threading
 import anthropic
 import openai
 import pytest
+
 from peers import requires_claude
-from serve_support import api  # noqa: F401 - a fixture
-from serve_support import KEY, PNG, fa, reset_between_tests, start_server
+from serve_support import (
+    KEY,
+    PNG,
+    api,  # noqa: F401 - a fixture
+    fa,
+    reset_between_tests,
+    start_server,
+)
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -200,9 +207,8 @@ def test_sign_in_missing_says_claude_auth_login(server, api):
 def test_a_failure_mid_stream_is_an_error_event(server, api):
     api.push(fa.Reply((fa.Text("partial"), fa.Text("more")), error_after_blocks=1))
     client = anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0)
-    with pytest.raises(anthropic.APIStatusError) as raised:
-        with client.messages.stream(**ask()) as stream:
-            stream.get_final_message()
+    with pytest.raises(anthropic.APIStatusError) as raised, client.messages.stream(**ask()) as stream:
+        stream.get_final_message()
     assert SECRET not in str(raised.value)
 
 

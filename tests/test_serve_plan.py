@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from peers import CLAUDE, NODE_BIN, requires_claude
-from serve_support import KEY, ServeProcess, fa
 
 from hostlink.claude_code import plan
+from peers import CLAUDE, NODE_BIN, requires_claude
+from serve_support import KEY, ServeProcess, fa
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -87,14 +87,16 @@ def test_usage_headers_and_refuse_on_both_apis(api, tmp_path):
             status, headers, _ = request(server, "POST", path, payload)
             assert status == 200
             assert headers[PREFIX + "status"] == "allowed" and headers[PREFIX + "5h-utilization"] == "0.3"
-            assert headers[PREFIX + "representative-claim"] == "five_hour" and headers[PREFIX + "overage-status"] == "allowed"
+            assert headers[PREFIX + "representative-claim"] == "five_hour"
+            assert headers[PREFIX + "overage-status"] == "allowed"
         status, headers, _ = request(server, "GET", "/v1/models")
         assert headers[PREFIX + "5h-reset"] == api.headers[PREFIX + "5h-reset"]  # on every answer
 
         resets_at = int(time.time()) + 3600
         api.headers = fa.drawing_extra_usage(resets_at)
         status, headers, _ = request(server, "POST", "/v1/messages", MESSAGES)
-        assert status == 200 and headers[PREFIX + "overage-in-use"] == "true" and headers[PREFIX + "status"] == "rejected"
+        assert status == 200 and headers[PREFIX + "overage-in-use"] == "true"
+        assert headers[PREFIX + "status"] == "rejected"
         starts, sent = counting.starts, len(api.messages_requests())
         status, headers, body = request(server, "POST", "/v1/messages", MESSAGES)
         assert status == 429 and 3500 < int(headers["retry-after"]) <= 3600
@@ -134,6 +136,7 @@ def test_warn_marks_answers_and_plan_refusals_are_403_never_retried(api, tmp_pat
         status, headers, _ = request(server, "POST", "/v1/messages", MESSAGES)
         assert status == 200 and headers[PREFIX + "overage-disabled-reason"] == "org_level_disabled"
         status, headers, body = request(server, "GET", "/v1/usage")
-        assert body["plan"]["extra_usage_disabled_reason"] == "org_level_disabled" and "hostlink-extra-usage" not in headers
+        assert body["plan"]["extra_usage_disabled_reason"] == "org_level_disabled"
+        assert "hostlink-extra-usage" not in headers
     finally:
         stop(server)

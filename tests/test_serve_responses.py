@@ -11,10 +11,20 @@ import json
 
 import openai
 import pytest
-from peers import requires_claude
 from pydantic import BaseModel
-from serve_support import api  # noqa: F401 - a fixture
-from serve_support import KEY, TOOL_PREFIX, WEATHER_SCHEMA, fa, records, reset_between_tests, start_server, tool_results
+
+from peers import requires_claude
+from serve_support import (
+    KEY,
+    TOOL_PREFIX,
+    WEATHER_SCHEMA,
+    api,  # noqa: F401 - a fixture
+    fa,
+    records,
+    reset_between_tests,
+    start_server,
+    tool_results,
+)
 
 pytestmark = [pytest.mark.slow, requires_claude]
 

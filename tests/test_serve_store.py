@@ -16,7 +16,8 @@ def test_a_chain_shares_its_items_and_the_oldest_goes_first_past_the_count():
     store = ResponseStore(max_responses=2)
     first_out = message("msg_1", "one")
     store.add("resp_1", [{"role": "user", "content": "hi"}], [first_out])
-    store.add("resp_2", [*store.conversation("resp_1"), {"role": "user", "content": "again"}], [message("msg_2", "two")])
+    store.add("resp_2", [*store.conversation("resp_1"), {"role": "user", "content": "again"}],
+              [message("msg_2", "two")])
     assert store.conversation("resp_2")[1] is first_out  # shared, not copied
     store.add("resp_3", [{"role": "user", "content": "new"}], [message("msg_3", "three")])
     assert len(store) == 2

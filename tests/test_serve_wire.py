@@ -13,9 +13,19 @@ import threading
 
 import anthropic
 import pytest
+
 from peers import requires_claude
-from serve_support import api  # noqa: F401 - a fixture
-from serve_support import KEY, PNG, TOOL_PREFIX, ServeProcess, fa, records, reset_between_tests, start_server
+from serve_support import (
+    KEY,
+    PNG,
+    TOOL_PREFIX,
+    ServeProcess,
+    api,  # noqa: F401 - a fixture
+    fa,
+    records,
+    reset_between_tests,
+    start_server,
+)
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -156,7 +166,8 @@ def test_output_caps_and_effort_reach_the_cli(server, api):
 
     message, first = capped("/v1/messages", {"max_tokens": 77, "messages": user("a"),
                                              "output_config": {"effort": "low"}, "thinking": {"type": "adaptive"}})
-    assert message["stop_reason"] == "max_tokens" and (first["max_tokens"], first["output_config"]) == (77, {"effort": "low"})
+    assert message["stop_reason"] == "max_tokens"
+    assert (first["max_tokens"], first["output_config"]) == (77, {"effort": "low"})
     chat, second = capped("/v1/chat/completions", {"max_completion_tokens": 55, "reasoning_effort": "high",
                                                    "messages": user("b")})
     assert chat["choices"][0]["finish_reason"] == "length" and second["max_tokens"] == 55
@@ -192,7 +203,8 @@ def test_a_streamed_answer_that_breaks_the_schema_fails_the_response(server, api
     api.push(fa.tool_use(TOOL_PREFIX + "respond_with_json", {"count": "three"}))
     schema = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
     error = failed(server, "/v1/responses", {"model": "sonnet", "input": "x", "stream": True,
-                                             "text": {"format": {"type": "json_schema", "name": "n", "schema": schema}}},
+                                             "text": {"format": {"type": "json_schema", "name": "n",
+                                                                 "schema": schema}}},
                    500)  # the text is held back until checked, so the stream had not started
     assert "does not match the requested format (n)" in error["message"] and "count" in error["message"]
 

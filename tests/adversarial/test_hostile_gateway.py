@@ -15,7 +15,7 @@ import pytest
 from adversarial.support import CONTROL, PEAK_RSS_MIB, stdio
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from gateway_support import HOSTLINK, gateway_env, leftovers  # noqa: E402
+from gateway_support import HOSTLINK, gateway_env, leftovers
 
 HERE = Path(__file__).parent
 MAX_ANSWER_BYTES = 128 * 1024  # a call's answer: 50 KiB of text, JSON-escaped, plus its frame

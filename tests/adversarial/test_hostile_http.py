@@ -14,9 +14,9 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from mcp_auth_support import *  # noqa: F403 - keyring_required, the no-browser and state fixtures
 
 from adversarial.support import assert_contained, run_cli
+from mcp_auth_support import *  # noqa: F403 - keyring_required, the no-browser and state fixtures
 
 HERE = Path(__file__).parent
 

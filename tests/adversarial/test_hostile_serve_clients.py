@@ -12,11 +12,12 @@ import socket
 import urllib.request
 
 import pytest
+
 from serve_support import KEY, api, start_server  # noqa: F401 - api is a fixture
 
 
 @pytest.fixture(scope="module")
-def server(api, tmp_path_factory):  # noqa: F811 - the fixture above
+def server(api, tmp_path_factory):
     yield from start_server(api, tmp_path_factory)
 
 

@@ -23,10 +23,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from peers import requires_claude
 from serve_attack import request
-from serve_support import api  # noqa: F401 - a fixture
-from serve_support import PNG, WEATHER_SCHEMA, reset_between_tests, start_server
 
 from hostlink.claude_code.catalog import CatalogError, build_catalog
 from hostlink.claude_code.models import MODELS
@@ -34,6 +31,14 @@ from hostlink.claude_code.transcript import TranscriptError, serialize
 from hostlink.host import AssistantMessage, Done, ErrorEvent, ProviderSpec, TextContent, Usage
 from hostlink.host.session import HostSession
 from hostlink.serve import create_app
+from peers import requires_claude
+from serve_support import (
+    PNG,
+    WEATHER_SCHEMA,
+    api,  # noqa: F401 - a fixture
+    reset_between_tests,
+    start_server,
+)
 
 KEY = "fuzz-key-0123456789abcdef"
 
@@ -234,12 +239,12 @@ def test_a_bug_is_a_500_in_the_api_shape_with_an_id_in_the_one_log_line(app, nam
 
 
 @pytest.fixture(scope="module")
-def server(api, tmp_path_factory):  # noqa: F811 - the fixture above
+def server(api, tmp_path_factory):
     yield from start_server(api, tmp_path_factory)
 
 
 @pytest.fixture
-def fresh_script(api, server):  # noqa: F811
+def fresh_script(api, server):
     yield from reset_between_tests(api, server)
 
 

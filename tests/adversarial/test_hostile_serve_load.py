@@ -14,12 +14,18 @@ import threading
 import time
 
 import pytest
-from peers import requires_claude
 from serve_attack import MIB, assert_quiet, closed_by_peer, descriptors, memory_mib, request, reset_peak
-from serve_support import api  # noqa: F401 - a fixture
-from serve_support import KEY, ServeProcess, fa, reset_between_tests, start_server
 
 from hostlink.serve.connections import ACCEPT_BACKLOG, REQUEST_SECONDS, OncePerKind, log, loop_exception
+from peers import requires_claude
+from serve_support import (
+    KEY,
+    ServeProcess,
+    api,  # noqa: F401 - a fixture
+    fa,
+    reset_between_tests,
+    start_server,
+)
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -29,12 +35,12 @@ ASK = {"model": "sonnet", "max_tokens": 16, "messages": [{"role": "user", "conte
 
 
 @pytest.fixture(scope="module")
-def server(api, tmp_path_factory):  # noqa: F811 - the fixture above
+def server(api, tmp_path_factory):
     yield from start_server(api, tmp_path_factory, "--max-concurrent", "2", nofile=NOFILE)
 
 
 @pytest.fixture(autouse=True)
-def fresh_script(api, server):  # noqa: F811
+def fresh_script(api, server):
     yield from reset_between_tests(api, server)
 
 
@@ -151,7 +157,7 @@ def test_slow_bodies_take_memory_only_in_their_slots(server):
     assert_quiet(server, max_bytes=2048)
 
 
-def test_a_descriptor_limit_too_low_is_refused_at_start(api, tmp_path):  # noqa: F811
+def test_a_descriptor_limit_too_low_is_refused_at_start(api, tmp_path):
     with pytest.raises(AssertionError, match=r"the descriptor limit \(ulimit -n 100\) is too low for 4 concurrent "
                                              r"requests; raise it to at least 160"):
         ServeProcess(tmp_path, api, nofile=100)

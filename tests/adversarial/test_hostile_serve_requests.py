@@ -15,13 +15,20 @@ import signal
 import threading
 
 import pytest
-from peers import requires_claude
 from serve_attack import MIB, assert_quiet, memory_mib, request
-from serve_support import api  # noqa: F401 - a fixture
-from serve_support import KEY, PNG, ServeProcess, fa, reset_between_tests, start_server
 from support import untouched_url
 
 from hostlink.serve.body import MAX_JSON_DEPTH
+from peers import requires_claude
+from serve_support import (
+    KEY,
+    PNG,
+    ServeProcess,
+    api,  # noqa: F401 - a fixture
+    fa,
+    reset_between_tests,
+    start_server,
+)
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
@@ -29,12 +36,12 @@ MESSAGES, CHAT = "/v1/messages", "/v1/chat/completions"
 
 
 @pytest.fixture(scope="module")
-def server(api, tmp_path_factory):  # noqa: F811 - the fixture above
+def server(api, tmp_path_factory):
     yield from start_server(api, tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)
-def fresh_script(api, server):  # noqa: F811
+def fresh_script(api, server):
     yield from reset_between_tests(api, server)
 
 
@@ -256,7 +263,7 @@ def test_concurrency_beyond_the_slots_is_429(server, api):
     assert sorted(statuses) == [200] * 4 + [429] * 8
 
 
-def test_sigterm_during_a_request_leaves_nothing(api, tmp_path):  # noqa: F811
+def test_sigterm_during_a_request_leaves_nothing(api, tmp_path):
     api.push(fa.Reply((fa.Text("late"),), delay_before_delta=30))
     served = ServeProcess(tmp_path, api)
     answers: list[int] = []

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from mcp_runtime_support import FIXTURE, fixture_children
 
 LLM_HOST = """

@@ -190,11 +190,10 @@ async def test_after_a_refused_message_the_connection_keeps_serving():
 
 @pytest.mark.anyio
 async def test_the_model_gets_the_classified_reason_without_the_server_s_words(tmp_path, monkeypatch):
-    from mcp_runtime_support import Host, text
-
     from hostlink.host import CancelSignal, CommandFailed
     from hostlink.mcp.extension import McpExtension
     from hostlink.mcp.schema import parse_server
+    from mcp_runtime_support import Host, text
 
     monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path / "rt"))
     servers = {"fatal": parse_server(stdio("fatal")), "noisy": parse_server(stdio("noise"))}

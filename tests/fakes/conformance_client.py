@@ -24,8 +24,9 @@ MAX_SIGN_INS = 3
 
 async def issuer_of(url: str) -> str:
     """The issuer a user would look up and write into the config (the harness does not say it)."""
-    import httpx2
     from urllib.parse import urlsplit
+
+    import httpx2
 
     parts = urlsplit(url)
     async with httpx2.AsyncClient() as client:

@@ -182,11 +182,11 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:  # quiet
             pass
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        def do_GET(self) -> None:
             fake._record(self.path, dict(self.headers), None)
             self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not found"}})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
             try:
@@ -203,7 +203,8 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 return
             reply = fake._next()
             if isinstance(reply, HttpError):
-                self._json(reply.status, {"type": "error", "error": {"type": reply.error_type, "message": reply.message}})
+                error = {"type": reply.error_type, "message": reply.message}
+                self._json(reply.status, {"type": "error", "error": error})
                 return
             model = body.get("model", "claude-test") if isinstance(body, dict) else "claude-test"
             self._stream(reply, model)
@@ -268,20 +269,27 @@ def _events(reply: Reply, model: str):
         if reply.error_after_blocks is not None and index >= reply.error_after_blocks:
             break
         if isinstance(block, Text):
-            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            yield "content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": {"type": "text", "text": ""}}
             for piece in _pieces(block.text, reply.chunk):
-                yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
+                yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                              "delta": {"type": "text_delta", "text": piece}}
         elif isinstance(block, Thinking):
-            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
+            yield "content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
             for piece in _pieces(block.thinking, reply.chunk):
-                yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": piece}}
-            yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "fakesig"}}
+                yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                              "delta": {"type": "thinking_delta", "thinking": piece}}
+            yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                          "delta": {"type": "signature_delta", "signature": "fakesig"}}
         else:
             block_id = block.id or f"toolu_fake_{next(_ids)}"
-            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": block_id, "name": block.name, "input": {}}}
+            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+                "type": "tool_use", "id": block_id, "name": block.name, "input": {}}}
             raw = block.raw_input if block.raw_input is not None else json.dumps(block.input)
             for piece in _pieces(raw, reply.chunk):
-                yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": piece}}
+                yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                              "delta": {"type": "input_json_delta", "partial_json": piece}}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
     if reply.error_after_blocks is not None:
         yield "error", {"type": "error", "error": {"type": reply.error_type, "message": reply.error_message}}

@@ -17,6 +17,7 @@ import time
 
 async def main(name: str, url: str, ready_dir: str, go_file: str) -> None:
     import mcp.client.streamable_http  # noqa: F401 - paid before the start line, not after it
+
     from hostlink.mcp.auth import AuthManager
     from hostlink.mcp.runtime import McpRuntime
     from hostlink.mcp.schema import parse_server

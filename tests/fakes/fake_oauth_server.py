@@ -228,10 +228,10 @@ def build_as(state: State):
 
 
 def build_mcp(state: State, mcp_url: str):
+    from mcp.server.auth.middleware.auth_context import get_access_token
     from mcp.server.auth.provider import AccessToken
     from mcp.server.auth.settings import AuthSettings
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.auth.middleware.auth_context import get_access_token
 
     class Verifier:
         async def verify_token(self, token: str):

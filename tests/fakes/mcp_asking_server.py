@@ -10,7 +10,6 @@ A client without the elicitation capability makes each answer with the error it 
 
 import json
 
-
 MODERN = "2026-07-28"
 
 
@@ -47,18 +46,20 @@ def build_server():
 
     async def asked(ctx: Context, message: str, schema: dict):
         if ctx.protocol_version == MODERN:
-            return embedded(ctx, ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema)),
+            params = ElicitRequestFormParams(message=message, requested_schema=schema)
+            return embedded(ctx, ElicitRequest(params=params),
                             "elicitation")
         try:
             result = await ctx.request_context.session.elicit_form(message, schema, related_request_id=ctx.request_id)
-        except Exception as error:  # what the client said instead of an answer
+        except Exception as error:  # noqa: BLE001 - what the client said instead of an answer
             return json.dumps({"error": str(error)[:300]})
         return json.dumps({"action": result.action, "content": result.content})
 
     @server.tool(description="Ask the person for a name, an age, a color and a yes/no.")
     async def ask_user(ctx: Context):
         schema = {"type": "object", "required": ["name", "age"], "properties": {
-            "name": {"type": "string", "title": "Your name", "description": "as \x1b[31mprinted\x1b[0m", "maxLength": 20},
+            "name": {"type": "string", "title": "Your name", "description": "as \x1b[31mprinted\x1b[0m",
+                     "maxLength": 20},
             "age": {"type": "integer", "minimum": 0, "maximum": 150},
             "color": {"type": "string", "enum": ["red", "green", "blue"], "default": "green"},
             "subscribe": {"type": "boolean", "default": False}}}
@@ -78,7 +79,7 @@ def build_server():
         try:
             result = await ctx.request_context.session.elicit_url(
                 "Open this", "https://example.invalid/pay", "e1", related_request_id=ctx.request_id)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the client's refusal is the answer
             return json.dumps({"error": str(error)[:300]})
         return json.dumps({"action": result.action})
 
@@ -94,7 +95,7 @@ def build_server():
             answer = await ctx.request_context.session.create_message(
                 messages, max_tokens=max_tokens, system_prompt="Answer briefly.\x1b[2J",
                 related_request_id=ctx.request_id)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the client's refusal is the answer
             return json.dumps({"error": str(error)[:300]})
         return said(answer)
 

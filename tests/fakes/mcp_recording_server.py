@@ -6,7 +6,7 @@
 import json
 import sys
 
-log = open(sys.argv[1], "a", buffering=1)
+log = open(sys.argv[1], "a", buffering=1)  # noqa: SIM115 - open for the life of the process
 
 
 def send(message: dict) -> None:

@@ -29,7 +29,6 @@ from typing import Any, Literal, TypeVar
 
 import click
 import llm
-from pydantic import Field
 from llm.parts import (
     AttachmentPart,
     ReasoningPart,
@@ -38,6 +37,7 @@ from llm.parts import (
     ToolCallPart,
     ToolResultPart,
 )
+from pydantic import Field
 
 from hostlink.cli.process_exit import freeze_heap_at_exit
 from hostlink.host import (
@@ -64,7 +64,6 @@ from hostlink.host import (
     ToolSpec,
     UserMessage,
 )
-
 from hostlink.host.session import TERMINATING_SIGNALS, HostSession
 from hostlink.host.trust import project_trust
 
@@ -186,7 +185,7 @@ class _Loop:
                 return
             try:
                 task = self._loop.create_task(make())
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - the caller's future carries it, whatever it is
                 future.set_exception(exc)
                 return
             self._tasks[future] = task
@@ -277,11 +276,12 @@ class LlmHost:
                 trust = project_trust(cwd, os.environ)
                 if trust.warning is not None:
                     notifier.notify(trust.warning, "warning")
-                start = self.session.start(cwd=cwd, project_trusted=trust.trusted, notifier=notifier,
-                                           ask=terminal_ask(), trust_again=lambda: project_trust(cwd, os.environ).trusted)
+                start = self.session.start(
+                    cwd=cwd, project_trusted=trust.trusted, notifier=notifier, ask=terminal_ask(),
+                    trust_again=lambda: project_trust(cwd, os.environ).trusted)
                 try:
                     self._loop.submit(start).result()
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - kept, and raised to every later call below
                     self._session_error = exc
             if self._session_error is not None:
                 raise self._session_error

@@ -113,7 +113,8 @@ class ClaudeCodeExtension:
             mode = self.guard.mode(context.options)
         except ValueError:
             mode = "warn"  # the guard's handler refuses the request, naming the setting
-        facts: dict[str, object] = {"model": model.id, "tools": len(context.tools), "records": len(context.messages) + 1}
+        facts: dict[str, object] = {"model": model.id, "tools": len(context.tools),
+                                    "records": len(context.messages) + 1}
 
         def on_plan(usage: PlanUsage) -> None:
             facts["plan"] = usage.to_json()

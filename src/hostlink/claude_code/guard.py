@@ -99,8 +99,9 @@ class PlanGuard:
             window = next((w for w in usage.windows if w.name == usage.window), None)
             used = f" is {round(window.utilization * 100)}% used" if window and window.utilization is not None else \
                 " is nearly used up"
-            self._tell_once(("threshold", *episode), f"the Claude plan's {plan.window_name(usage.window)} window{used}; "
-                                                     f"it resets at {plan.local_time(usage.episode_end())}")
+            self._tell_once(("threshold", *episode),
+                            f"the Claude plan's {plan.window_name(usage.window)} window{used}; "
+                            f"it resets at {plan.local_time(usage.episode_end())}")
 
     def _tell_once(self, key: tuple[object, ...], message: str) -> None:
         if key in self._told or self.notifier is None:

@@ -154,7 +154,8 @@ def _window(name: Any, item: Mapping[str, Any]) -> Window | None:
 def _stored_window(item: Any) -> Window | None:
     if not isinstance(item, dict) or _code(item.get("name")) is None:
         return None
-    return Window(item["name"], _share(item.get("utilization")), _time(item.get("resets_at")), _code(item.get("status")),
+    return Window(item["name"], _share(item.get("utilization")), _time(item.get("resets_at")),
+                  _code(item.get("status")),
                   _share(item.get("surpassed_threshold")))
 
 
@@ -195,7 +196,8 @@ def refusal(usage: PlanUsage | None, now: float | None = None) -> ErrorEvent | N
     if ends <= (time.time() if now is None else now):
         return None
     return ErrorEvent(
-        f"extra usage is refused (extra usage: refuse): the Claude plan's {window_name(usage.window)} window is used up "
+        f"extra usage is refused (extra usage: refuse): the Claude plan's {window_name(usage.window)} window "
+        "is used up "
         f"and further requests would draw on extra usage; requests resume when it resets at {local_time(ends)}",
         code="quota_exceeded", retryable=False, resets_at=ends)
 

@@ -377,7 +377,7 @@ def classify_error(record: dict[str, Any], usage: plan.PlanUsage | None = None) 
     shown = f" (HTTP {status})" if isinstance(status, int) else ""
     if status == 429 or kind in ("rate_limit", "rate_limit_error"):
         return ErrorEvent(f"Claude is rate limiting requests{shown}", code="rate_limited", retryable=True)
-    if isinstance(status, int) and status >= 500 or kind in ("overloaded_error", "server_error", "api_error"):
+    if (isinstance(status, int) and status >= 500) or kind in ("overloaded_error", "server_error", "api_error"):
         return ErrorEvent(f"the Claude API failed{shown}", code="provider_unavailable", retryable=True)
     if kind in ("authentication_failed", "authentication_error", "oauth_org_not_allowed") or status in (401, 403):
         return ErrorEvent(f"Claude Code is not authorized{shown}; sign in again with `claude`", code="auth_failed")

@@ -35,7 +35,8 @@ def parse_arguments(text: str, where: str = "the arguments") -> dict[str, Any]:
         raise Fail(f"{where} are not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                    "invalid_arguments") from None
     except (ValueError, RecursionError):
-        raise Fail(f"{where} are not valid JSON (nested too deeply or an oversized number)", "invalid_arguments") from None
+        raise Fail(f"{where} are not valid JSON (nested too deeply or an oversized number)",
+                   "invalid_arguments") from None
     if not isinstance(value, dict):
         raise Fail(f"{where} must be a JSON object of tool arguments (got a JSON {type(value).__name__})",
                    "invalid_arguments")

@@ -51,9 +51,9 @@ def import_command(program: str, path: Path | None, dry_run: bool, yes: bool, sc
     Code, its project file in this directory (.vscode/mcp.json, .cursor/mcp.json,
     .gemini/settings.json, .mcp.json), whose entries replace the user file's.
     """
-    from hostlink.mcp.config_edit import EditRefused, check_entry, with_entries
+    from hostlink.mcp.config_edit import with_entries
     from hostlink.mcp.config_import import PROGRAMS, ImportFailed, read_source, read_sources, source_path
-    from hostlink.mcp.schema_rules import NAME_PATTERN, safe_key
+    from hostlink.mcp.schema_rules import safe_key
 
     try:
         if path is not None:
@@ -64,23 +64,7 @@ def import_command(program: str, path: Path | None, dry_run: bool, yes: bool, sc
         raise Fail(str(exc), "usage") from None
     source = " + ".join(map(str, sources))
     file = open_target(scope)
-    added: dict[str, dict[str, Any]] = {}
-    same: list[str] = []
-    refused = dict(found.refused)
-    warnings: list[str] = []
-    for name, entry in found.entries.items():
-        if not NAME_PATTERN.fullmatch(name):
-            refused[name] = "not a hostlink server name (1-64 of A-Z a-z 0-9 _ -)"
-        elif file.servers.get(name) == entry:
-            same.append(name)
-        elif name in file.servers:
-            refused[name] = f"{name!r} is already configured differently in {file.path}; remove it to take this one"
-        else:
-            try:
-                warnings += check_entry(name, entry, file.path, os.environ, literal=literal)
-                added[name] = entry
-            except EditRefused as exc:
-                refused[name] = str(exc)
+    added, same, refused, warnings = _sort_entries(found, file, literal)
     click.echo(f"{PROGRAMS[program]} ({source}) -> {file.path}:")
     for name, entry in added.items():
         click.echo(f"  + {name}: {_describe(entry)}")
@@ -103,3 +87,30 @@ def import_command(program: str, path: Path | None, dry_run: bool, yes: bool, sc
             return
     write(file, with_entries(file, added))
     click.echo(f"imported {len(added)} server{'s' if len(added) != 1 else ''} into {file.path}")
+
+
+def _sort_entries(found: Any, file: Any, literal: bool) -> tuple[dict[str, dict[str, Any]], list[str], dict[str, str],
+                                                               list[str]]:
+    """The imported entries sorted: to add, already there the same, refused (with why), and
+    the warnings of those to add."""
+    from hostlink.mcp.config_edit import EditRefused, check_entry
+    from hostlink.mcp.schema_rules import NAME_PATTERN
+
+    added: dict[str, dict[str, Any]] = {}
+    same: list[str] = []
+    refused = dict(found.refused)
+    warnings: list[str] = []
+    for name, entry in found.entries.items():
+        if not NAME_PATTERN.fullmatch(name):
+            refused[name] = "not a hostlink server name (1-64 of A-Z a-z 0-9 _ -)"
+        elif file.servers.get(name) == entry:
+            same.append(name)
+        elif name in file.servers:
+            refused[name] = f"{name!r} is already configured differently in {file.path}; remove it to take this one"
+        else:
+            try:
+                warnings += check_entry(name, entry, file.path, os.environ, literal=literal)
+                added[name] = entry
+            except EditRefused as exc:
+                refused[name] = str(exc)
+    return added, same, refused, warnings

@@ -71,9 +71,9 @@ def with_server(ctx: click.Context, server: str,
     checking that SERVER is configured and enabled. A failure is its one line, then what the
     server said about it (for the person at the terminal). ``keep_output``: see HostSession."""
     from hostlink.mcp import render
+    from hostlink.mcp.config import enabled_config
     from hostlink.mcp.errors import McpError, error_code
     from hostlink.mcp.extension import McpExtension
-    from hostlink.mcp.config import enabled_config
 
     loaded = load(ctx)
     extension = McpExtension(servers=loaded.servers, broken=loaded.broken)

@@ -13,7 +13,8 @@ import click
 
 from hostlink.cli.session import Fail, command_path
 
-DIR_ARGUMENT = click.argument("directory", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
+DIR_ARGUMENT = click.argument("directory", required=False,
+                              type=click.Path(exists=True, file_okay=False, path_type=Path))
 
 
 def _project(directory: Path | None) -> Path:

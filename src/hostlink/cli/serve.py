@@ -46,7 +46,6 @@ def serve_command(port: int, address: str, max_concurrent: int, token_env: str |
     private file removed.
     """
     from hostlink.claude_code.extension import ClaudeCodeExtension
-
     from hostlink.claude_code.plan import ExtraUsageSettingError
 
     try:
@@ -107,7 +106,8 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
 
     def listening(where: Listening) -> None:
         key = f'"${token_env}"' if token_env is not None else f'"$(cat {where.key_file})"'
-        click.echo(f"hostlink serve: listening on {where.base_url} (Anthropic Messages at {where.base_url}/v1/messages, "
+        click.echo(f"hostlink serve: listening on {where.base_url} "
+                   f"(Anthropic Messages at {where.base_url}/v1/messages, "
                    f"OpenAI Chat Completions and Responses at {where.base_url}/v1)")
         click.echo(f"export ANTHROPIC_BASE_URL={where.base_url}")
         click.echo(f"export ANTHROPIC_API_KEY={key}")

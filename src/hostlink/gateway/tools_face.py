@@ -17,7 +17,7 @@ import anyio
 from hostlink.gateway.naming import exposed_names, prefixed_uri, split_uri
 from hostlink.host.output import one_line, strip_controls
 from hostlink.mcp.errors import AuthRequired, McpError
-from hostlink.mcp.render import model_visible
+from hostlink.mcp.tool_visibility import model_visible
 
 if TYPE_CHECKING:
     from hostlink.gateway.session import StderrNotifier
@@ -157,7 +157,8 @@ class ToolsFace:
 
         listings = await each_server(runtime, notifier, lambda s: _all(runtime.list_resources, s, "resources"),
                                      "the resources", "resources")
-        return _bounded([mcp_types.Resource(uri=prefixed_uri(server, str(item.uri)), name=f"{server}__{_name(item.name)}",
+        return _bounded([mcp_types.Resource(uri=prefixed_uri(server, str(item.uri)),
+                                            name=f"{server}__{_name(item.name)}",
                                             title=_name(item.title), description=_text(item.description),
                                             mime_type=_name(item.mime_type), size=item.size)
                          for server, items in listings.items() for item in items if _plain_uri(str(item.uri))],

@@ -13,17 +13,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from hostlink.host.messages import (
+    IMAGE_EXTENSIONS,
+    IMAGE_MIME_TYPES,
     AssistantContent,
     AssistantMessage,
     Context,
     Done,
     ErrorEvent,
     GenerationSettings,
-    IMAGE_EXTENSIONS,
-    IMAGE_MIME_TYPES,
     ImageContent,
     Message,
     StopReason,
@@ -271,7 +271,7 @@ class ProviderRefused(Exception):
 
 
 # A handler returns a replacement Context for the request (or None to keep it as it is).
-BeforeProviderRequest = Callable[[ProviderRequest], Awaitable[Union[Context, None]]]
+BeforeProviderRequest = Callable[[ProviderRequest], Awaitable[Context | None]]
 AfterProviderResponse = Callable[[ProviderResponse], Awaitable[None]]
 
 
@@ -366,6 +366,8 @@ class Registry:
 
 
 __all__ = [
+    "IMAGE_EXTENSIONS",
+    "IMAGE_MIME_TYPES",
     "AfterProviderResponse",
     "Answer",
     "Ask",
@@ -382,8 +384,6 @@ __all__ = [
     "ErrorEvent",
     "Extension",
     "GenerationSettings",
-    "IMAGE_EXTENSIONS",
-    "IMAGE_MIME_TYPES",
     "ImageContent",
     "Message",
     "ModelSpec",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 # --- content --------------------------------------------------------------------------
 
@@ -47,8 +47,8 @@ class ToolCall:
     type: Literal["toolCall"] = "toolCall"
 
 
-UserContent = Union[TextContent, ImageContent]
-AssistantContent = Union[TextContent, ThinkingContent, ToolCall]
+UserContent = TextContent | ImageContent
+AssistantContent = TextContent | ThinkingContent | ToolCall
 
 # --- messages -------------------------------------------------------------------------
 
@@ -88,7 +88,7 @@ class ToolResultMessage:
     role: Literal["toolResult"] = "toolResult"
 
 
-Message = Union[UserMessage, AssistantMessage, ToolResultMessage]
+Message = UserMessage | AssistantMessage | ToolResultMessage
 
 
 @dataclass(frozen=True)
@@ -181,4 +181,4 @@ class ErrorEvent:
     type: Literal["error"] = "error"
 
 
-StreamEvent = Union[TextDelta, ThinkingDelta, ToolCallEvent, Done, ErrorEvent]
+StreamEvent = TextDelta | ThinkingDelta | ToolCallEvent | Done | ErrorEvent

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hostlink.host import IMAGE_MIME_TYPES, ImageContent, TextContent
+from hostlink.host.messages import IMAGE_MIME_TYPES, ImageContent, TextContent
 from hostlink.host.private import (
     PrivateStateError,
     create_private_dir,
@@ -55,7 +55,7 @@ _ASCII_SINGLES = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F])
 _COMPLETE_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b(?!\[)[ -/]*[0-~]")
 _ESC_STRING_KINDS = ("]", "P", "X", "^", "_")  # what follows ESC to open a string sequence
 _C1_STRING_OPENERS = ("\x90", "\x98", "\x9d", "\x9e", "\x9f")
-_C1_OPENERS = _C1_STRING_OPENERS + ("\x9b",)
+_C1_OPENERS = (*_C1_STRING_OPENERS, "\x9b")
 _STRING_END = re.compile(r"[\x07\x9c\x1b]")
 
 # A fast, byte-level proof that an encoded chunk needs no stripping: no C0 control but TAB
@@ -114,11 +114,11 @@ class StreamSanitizer:
                 self._in_string = True
                 return opener
         start = max(last_escape, text.rfind("\x9b")) if may_hold_c1 else last_escape
-        if start >= 0 and _SEQUENCE.match(text, start).end() == len(text):
-            if _COMPLETE_ESCAPE.fullmatch(text, start) is None:
-                if len(text) - start <= _MAX_PENDING:
-                    self._pending = text[start:]
-                return start
+        if (start >= 0 and _SEQUENCE.match(text, start).end() == len(text)
+                and _COMPLETE_ESCAPE.fullmatch(text, start) is None):
+            if len(text) - start <= _MAX_PENDING:
+                self._pending = text[start:]
+            return start
         return len(text)
 
 
@@ -321,6 +321,16 @@ def one_line(text: str | None, limit: int) -> str:
     """Untrusted text as one sanitized line of at most ``limit`` characters (``…`` if cut)."""
     text = " ".join(strip_controls(text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """``"; did you mean 'echo'?"`` for a close known name (sanitized), or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(one_line(match, 64)) for match in close) + "?"
 
 
 def compact_json(value: Any) -> str:

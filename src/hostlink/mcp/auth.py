@@ -212,7 +212,8 @@ class AuthManager:
         if task is None:
             task = asyncio.get_running_loop().create_task(self._refresh(key, name, server, tokens, generation))
             self._refreshes[key] = task
-            task.add_done_callback(lambda done: self._refreshes.pop(key, None) if self._refreshes.get(key) is done else None)
+            task.add_done_callback(
+                lambda done: self._refreshes.pop(key, None) if self._refreshes.get(key) is done else None)
         return (await asyncio.shield(task)).access_token
 
     async def _refresh(self, key: str, name: str, server: HttpServer, seen: StoredTokens,

@@ -290,11 +290,11 @@ def enabled_config(servers: Mapping[str, ServerConfig], name: str, source: objec
     if config is None and broken and name in broken:
         raise ServerMisconfigured(f"MCP server {name!r} is misconfigured: {broken[name]}")
     if config is None:
-        from hostlink.host.output import one_line
-        from hostlink.mcp.render import did_you_mean
+        from hostlink.host.output import did_you_mean, one_line
 
         names = sorted([*servers, *(broken or ())])  # the name may be anyone's: shown cut
-        raise ServerNotFound(f"unknown MCP server {one_line(name, 100)!r} (known: {', '.join(names) or 'none configured'})"
+        known = ", ".join(names) or "none configured"
+        raise ServerNotFound(f"unknown MCP server {one_line(name, 100)!r} (known: {known})"
                              + did_you_mean(name, names))
     if config.disabled:
         raise ServerDisabled(f"MCP server {name!r} is disabled in {source or 'its configuration'}")

@@ -65,7 +65,8 @@ class UnknownTool(McpError):
 # A stable, machine-readable name for each kind of failure (``--json`` errors, exit codes).
 _CODES: tuple[tuple[type[McpError], str], ...] = (
     (ServerNotFound, "unknown_server"), (ServerMisconfigured, "invalid_config"), (ServerDisabled, "server_disabled"),
-    (InvalidArguments, "invalid_arguments"), (UnknownTool, "unknown_tool"), (AuthRequired, "auth_required"), (AuthError, "auth_failed"),
+    (InvalidArguments, "invalid_arguments"), (UnknownTool, "unknown_tool"), (AuthRequired, "auth_required"),
+    (AuthError, "auth_failed"),
     (RequestTimedOut, "timeout"), (ConnectFailed, "connection_failed"), (CallFailed, "request_failed"),
 )
 

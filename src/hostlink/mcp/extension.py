@@ -14,8 +14,8 @@ from hostlink.host import CancelSignal, CommandFailed, CommandSpec, Notifier, Re
 from hostlink.host.output import bound_text
 from hostlink.mcp import render
 from hostlink.mcp.errors import McpError
-from hostlink.mcp.render import model_visible
 from hostlink.mcp.tool import mcp_tool
+from hostlink.mcp.tool_visibility import model_visible
 
 if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
@@ -181,7 +181,8 @@ class McpExtension:
         try:
             loaded = load_config(session.cwd, trusted, self._environ)
         except ConfigError as exc:
-            raise CommandFailed(f"the MCP configuration was not reloaded (the previous one stays in use): {exc}") from None
+            raise CommandFailed(
+                f"the MCP configuration was not reloaded (the previous one stays in use): {exc}") from None
         if self._auth is None:
             self._auth = self._auth_factory(loaded.servers, session.notifier, self._signed_in, session.command,
                                             session.lasting)

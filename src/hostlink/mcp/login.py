@@ -77,7 +77,7 @@ def parse_redirect_uri(redirect_uri: str | None) -> tuple[str, int, str]:
 class Flow:
     """One sign-in waiting for its callback; ``state`` is set once the link is known."""
 
-    receiver: "CallbackReceiver"
+    receiver: CallbackReceiver
     path: str
     state: str | None = None
     result: Callback | None = None
@@ -110,7 +110,7 @@ class Flow:
 class CallbackReceiver:
     """One loopback HTTP listener shared by the flows at its address."""
 
-    def __init__(self, hub: "CallbackHub", host: str, port: int) -> None:
+    def __init__(self, hub: CallbackHub, host: str, port: int) -> None:
         self._hub = hub
         self.host = host
         self.port = port

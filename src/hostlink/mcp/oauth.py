@@ -44,7 +44,8 @@ class _WithholdSdkErrorText(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info or record.levelno >= logging.ERROR:
-            record.msg, record.args, record.exc_info, record.exc_text = "OAuth flow error (see hostlink's message)", (), None, None
+            record.msg, record.args = "OAuth flow error (see hostlink's message)", ()
+            record.exc_info, record.exc_text = None, None
         return True
 
 

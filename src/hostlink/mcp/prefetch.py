@@ -42,5 +42,5 @@ def _import(modules: list[str]) -> None:
     for name in modules:
         try:
             importlib.import_module(name)
-        except Exception:  # the first call imports it again and reports the failure there
+        except Exception:  # noqa: BLE001 - the first call imports it again and reports the failure there
             return

@@ -10,41 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hostlink.host.output import one_line
+from hostlink.mcp.tool_visibility import model_visible, needs_task
 
 if TYPE_CHECKING:
     from hostlink.host import ToolResult
     from hostlink.mcp.runtime import McpRuntime, Snapshot
     from hostlink.mcp.schema import ServerConfig
-
-
-def needs_task(tool: Any) -> bool:
-    """A tool that can only be called with task augmentation (``execution.taskSupport``
-    ``"required"``), which hostlink does not support."""
-    execution = getattr(tool, "execution", None)
-    return getattr(execution, "task_support", None) == "required"
-
-
-def model_visible(tool: Any) -> bool:
-    """False for tools whose ``_meta.ui.visibility`` leaves out the model (MCP Apps) and for
-    tools that require task augmentation (never callable here)."""
-    if needs_task(tool):
-        return False
-    meta = tool.meta or {}
-    ui = meta.get("ui") if isinstance(meta, Mapping) else None
-    visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
-    if visibility is None:
-        return True
-    return isinstance(visibility, list) and "model" in visibility
-
-
-def did_you_mean(name: str, known: Sequence[str]) -> str:
-    """``"; did you mean 'echo'?"`` for a close known name (sanitized), or ``""``."""
-    import difflib
-
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
-    if not close:
-        return ""
-    return "; did you mean " + " or ".join(repr(one_line(match, 64)) for match in close) + "?"
 
 
 def parameters_line(schema: Any) -> str:
@@ -76,8 +47,8 @@ def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
     tools = None if snapshot.tools is None else sum(1 for tool in snapshot.tools if model_visible(tool))
     tasks = 0 if snapshot.tools is None else sum(1 for tool in snapshot.tools if needs_task(tool))
     notes = [f"{tasks} hidden: they require tasks"] if tasks else []
-    notes += [f"{count} hidden by {key}" for key, count in zip(("includeTools", "excludeTools"), snapshot.filtered)
-              if count]
+    notes += [f"{count} hidden by {key}"
+              for key, count in zip(("includeTools", "excludeTools"), snapshot.filtered, strict=True) if count]
     hidden = ", ".join(notes) or None
     if for_model:
         parts = [f"{snapshot.server}: {snapshot.state}", snapshot.transport]
@@ -149,7 +120,8 @@ def filter_note(name: str, config: ServerConfig) -> str | None:
 
 def table(rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+    lines = ("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in rows)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 WORDS_LINES, WORDS_BYTES = 20, 4096  # of what a server said, after a failure's one line

@@ -42,7 +42,8 @@ class Revocation:
         if self.outcome == "revoked":
             return "the authorization server revoked its tokens"
         if self.outcome == "unsupported":
-            return "the authorization server does not support token revocation, so its tokens stay valid until they expire"
+            return ("the authorization server does not support token revocation, "
+                    "so its tokens stay valid until they expire")
         return f"the authorization server did not revoke its tokens: {self.reason}; they stay valid until they expire"
 
 

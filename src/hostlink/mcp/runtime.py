@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 
 from hostlink.host.output import one_line
+from hostlink.mcp.config import enabled_config
 from hostlink.mcp.errors import (
     AuthError,
     AuthRequired,
@@ -31,7 +32,6 @@ from hostlink.mcp.errors import (
     RequestTimedOut,
     first_error,
 )
-from hostlink.mcp.config import enabled_config
 from hostlink.mcp.progress import call_with_progress
 from hostlink.mcp.roots import Roots
 from hostlink.mcp.schema import HttpServer, ServerConfig
@@ -336,7 +336,8 @@ class McpRuntime:
                 raise RequestTimedOut(
                     f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
                 ) from None
-            raise CallFailed(f"MCP server {name!r} rejected {what}: {one_line(exc.message, SERVER_TEXT_LIMIT)}") from None
+            reason = one_line(exc.message, SERVER_TEXT_LIMIT)
+            raise CallFailed(f"MCP server {name!r} rejected {what}: {reason}") from None
         except ValidationError:
             raise CallFailed(f"MCP server {name!r} sent an invalid result for {what}") from None
         except RuntimeError as exc:
@@ -354,7 +355,8 @@ class McpRuntime:
         if conn.snapshot.state == "failed" and conn.snapshot.error is not None:
             return conn.snapshot.error  # a sibling already latched it
         refusal = conn.transport.refusal
-        cause = f": {refusal}" if refusal is not None else f" closed the connection during {what}" + conn.transport.note()
+        cause = (f": {refusal}" if refusal is not None
+                 else f" closed the connection during {what}" + conn.transport.note())
         error = with_words(ConnectFailed(f"MCP server {name!r}{cause}; use reconnect to start it again"),
                            conn.transport)
         if conn.snapshot.state == "connected":

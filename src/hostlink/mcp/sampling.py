@@ -69,7 +69,8 @@ def sampling_for(ask: Ask, complete: Complete, notifier: Notifier) -> Callable[[
             if error is not None:
                 return ErrorData(code=INVALID_REQUEST, message=f"sampling failed: {error}")
             cut = len(text) > limit * CHARS_PER_TOKEN
-            return CreateMessageResult(role="assistant", content=McpText(type="text", text=text[:limit * CHARS_PER_TOKEN]),
+            kept = McpText(type="text", text=text[:limit * CHARS_PER_TOKEN])
+            return CreateMessageResult(role="assistant", content=kept,
                                        model=settings.model, stop_reason="maxTokens" if cut else "endTurn")
 
         return sample

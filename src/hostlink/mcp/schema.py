@@ -269,7 +269,8 @@ class HttpServer(_Common):
     headers: dict[HeaderName, HeaderValue] = Field(default_factory=dict, repr=False)  # may be secrets
     """Extra HTTP headers sent with every request; ``${VAR}`` expands in values."""
     auth: Literal["oauth", "bearer"] | None = None
-    """``bearer``: a token from ``bearerTokenEnv``; ``oauth``: OAuth, sign-in by link unless ``oauth`` says otherwise."""
+    """``bearer``: a token from ``bearerTokenEnv``; ``oauth``: OAuth, sign-in by link unless ``oauth``
+    says otherwise."""
     bearer_token_env: EnvName | None = None
     """The environment variable holding the bearer token, read at connect time."""
     oauth: OAuthSettings | None = None

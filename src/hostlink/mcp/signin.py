@@ -19,7 +19,7 @@ import os
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import anyio
@@ -51,12 +51,23 @@ from hostlink.mcp.transports.http import SafeTransport
 
 if TYPE_CHECKING:
     from hostlink.host import Notifier
-    from hostlink.mcp.auth import AuthManager
     from hostlink.mcp.revocation import Revocation
     from hostlink.mcp.schema import HttpServer, OAuthSettings, ServerConfig
 
+
+class LinkSigner(Protocol):
+    """What a sign-in by link needs of the host session's AuthManager (typed here, not imported:
+    the manager holds a ``SignIns``, so naming it would make the two modules a cycle)."""
+
+    async def start_login(self, name: str, server: HttpServer, *, retry: bool = True) -> str: ...
+
+    async def logout(self, name: str, server: HttpServer) -> Revocation | None: ...
+
+
 LOGIN_TIMEOUT_SECONDS = 600.0
 MAX_LINK_CHARS = 8192
+
+
 def sign_in_refusal(name: str, server: ServerConfig) -> str | None:
     """Why ``server`` has no sign-in by link (one line), or None when it has one."""
     if server.transport != "http":
@@ -88,7 +99,7 @@ def _describe(error: BaseException) -> str:
     return f"unexpected failure ({type(error).__name__})"
 
 
-def link_signer(auth: AuthManager | None, name: str, server: ServerConfig) -> AuthManager:
+def link_signer(auth: LinkSigner | None, name: str, server: ServerConfig) -> LinkSigner:
     """The manager that signs in to ``server`` by link; AuthError saying why there is none."""
     refusal = sign_in_refusal(name, server)
     if refusal is not None:
@@ -98,7 +109,7 @@ def link_signer(auth: AuthManager | None, name: str, server: ServerConfig) -> Au
     return auth
 
 
-async def sign_in(auth: AuthManager | None, name: str, server: ServerConfig) -> str:
+async def sign_in(auth: LinkSigner | None, name: str, server: ServerConfig) -> str:
     """Start or retry the sign-in to ``server`` (clearing a latched failure) and return its link.
 
     The one sign-in of every caller; raises AuthError when ``server`` has no sign-in by link or
@@ -309,7 +320,7 @@ class SignIns:
             login.cancelled = True
             login.error = "the sign-in was cancelled (sign-out or shutdown)"
             raise
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - every failure is latched as the sign-in's reason
             login.error = _describe(error)
             if not login.cancelled and self._generation.get(key, 0) == login.generation:
                 keyring = isinstance(error, StoreError) and error.state in ("unavailable", "locked")
@@ -384,7 +395,8 @@ class SignIns:
         from mcp.shared.auth import OAuthClientInformationFull
 
         if settings.client_id is not None:
-            secret = self._env(name, settings.client_secret_env, "a client secret") if settings.client_secret_env else None
+            secret = (self._env(name, settings.client_secret_env, "a client secret")
+                      if settings.client_secret_env else None)
             return OAuthClientInformationFull(
                 client_id=settings.client_id, client_secret=secret, redirect_uris=[redirect_uri],
                 token_endpoint_auth_method="client_secret_basic" if secret else "none",
@@ -411,7 +423,8 @@ class SignIns:
         if len(states) != 1 or storage.client_info is None or len(url) > MAX_LINK_CHARS:
             raise AuthError("the authorization link is malformed or too long")
         token_endpoint = str(metadata.token_endpoint) if metadata is not None else urljoin(origin, "/token")
-        resource = context.get_resource_url() if context.should_include_resource_param(context.protocol_version) else None
+        with_resource = context.should_include_resource_param(context.protocol_version)
+        resource = context.get_resource_url() if with_resource else None
         record = SecureRecord(
             version=1, server=name, endpoint=server.url, issuer=issuer, token_endpoint=token_endpoint,
             resource=resource, client=storage.client_info.model_dump(mode="json", exclude_none=True),

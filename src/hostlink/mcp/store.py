@@ -154,14 +154,14 @@ class SecureStore:
     def _open(self):
         if self._backend is None:
             cls = _keyring_class()
-            cls.priority  # raises when the backend cannot work here (no daemon, no bus)
+            _ = cls.priority  # raises when the backend cannot work here (no daemon, no bus)
             self._backend = cls()
         return self._backend
 
     def _call(self, method: str, *args: str):
         try:
             return getattr(self._open(), method)(SERVICE, *args)
-        except Exception as error:  # every backend failure is classified, never "absent"
+        except Exception as error:  # noqa: BLE001 - every backend failure is classified, never "absent"
             raise _classify(error) from None
 
     def _get(self, key: str) -> str | None:
@@ -180,7 +180,7 @@ class SecureStore:
                     return None
                 backend.unlock(items[0])
                 return items[0].get_secret().decode("utf-8")
-        except Exception as error:  # every backend failure is classified, never "absent"
+        except Exception as error:  # noqa: BLE001 - every backend failure is classified, never "absent"
             raise _classify(error) from None
 
     async def read_raw(self, key: str) -> str | None:
@@ -214,7 +214,7 @@ class SecureStore:
                     self._open().delete_password(SERVICE, key)
             except PasswordDeleteError:
                 pass  # none (left); the read below confirms it
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - classified like every backend failure
                 raise _classify(error) from None
 
         await anyio.to_thread.run_sync(remove)
@@ -283,7 +283,8 @@ def _open_lock_file(path: Path) -> int:
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as error:
-        raise StoreError("lock", f"the credential lock file is unusable ({errno.errorcode.get(error.errno, 'error')})") from None
+        code = errno.errorcode.get(error.errno, "error")
+        raise StoreError("lock", f"the credential lock file is unusable ({code})") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
         os.close(fd)

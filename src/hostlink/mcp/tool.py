@@ -14,10 +14,10 @@ import anyio
 
 from hostlink.host import CancelSignal, ImageContent, TextContent, ToolResult, ToolSpec
 from hostlink.host.cancel import cancelled_by
-from hostlink.host.output import bound_content, compact_json, one_line, strip_controls
+from hostlink.host.output import bound_content, compact_json, did_you_mean, one_line, strip_controls
 from hostlink.mcp import render
 from hostlink.mcp.errors import AuthRequired, CallFailed, InvalidArguments, McpError, UnknownTool, error_code
-from hostlink.mcp.render import model_visible
+from hostlink.mcp.tool_visibility import model_visible, needs_task
 from hostlink.mcp.validation import InvalidSchema, violations
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
         tools = await runtime.list_tools(server, refresh=refresh)
         for tool in tools:
             if tool.name == tool_name:
-                if render.needs_task(tool):
+                if needs_task(tool):
                     raise UnknownTool(f"tool {one_line(tool_name, 100)!r} of MCP server {server!r} requires task "
                                       "augmentation, which hostlink does not support; it is not offered")
                 if not model_visible(tool):
@@ -241,7 +241,7 @@ async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
                 return tool
     visible = [tool.name for tool in tools if model_visible(tool)]
     raise UnknownTool(f"MCP server {server!r} does not offer a tool named {one_line(tool_name, 100)!r} "
-                      f"to the model{render.did_you_mean(tool_name, visible)} {SEE_TOOLS}")
+                      f"to the model{did_you_mean(tool_name, visible)} {SEE_TOOLS}")
 
 
 def _check_arguments(tool: Any, arguments: dict[str, Any]) -> None:
@@ -364,7 +364,8 @@ async def _resources(runtime: McpRuntime, output: OutputSession | None, args: Ma
     (server,) = _need(args, "server")
     items = await _collect(lambda c: runtime.list_resources(server, c), "resources", "resources")
     shown, footer = _page(items, args, "resources")
-    lines = [f"- {r.uri} ({one_line(r.name, 100)}, {r.mime_type or 'unknown type'}): {one_line(r.description, DESCRIPTION_CHARS)}"
+    lines = [f"- {r.uri} ({one_line(r.name, 100)}, {r.mime_type or 'unknown type'}): "
+             f"{one_line(r.description, DESCRIPTION_CHARS)}"
              for r in shown]
     return _text(output, [*lines, f"[{footer}]"])
 

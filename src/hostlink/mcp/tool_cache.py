@@ -43,7 +43,7 @@ class CachedTool:
     title: str | None
     description: str | None
     input_schema: Any
-    meta: None = None  # what render.model_visible reads: only model-visible tools are kept
+    meta: None = None  # what tool_visibility.model_visible reads: only model-visible tools are kept
     execution: None = None
 
 
@@ -86,7 +86,7 @@ class ToolCache:
 
     def store(self, name: str, config: ServerConfig, tools: Sequence[Any]) -> None:
         """Keep the model-visible part of a complete listing; too large, it is not kept."""
-        from hostlink.mcp.render import model_visible
+        from hostlink.mcp.tool_visibility import model_visible
 
         kept = [_entry(tool) for tool in tools if model_visible(tool) and _clean_name(tool.name)]
         data = compact_json({"format": FORMAT, "fingerprint": fingerprint(name, config), "stored": self._clock(),

@@ -33,11 +33,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+import hostlink.serve.anthropic as anthropic
+import hostlink.serve.openai as openai
 from hostlink.claude_code.guard import PlanGuard
 from hostlink.host import CancelSignal, Done, ErrorEvent
 from hostlink.host.session import HostSession
-import hostlink.serve.anthropic as anthropic
-import hostlink.serve.openai as openai
 from hostlink.serve import access_log, structured, tokens
 from hostlink.serve.body import ClientGone, read_json
 from hostlink.serve.core import PROVIDER, ApiError, model_alias, provider_error, provider_spec

@@ -26,8 +26,8 @@ from hostlink.host import (
     ImageContent,
     Message,
     ModelSpec,
-    TextContent,
     ProviderSpec,
+    TextContent,
     ToolCall,
     ToolDefinition,
     ToolResultMessage,
@@ -75,7 +75,7 @@ def field(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path:
             raise invalid(where, "field required")
         return default
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         raise invalid(where, "expected " + " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds))
     return value
 

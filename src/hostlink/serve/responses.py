@@ -200,7 +200,8 @@ def usage(message: AssistantMessage) -> dict[str, Any]:
 
 
 def message_item(item_id: str, text: str, status: str = "completed") -> dict[str, Any]:
-    content = [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}] if status == "completed" else []
+    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+    content = [part] if status == "completed" else []
     return {"id": item_id, "type": "message", "role": "assistant", "status": status, "content": content}
 
 

@@ -165,5 +165,5 @@ class ResponsesWire:
         if exchange.store:
             self.store.add(exchange.response_id, exchange.items, output)
 
-    def Streamer(self, parsed: Parsed) -> Streamer:  # noqa: N802 - the app's wire interface (a class elsewhere)
+    def Streamer(self, parsed: Parsed) -> Streamer:
         return Streamer(parsed, self)

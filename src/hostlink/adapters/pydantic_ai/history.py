@@ -17,7 +17,6 @@ from pydantic_ai.messages import (
     CachePoint,
     ImageUrl,
     ModelMessage,
-    ModelRequest,
     ModelResponse,
     ModelResponsePart,
     RetryPromptPart,

@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -167,14 +167,14 @@ class ClaudeCodeStreamedResponse(StreamedResponse):
 
     _model_name: str
     _events: AsyncIterator[StreamEvent]
-    _timestamp: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    _timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
         block, kind = -1, ""
         async for event in self._events:
-            if isinstance(event, (TextDelta, ThinkingDelta, ToolCallEvent)):
-                if event.type != kind or isinstance(event, ToolCallEvent):
-                    block, kind = block + 1, event.type
+            if isinstance(event, (TextDelta, ThinkingDelta, ToolCallEvent)) and (
+                    event.type != kind or isinstance(event, ToolCallEvent)):
+                block, kind = block + 1, event.type
             if isinstance(event, TextDelta):
                 for item in self._parts_manager.handle_text_delta(vendor_part_id=block, content=event.delta):
                     yield item

@@ -26,8 +26,8 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from hostlink.host import Ask, CancelSignal, ImageContent, TextContent, ToolResult
 from hostlink.adapters.pydantic_ai.notices import LogNotifier
+from hostlink.host import Ask, CancelSignal, ImageContent, TextContent, ToolResult
 from hostlink.host.session import HostSession
 
 # The mcp tool checks its own arguments and answers a bad call with a result the model reads.

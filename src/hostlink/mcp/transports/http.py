@@ -94,7 +94,8 @@ class _BoundedBody(httpx2.AsyncByteStream):
                 total += len(piece)
                 if self._limit is not None and total > self._limit:
                     raise self._transport.refused(ResponseTooLarge(
-                        f"a response exceeded {self._limit // (1024 * 1024)} MiB once decoded; it was not read further"))
+                        f"a response exceeded {self._limit // (1024 * 1024)} MiB once decoded; "
+                        "it was not read further"))
                 yield piece
         if self._inflate is not None and (tail := self._inflate.flush()):
             yield tail

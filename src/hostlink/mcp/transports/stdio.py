@@ -131,7 +131,7 @@ class StdioTransport:
         client = client_for(self._pipes.streams(), mode)
         try:
             await stack.enter_async_context(client)
-        except Exception as exc:  # noqa: BLE001 - the SDK's task groups wrap it in a group
+        except Exception as exc:
             leaf = first_error(exc)
             if mode != "auto" or not (isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED):
                 raise
