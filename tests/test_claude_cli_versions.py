@@ -120,7 +120,8 @@ async def test_a_claude_without_permission_prompts_serves_without_it(tmp_path, r
     events = await collect(fake.provider(), context())
     assert isinstance(events[-1], Done)
     (child_argv,) = fake.logged("argv")
-    assert "--permission-prompts" not in child_argv and child_argv[child_argv.index("--permission-mode") + 1] == "dontAsk"
+    assert ("--permission-prompts" not in child_argv
+            and child_argv[child_argv.index("--permission-mode") + 1] == "dontAsk")
     flags = {check.key: check for check in (await doctor.diagnose(fake_environ(fake))).checks}["flags"]
     assert flags.ok and flags.facts["dropped"] == ["--permission-prompts"] and "dontAsk" in flags.line
 
@@ -140,7 +141,8 @@ async def test_the_preflight_is_asked_once_per_executable(tmp_path, runtime_dir)
 @pytest.mark.anyio
 async def test_a_protocol_refusal_of_a_cli_outside_the_verified_range_says_so(tmp_path, runtime_dir):
     fake = FakeClaude(tmp_path)
-    older = compatibility.show((compatibility.VERIFIED_MIN[0], compatibility.VERIFIED_MIN[1], compatibility.VERIFIED_MIN[2] - 1))
+    older = compatibility.show((compatibility.VERIFIED_MIN[0], compatibility.VERIFIED_MIN[1],
+                                compatibility.VERIFIED_MIN[2] - 1))
     fake.script({"op": "control", "permission_mode": None}, {"op": "wait_signal"}, version=older)
     (error,) = await collect(fake.provider(), context())
     assert error.code == "protocol_error" and "not in dontAsk permission mode" in error.message
@@ -227,7 +229,8 @@ async def test_an_early_exit_is_the_pydantic_ai_error(tmp_path, runtime_dir):
     home = tmp_path / "home"
     home.mkdir()
     dying_claude(tmp_path / "bin")
-    model = ClaudeCodeModel("sonnet", cwd=home, environ={"HOME": str(home), "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"})
+    model = ClaudeCodeModel("sonnet", cwd=home,
+                            environ={"HOME": str(home), "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"})
     with pytest.raises(ModelAPIError) as raised:
         await Agent(model).run("hello")
     assert raised.value.provider_error_code == "unexpected_exit"
@@ -275,9 +278,11 @@ def post(server, path: str, body: dict, key: str) -> tuple[int, dict]:
 def test_the_verified_range_is_the_measured_one():
     passed = [m.version for m in compatibility.MEASURED if m.passed]
     assert (min(passed), max(passed)) == (compatibility.VERIFIED_MIN, compatibility.VERIFIED_MAX)
-    inside = [m for m in compatibility.MEASURED if compatibility.VERIFIED_MIN <= m.version <= compatibility.VERIFIED_MAX]
+    inside = [m for m in compatibility.MEASURED
+              if compatibility.VERIFIED_MIN <= m.version <= compatibility.VERIFIED_MAX]
     assert all(m.passed is not False for m in inside)
     pinned = json.loads((Path(__file__).resolve().parents[1] / "package.json").read_text())
-    assert compatibility.parse_version(pinned["dependencies"]["@anthropic-ai/claude-code"]) == compatibility.VERIFIED_MAX
+    assert (compatibility.parse_version(pinned["dependencies"]["@anthropic-ai/claude-code"])
+            == compatibility.VERIFIED_MAX)
     since = compatibility.FLAGS["--permission-prompts"].since
     assert any(m.version == since for m in compatibility.MEASURED)  # the bisected boundary is recorded

@@ -118,7 +118,8 @@ async def test_not_signed_in_fails_the_first_request_with_an_explanation(tmp_pat
     fake.script({"op": "control", "account": {"tokenSource": "none"}})
     events = await stream(registered(fake_environ(fake)))
     (event,) = events
-    assert isinstance(event, ErrorEvent) and "not signed in" in event.message and "claude auth login" in event.message and "claude setup-token" in event.message
+    assert (isinstance(event, ErrorEvent) and "not signed in" in event.message
+            and "claude auth login" in event.message and "claude setup-token" in event.message)
     assert metrics.last()["outcome"] == "error"
     (runtime_dir / metrics.FILE_NAME).unlink()
 

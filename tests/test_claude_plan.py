@@ -49,7 +49,8 @@ def stored(runtime_dir):
 def test_a_report_is_parsed_whole():
     usage_ = plan.parse(OVERAGE, now=NOW)
     assert usage_ is not None
-    assert (usage_.status, usage_.window, usage_.resets_at, usage_.seen_at) == ("rejected", "five_hour", NOW + 3600, NOW)
+    assert (usage_.status, usage_.window, usage_.resets_at, usage_.seen_at) == (
+        "rejected", "five_hour", NOW + 3600, NOW)
     assert [(w.name, w.utilization, w.resets_at) for w in usage_.windows] == [
         ("five_hour", 1.0, NOW + 3600), ("seven_day", 0.5, NOW + 86400)]
     assert (usage_.extra_usage_status, usage_.extra_usage_resets_at, usage_.using_extra_usage) == (
@@ -258,11 +259,14 @@ def test_the_setup_token_is_forwarded_and_nothing_else_of_its_kind():
 
 def test_the_test_sign_in_takes_exactly_one_credential_and_loopback_only():
     ClaudeTransportOptions(test_api_base_url="http://127.0.0.1:1", test_oauth_token="t")
-    for bad in ({"test_api_base_url": "http://127.0.0.1:1"},
-                {"test_api_base_url": "http://127.0.0.1:1", "test_api_key": "k", "test_oauth_token": "t"},
-                {"test_oauth_token": "t"},
-                {"test_api_base_url": "http://example.com", "test_oauth_token": "t"}):
-        with pytest.raises(ValueError):
+    one = "test_api_base_url goes with exactly one of test_api_key and test_oauth_token"
+    for bad, message in (({"test_api_base_url": "http://127.0.0.1:1"}, one),
+                         ({"test_api_base_url": "http://127.0.0.1:1", "test_api_key": "k", "test_oauth_token": "t"},
+                          one),
+                         ({"test_oauth_token": "t"}, one),
+                         ({"test_api_base_url": "http://example.com", "test_oauth_token": "t"},
+                          "test_api_base_url must be an http:// loopback address")):
+        with pytest.raises(ValueError, match=message):
             ClaudeTransportOptions(**bad)
 
 
@@ -343,7 +347,8 @@ async def test_observers_are_told_at_init_before_content_and_a_failing_one_fails
     provider.hooks = hooks
     events = await collect(provider, context())
     assert isinstance(events[-1], Done)
-    assert [(r.provider, r.model.id, r.status, dict(r.headers)) for r, _ in told] == [("claude-code", "sonnet", 200, {})]
+    assert [(r.provider, r.model.id, r.status, dict(r.headers)) for r, _ in told] == [
+        ("claude-code", "sonnet", 200, {})]
     assert told[0][1] == 2  # the control request and the prompt were read: init was validated
 
     async def broken(response: ProviderResponse) -> None:
@@ -385,7 +390,8 @@ async def test_no_child_is_prewarmed_once_refuse_would_refuse_the_follow_up(fake
     tool = context().tools[0]
     alias = "mcp__hostlink__" + build_catalog([tool], []).alias_for(tool.name)
     report = {"type": "rate_limit_event", "rate_limit_info": {**OVERAGE, "resetsAt": int(time.time()) + 3600}}
-    fake.script(*OPENING, {"op": "message", "blocks": [{"tool": alias, "input": {"text": "x"}}], "stop_reason": "tool_use"},
+    fake.script(*OPENING,
+                {"op": "message", "blocks": [{"tool": alias, "input": {"text": "x"}}], "stop_reason": "tool_use"},
                 {"op": "emit", "record": report}, {"op": "wait_signal"})
     environ = {"HOME": str(fake.home), "PATH": f"{fake.executable.parent}:{os.environ['PATH']}",
                "CLAUDE_CONFIG_DIR": str(fake.config_dir)}

@@ -54,7 +54,9 @@ pytestmark = pytest.mark.anyio
 
 
 def request_dirs(runtime_dir) -> list:
-    return sorted(p for p in runtime_dir.iterdir() if p.name.startswith("claude-request-")) if runtime_dir.exists() else []
+    if not runtime_dir.exists():
+        return []
+    return sorted(p for p in runtime_dir.iterdir() if p.name.startswith("claude-request-"))
 
 
 async def settled(runtime_dir, seconds: float = 10.0) -> None:
@@ -108,7 +110,7 @@ async def propose(host, api, call_id="toolu_pw_1", tools=(ECHO,)):
 
 
 def user_blocks(request: dict) -> list[dict]:
-    return [m for m in request["messages"] if m["role"] == "user"][0]["content"]
+    return next(m for m in request["messages"] if m["role"] == "user")["content"]
 
 
 @pytest.mark.slow
@@ -166,7 +168,7 @@ async def test_shutdown_stops_the_prewarmed_child(api, home, runtime_dir):
     host = await started_host(real_extension(api, home), home)
     try:
         await propose(host, api)
-        warm = await warm_child(runtime_dir)
+        await warm_child(runtime_dir)
     finally:
         await host.shutdown()
     await settled(runtime_dir, seconds=0)  # gone when shutdown returns, not later

@@ -56,7 +56,7 @@ def test_argv_without_effort_and_with_search_tools():
     assert "--effort" not in argv and "--mcp-config" not in argv
     assert argv[argv.index("--tools") + 1] == "WebSearch,WebFetch"
     assert argv[argv.index("--allowedTools") + 2].startswith("--")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="effort must be one of low, medium, high, xhigh, max"):
         build_argv("claude", model="x", system_prompt_file=Path("/p/s"), mcp_config_file=None, effort="ultra")
 
 
@@ -90,7 +90,7 @@ def test_the_output_cap_comes_from_the_request_never_from_the_parent():
     env = child_environment(parent, ClaudeTransportOptions(), max_output_tokens=77)
     assert env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == "77" and "MAX_THINKING_TOKENS" not in env
     for bad in (0, -1, True, "77"):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="max_output_tokens must be a positive integer"):
             child_environment(parent, ClaudeTransportOptions(), max_output_tokens=bad)  # type: ignore[arg-type]
 
 
@@ -101,9 +101,10 @@ def test_test_option_routes_to_loopback_only():
     assert env["ANTHROPIC_API_KEY"] == "sk-test"  # the option's key, never the parent's
     assert env["CLAUDE_CODE_MAX_RETRIES"] == "0"
     for url in ("https://api.anthropic.com", "http://10.0.0.1:80", "http://localhost.evil.com", "ftp://127.0.0.1"):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="test_api_base_url must be an http:// loopback address"):
             ClaudeTransportOptions(test_api_base_url=url, test_api_key="k")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError,
+                       match="test_api_base_url goes with exactly one of test_api_key and test_oauth_token"):
         ClaudeTransportOptions(test_api_base_url="http://127.0.0.1:1")
 
 
@@ -112,7 +113,8 @@ def test_test_option_routes_to_loopback_only():
 _GROUP_SCRIPT = """
 import signal, subprocess, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN if sys.argv[1] == "stubborn" else lambda *a: sys.exit(143))
-code = "import os,signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(os.getpid(), flush=True); time.sleep(600)"
+code = ("import os,signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "print(os.getpid(), flush=True); time.sleep(600)")
 subprocess.Popen([sys.executable, "-c", code, sys.argv[2]])  # reports its pid once it ignores SIGTERM
 time.sleep(600)
 """
@@ -175,7 +177,8 @@ def server(tmp_path):
 
 def test_proposal_server_lists_and_never_runs(server):
     init = server({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                   "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})  # fmt: skip
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}}})  # fmt: skip
     assert init["result"]["protocolVersion"] == "2025-06-18"
     assert init["result"]["capabilities"] == {"tools": {"listChanged": False}}
     assert server({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
@@ -209,9 +212,10 @@ def test_proposal_server_imports_only_the_standard_library(tmp_path):
     catalog.write_text(json.dumps(CATALOG))
     code = (
         "import runpy, sys; sys.argv = ['ps', sys.argv[1], sys.argv[2]]; "
-        "sys.stdin = open('/dev/null'); runpy.run_path(sys.argv[0] if False else %r, run_name='__main__'); "
+        f"sys.stdin = open('/dev/null'); runpy.run_path(sys.argv[0] if False else {str(PROPOSAL_SERVER)!r}, "
+        "run_name='__main__'); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'hostlink', 'pydantic', 'anyio')))"
-    ) % str(PROPOSAL_SERVER)
+    )
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(catalog), str(tmp_path / "m")],
                          capture_output=True, text=True, timeout=30)  # fmt: skip
     assert out.returncode == 0, out.stderr

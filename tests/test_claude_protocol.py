@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -38,7 +39,8 @@ def message(blocks, stop="end_turn"):
         for piece in pieces:
             delta = {"text": ("text_delta", "text"), "thinking": ("thinking_delta", "thinking"),
                      "tool": ("input_json_delta", "partial_json")}[kind]  # fmt: skip
-            records.append(event({"type": "content_block_delta", "index": index, "delta": {"type": delta[0], delta[1]: piece}}))
+            records.append(event({"type": "content_block_delta", "index": index,
+                                  "delta": {"type": delta[0], delta[1]: piece}}))
         records.append(event({"type": "content_block_stop", "index": index}))
     records.append(event({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 4}}))
     return records
@@ -78,7 +80,7 @@ def test_test_expectation_accepts_only_the_test_key():
 @given(st.text(max_size=200), st.lists(st.integers(min_value=0, max_value=200), max_size=8))
 def test_text_deltas_reassemble_whatever_the_chunking(text, cuts):
     bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
-    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
     mapper, actions = feed_all(message([("text", pieces)]))
     clean = strip_controls(text)
     assert "".join(a.delta for a in actions if isinstance(a, TextDelta)) == clean
@@ -94,7 +96,8 @@ def test_claude_text_cannot_carry_terminal_escapes_even_split_across_deltas():
 
 
 @given(
-    st.dictionaries(st.text(max_size=10), st.one_of(st.integers(), st.text(max_size=10), st.booleans(), st.none()), max_size=6),
+    st.dictionaries(st.text(max_size=10), st.one_of(st.integers(), st.text(max_size=10), st.booleans(), st.none()),
+                    max_size=6),
     st.integers(min_value=1, max_value=7),
 )
 def test_tool_arguments_reassemble_whatever_the_chunking(arguments, size):
@@ -114,9 +117,13 @@ def test_usage_is_tokens_with_cost_zero():
     "records",
     [
         [event({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}})],  # before message_start
-        [*message([("text", ["a"])])[:2], event({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}})],
-        [*message([("text", ["a"])])[:2], event({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{"}})],
-        [*message([("text", ["a"])])[:2], event({"type": "content_block_start", "index": 1, "content_block": {"type": "server_tool_use"}})],
+        [*message([("text", ["a"])])[:2],
+         event({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}})],
+        [*message([("text", ["a"])])[:2],
+         event({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": "{"}})],
+        [*message([("text", ["a"])])[:2],
+         event({"type": "content_block_start", "index": 1, "content_block": {"type": "server_tool_use"}})],
         [*message([("text", ["a"])])[:2], event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}})],
         [{**message([])[0], "parent_tool_use_id": "toolu_x"}],
     ],

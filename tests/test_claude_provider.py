@@ -113,8 +113,8 @@ async def test_tool_proposal_becomes_host_call_after_termination(fake, runtime_d
 
 async def test_a_proposal_tool_missing_from_init_is_the_requests_schema_refused(fake, runtime_dir):
     """The CLI drops a tool whose input schema it does not accept: the request's fault, named."""
-    fake.script(*OPENING[:2], {"op": "init", "override": {"tools": []}}, {"op": "message", "blocks": [{"text": "leak"}]},
-                {"op": "result"})  # fmt: skip
+    fake.script(*OPENING[:2], {"op": "init", "override": {"tools": []}},
+                {"op": "message", "blocks": [{"text": "leak"}]}, {"op": "result"})  # fmt: skip
     events = await collect(fake.provider(), context())
     error = only_error(events)
     assert error.code == "invalid_request" and "did not accept the input schema of tool echo" in error.message
@@ -126,7 +126,8 @@ async def test_a_proposal_tool_missing_from_init_is_the_requests_schema_refused(
     ("override", "wording"),
     [
         ({"tools": ["mcp__hostlink__echo", "Bash"]}, "tool inventory"),
-        ({"mcp_servers": [{"name": "hostlink", "status": "connected"}, {"name": "other", "status": "connected"}]}, "MCP servers"),
+        ({"mcp_servers": [{"name": "hostlink", "status": "connected"}, {"name": "other", "status": "connected"}]},
+         "MCP servers"),
         ({"mcp_servers": [{"name": "hostlink", "status": "failed"}]}, "MCP servers"),
         ({"permissionMode": "default"}, "dontAsk"),
         ({"plugins": [{"name": "cc-plugin-agents-md", "path": "builtin"}]}, "plugins"),
@@ -163,7 +164,8 @@ async def test_bad_account_fails_before_the_prompt_is_written(fake, runtime_dir,
 
 
 async def test_output_before_init_is_a_protocol_error(fake, runtime_dir):
-    fake.script({"op": "control"}, {"op": "read_user"}, {"op": "message", "blocks": [{"text": "early"}]}, {"op": "init"})
+    fake.script({"op": "control"}, {"op": "read_user"}, {"op": "message", "blocks": [{"text": "early"}]},
+                {"op": "init"})
     events = await collect(fake.provider(), context())
     assert only_error(events).code == "protocol_error" and not any(isinstance(e, TextDelta) for e in events)
 
@@ -190,7 +192,8 @@ async def test_unexpected_exit(fake, runtime_dir, when):
     if when == "before init":
         fake.script({"op": "control"}, {"op": "read_user"}, {"op": "exit", "code": 3})
     else:
-        fake.script(*OPENING, {"op": "message", "stop_reason": None, "blocks": [{"text": "half"}]}, {"op": "exit", "code": 1})
+        fake.script(*OPENING, {"op": "message", "stop_reason": None, "blocks": [{"text": "half"}]},
+                    {"op": "exit", "code": 1})
     error = only_error(await collect(fake.provider(), context()))
     assert error.code == "unexpected_exit"
     assert_no_process(runtime_dir)
@@ -212,7 +215,8 @@ async def test_missing_executable_is_unavailable(fake, runtime_dir):
     ],
 )
 async def test_malformed_proposal_fails(fake, runtime_dir, block):
-    fake.script(*OPENING, {"op": "message", "stop_reason": "tool_use", "blocks": [{"tool": "mcp__hostlink__echo", **block}]},
+    fake.script(*OPENING,
+                {"op": "message", "stop_reason": "tool_use", "blocks": [{"tool": "mcp__hostlink__echo", **block}]},
                 {"op": "wait_signal"})  # fmt: skip
     events = await collect(fake.provider(), context())
     assert only_error(events).code == "protocol_error"
@@ -232,7 +236,8 @@ async def test_execution_attempt_fails_the_request(fake, runtime_dir):
     fake.script(
         *OPENING,
         {"op": "call_tool", "name": "echo"},
-        {"op": "message", "stop_reason": "tool_use", "blocks": [{"tool": "mcp__hostlink__echo", "input": {"text": "x"}}]},
+        {"op": "message", "stop_reason": "tool_use",
+         "blocks": [{"tool": "mcp__hostlink__echo", "input": {"text": "x"}}]},
         {"op": "wait_signal"},
     )
     events = await collect(fake.provider(), context())
@@ -309,7 +314,8 @@ async def test_cancelled_while_waiting_for_output(fake, runtime_dir):
 
 
 async def test_sigterm_ignored_escalates_to_sigkill(fake, runtime_dir):
-    fake.script(*OPENING, {"op": "message", "stop_reason": "tool_use", "blocks": [{"tool": "mcp__hostlink__echo", "input": {}}]},
+    fake.script(*OPENING,
+                {"op": "message", "stop_reason": "tool_use", "blocks": [{"tool": "mcp__hostlink__echo", "input": {}}]},
                 {"op": "wait_signal", "ignore_term": True})  # fmt: skip
     events = await collect(fake.provider(), context())
     assert isinstance(events[-1], Done) and events[-1].message.stop_reason == "toolUse"
@@ -328,10 +334,12 @@ async def test_cleanup_failure_fails_the_request(fake, runtime_dir):
     "steps",
     [
         [{"op": "message", "stop_reason": None, "blocks": [{"text": "part"}]},
-         {"op": "emit", "record": {"type": "stream_event", "event": {"type": "message_stop"}, "abandoned_blocks": {"from_block_index": 0}}}],
+         {"op": "emit", "record": {"type": "stream_event", "event": {"type": "message_stop"},
+                                   "abandoned_blocks": {"from_block_index": 0}}}],
         [{"op": "message", "stop_reason": None, "blocks": [{"text": "part"}]},
          {"op": "emit", "record": {"type": "system", "subtype": "api_retry", "attempt": 1}}],
-        [{"op": "message", "stop_reason": None, "blocks": []}, {"op": "message", "id": "msg_other", "blocks": [{"text": "again"}]}],
+        [{"op": "message", "stop_reason": None, "blocks": []},
+         {"op": "message", "id": "msg_other", "blocks": [{"text": "again"}]}],
     ],
     ids=["abandoned", "retry-after-content", "second-message"],
 )  # fmt: skip
@@ -345,14 +353,18 @@ async def test_interrupted_stream_fails(fake, runtime_dir, steps):
     ("fields", "code", "retryable"),
     [
         ({"terminal_reason": "prompt_too_long", "result": "Prompt is too long"}, "context_length_exceeded", False),
-        ({"api_error_status": 429, "result": "API Error: Claude AI usage limit reached|1767225600"}, "quota_exceeded", False),
-        ({"api_error_status": 429, "api_error_type": "rate_limit_error", "result": "slow down"}, "rate_limited", True),
-        ({"api_error_status": 500, "api_error_type": "api_error", "result": "API Error: 500"}, "provider_unavailable", True),
+        ({"api_error_status": 429, "result": "API Error: Claude AI usage limit reached|1767225600"},
+         "quota_exceeded", False),
+        ({"api_error_status": 429, "api_error_type": "rate_limit_error", "result": "slow down"},
+         "rate_limited", True),
+        ({"api_error_status": 500, "api_error_type": "api_error", "result": "API Error: 500"},
+         "provider_unavailable", True),
     ],
 )
 async def test_api_errors_are_errors_never_text(fake, runtime_dir, fields, code, retryable):
     synthetic = {"type": "assistant", "is_api_error_message": True, "error": "x",
-                 "message": {"model": "<synthetic>", "content": [{"type": "text", "text": fields["result"]}]}}  # fmt: skip
+                 "message": {"model": "<synthetic>",
+                             "content": [{"type": "text", "text": fields["result"]}]}}  # fmt: skip
     fake.script(*OPENING, {"op": "emit", "record": {**synthetic, **fields}},
                 {"op": "result", "fields": {"is_error": True, **fields}}, {"op": "exit", "code": 1})  # fmt: skip
     events = await collect(fake.provider(), context())
@@ -364,10 +376,11 @@ async def test_api_errors_are_errors_never_text(fake, runtime_dir, fields, code,
 
 
 async def test_rate_limit_events_become_plan_reports_unknown_fields_ignored(fake, runtime_dir):
-    limited = {"type": "rate_limit_event", "rate_limit_info": {"status": "allowed_warning", "rateLimitType": "five_hour",
-                                                               "resetsAt": 1767225600, "extra": "\x1b[31m" * 500,
-                                                               "unifiedWindows": {"five_hour": {"utilization": 0.91},
-                                                                                  "Bad Name": {"utilization": 1}}}}
+    limited = {"type": "rate_limit_event",
+               "rate_limit_info": {"status": "allowed_warning", "rateLimitType": "five_hour",
+                                   "resetsAt": 1767225600, "extra": "\x1b[31m" * 500,
+                                   "unifiedWindows": {"five_hour": {"utilization": 0.91},
+                                                      "Bad Name": {"utilization": 1}}}}
     unreadable = {"type": "rate_limit_event", "rate_limit_info": {"status": "\x1b[31m"}}
     allowed = {"type": "rate_limit_event", "rate_limit_info": {"status": "allowed", "newField": {"x": 1}}}
     fake.script(*OPENING, {"op": "emit", "record": limited}, {"op": "emit", "record": unreadable},
@@ -471,7 +484,9 @@ async def test_max_tokens_stops_claude_and_reports_length(fake, runtime_dir):
 
 
 async def test_max_tokens_with_a_proposal_fails(fake, runtime_dir):
-    fake.script(*OPENING, {"op": "message", "stop_reason": "max_tokens", "blocks": [{"tool": "mcp__hostlink__echo", "input": {}}]},
+    fake.script(*OPENING,
+                {"op": "message", "stop_reason": "max_tokens",
+                 "blocks": [{"tool": "mcp__hostlink__echo", "input": {}}]},
                 {"op": "wait_signal"})  # fmt: skip
     events = await collect(fake.provider(), context())
     assert only_error(events).code == "length"
@@ -485,5 +500,6 @@ async def test_unsupported_stop_reason_fails(fake, runtime_dir, reason):
 
 
 async def test_tool_use_stop_without_a_proposal_fails(fake, runtime_dir):
-    fake.script(*OPENING, {"op": "message", "stop_reason": "tool_use", "blocks": [{"text": "hm"}]}, {"op": "wait_signal"})
+    fake.script(*OPENING, {"op": "message", "stop_reason": "tool_use", "blocks": [{"text": "hm"}]},
+                {"op": "wait_signal"})
     assert only_error(await collect(fake.provider(), context())).code == "protocol_error"

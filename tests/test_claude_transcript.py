@@ -278,7 +278,8 @@ def test_a_large_record_is_encoded_whole():
     """A record of many small values, which the JSON encoder may write in several pieces."""
     arguments = {"numbers": list(range(100_000)), "words": ["a@b"] * 1000}
     _, call = run([AssistantMessage([ToolCall("a", "read", arguments)])]).records
-    expected = {"type": "assistant", "content": [{"type": "toolCall", "id": "a", "name": "read", "arguments": arguments}]}
+    expected = {"type": "assistant",
+                "content": [{"type": "toolCall", "id": "a", "name": "read", "arguments": arguments}]}
     assert call == json.dumps(expected, ensure_ascii=False, separators=(",", ":")).replace("@", "\\u0040")
 
 
@@ -294,7 +295,8 @@ json_values = st.recursive(
 @given(st.dictionaries(st.text(max_size=5), json_values, max_size=4))
 def test_records_are_what_the_json_module_writes(arguments):
     """Byte for byte, errors included: a value json.dumps refuses (NaN, a tuple key) is refused."""
-    expected = {"type": "assistant", "content": [{"type": "toolCall", "id": "a", "name": "read", "arguments": arguments}]}
+    expected = {"type": "assistant",
+                "content": [{"type": "toolCall", "id": "a", "name": "read", "arguments": arguments}]}
     try:
         text = json.dumps(expected, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
@@ -315,7 +317,8 @@ def test_a_circular_value_is_refused():
 def test_one_value_in_several_records_is_not_taken_for_a_circle():
     """The records share one encoder; a value it finished in one record is fresh in the next."""
     arguments = {"path": {"nested": ["x"]}}
-    history = [AssistantMessage([ToolCall("a", "read", arguments)]), AssistantMessage([ToolCall("b", "read", arguments)])]
+    history = [AssistantMessage([ToolCall("a", "read", arguments)]),
+               AssistantMessage([ToolCall("b", "read", arguments)])]
     _, first, second = run(history).records
     assert first.replace('"a"', '"b"') == second
 

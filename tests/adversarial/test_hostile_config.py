@@ -28,8 +28,8 @@ HOSTILE_TEXT = st.sampled_from([
 ])
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-2**40, 2**40) | HOSTILE_TEXT,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(KEYS) | st.sampled_from(["A", "b c"]), inner,
-                                                                 max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(KEYS) | st.sampled_from(["A", "b c"]), inner, max_size=4),
     max_leaves=12,
 )
 ENTRY = st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=6)

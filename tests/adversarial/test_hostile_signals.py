@@ -43,7 +43,8 @@ def _server_under(parent: int, timeout: float = 30) -> int:
     while time.monotonic() < deadline:
         for entry in os.listdir("/proc"):
             try:
-                if (entry.isdigit() and Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(parent)
+                if (entry.isdigit()
+                        and Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(parent)
                         and FIXTURE in Path(f"/proc/{entry}/cmdline").read_text()):
                     return int(entry)
             except OSError:
@@ -67,12 +68,13 @@ def test_the_cli_stops_its_server_when_terminated_mid_call(tmp_path, signum):
     (config / "mcp.json").write_text(json.dumps({"mcpServers": {"fx": {"command": sys.executable, "args": [FIXTURE]}}}))
     environ = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path),
                "HOSTLINK_RUNTIME_DIR": str(tmp_path / "runtime")}
-    proc = subprocess.Popen([sys.executable, "-c", "from hostlink.cli import main; main()", "mcp", "call", "fx", "hang"],
+    proc = subprocess.Popen([sys.executable, "-c", "from hostlink.cli import main; main()",
+                             "mcp", "call", "fx", "hang"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ, cwd=tmp_path)
     server = _server_under(proc.pid)
     time.sleep(1.0)  # the call is in flight
     proc.send_signal(signum)
-    stdout, stderr = proc.communicate(timeout=30)
+    _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 128 + signum
     assert stderr.decode().strip() == (f"hostlink mcp: stopped by {signal.Signals(signum).name}; "
                                        "every server it started was stopped")

@@ -115,15 +115,19 @@ def message(step):
             cut = text.find(PRIVATE) + len(PRIVATE) // 2 if block.get("split_private") else len(text)
             for piece in (text[:cut], text[cut:]):
                 if piece:
-                    stream_event({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})
+                    stream_event({"type": "content_block_delta", "index": index,
+                                  "delta": {"type": "text_delta", "text": piece}})
         elif "thinking" in block:
-            stream_event({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": ""}})
-            stream_event({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": block["thinking"]}})
+            stream_event({"type": "content_block_start", "index": index,
+                          "content_block": {"type": "thinking", "thinking": ""}})
+            stream_event({"type": "content_block_delta", "index": index,
+                          "delta": {"type": "thinking_delta", "thinking": block["thinking"]}})
         else:
             stream_event({"type": "content_block_start", "index": index, "content_block": {
                 "type": "tool_use", "id": block.get("id", f"toolu_{index}"), "name": block["tool"], "input": {}}})
             raw = block["raw"] if "raw" in block else json.dumps(block.get("input", {}))
-            stream_event({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": raw}})
+            stream_event({"type": "content_block_delta", "index": index,
+                          "delta": {"type": "input_json_delta", "partial_json": raw}})
         if step.get("sleep_between"):
             time.sleep(step["sleep_between"])
         stream_event({"type": "content_block_stop", "index": index})

@@ -37,8 +37,9 @@ MEASURED = (
     Measurement((2, 1, 300), True, "137 of 137; no relevant difference from 2.1.332 found"),
     Measurement((2, 1, 259), None, "the first with --permission-prompts in --help"),
     Measurement((2, 1, 258), None, "no --permission-prompts"),
-    Measurement((2, 1, 250), True, "137 of 137; no --permission-prompts (dropped); init's mcp_servers have no 'source'; a "
-                "message an API error cut off ends with a message_delta without a stop reason (an interrupted stream)"),
+    Measurement((2, 1, 250), True, "137 of 137; no --permission-prompts (dropped); init's mcp_servers have no "
+                "'source'; a message an API error cut off ends with a message_delta without a stop reason "
+                "(an interrupted stream)"),
     Measurement((2, 1, 225), True, "137 of 137; as 2.1.250, but a message an API error cut off ends with an API "
                 "error result (provider_unavailable)"),
     Measurement((2, 1, 224), False, "its initialize control answer has no current_permission_mode, so dontAsk "

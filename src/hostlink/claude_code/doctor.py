@@ -137,7 +137,8 @@ def _platform() -> Check:
         "python": _code(platform.python_version()),
         "hostlink": _code(hostlink_version),
     }
-    line = f"{facts['system']} {facts['release']} {facts['machine']}, Python {facts['python']}, hostlink {facts['hostlink']}"
+    line = (f"{facts['system']} {facts['release']} {facts['machine']}, Python {facts['python']}, "
+            f"hostlink {facts['hostlink']}")
     return Check("platform", "platform", True, line, facts, required=False)
 
 
@@ -232,7 +233,8 @@ async def _bridge() -> Check:
         argv = [sys.executable, "-I", "-S", str(PROPOSAL_SERVER), str(catalog_path), str(directory / "violation.json")]
         requests = [
             {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "doctor", "version": "1"}}},
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "doctor", "version": "1"}}},
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
         ]  # fmt: skip

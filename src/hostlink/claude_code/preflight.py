@@ -9,8 +9,8 @@ child that dies on ``error: unknown option``.
 Asking costs two short CLI runs (0.2–1.4 s on the real CLI), too much for every request of
 a one-shot host, so the facts are kept in a private 0600 file of the user's cache directory
 (``$XDG_CACHE_HOME/hostlink``), keyed by the executable's resolved path and file identity
-(a ``claude update`` changes it) and trusted for at most :data:`CACHE_SECONDS`. Each run is time-bounded, with the request's
-allowlisted environment, in a private directory that is also its TMPDIR.
+(a ``claude update`` changes it) and trusted for at most :data:`CACHE_SECONDS`. Each run is time-bounded, with the
+request's allowlisted environment, in a private directory that is also its TMPDIR.
 """
 
 from __future__ import annotations

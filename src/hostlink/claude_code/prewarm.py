@@ -134,11 +134,10 @@ async def start_child(spec: ChildSpec) -> Child:
         except ProcessError as exc:
             raise ConversationError(str(exc), code="unavailable") from None
     except BaseException:
-        with anyio.CancelScope(shield=True):
-            try:
-                remove_private_dir(directory)
-            except (PrivateStateError, OSError):
-                pass
+        try:  # synchronous: no checkpoint, so no cancellation can cut it short (no shield needed)
+            remove_private_dir(directory)
+        except (PrivateStateError, OSError):
+            pass
         raise
     expect = Expectation(tools=spec.tools, mcp_servers=(SERVER_NAME,), testing=spec.options.testing)
     return Child(directory, process, Conversation(process, expect, CONTROL_ID), cli.shown_version)

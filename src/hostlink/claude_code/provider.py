@@ -91,6 +91,7 @@ _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolU
 # After a proposal: 143 / -SIGTERM when our signal stopped it, 0 or 1 when its single turn
 # (``--max-turns 1``) ended on its own just before the signal arrived.
 _ACCEPTED_AFTER_TERMINATE = {0, 1, EXIT_AFTER_SIGTERM, -signal.SIGTERM}
+_DEFAULT_SETTINGS = GenerationSettings()  # frozen: one shared default is safe
 
 
 class _Failed(Exception):
@@ -170,8 +171,8 @@ class _Request:
     """One provider request: owns its private directory and its child process group."""
 
     def __init__(
-        self, provider: ClaudeCodeProvider, model: ModelSpec, catalog: Catalog, transcript: Transcript, signal: CancelSignal,
-        settings: GenerationSettings = GenerationSettings(),
+        self, provider: ClaudeCodeProvider, model: ModelSpec, catalog: Catalog, transcript: Transcript,
+        signal: CancelSignal, settings: GenerationSettings = _DEFAULT_SETTINGS,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -255,7 +256,8 @@ class _Request:
                 write_private_file(self.directory, item.name, item.data) for item in self.transcript.attachments
             ]
         except (PrivateStateError, OSError) as exc:
-            raise _fail(f"could not prepare the request's private files ({type(exc).__name__})", code="private_state")
+            raise _fail(f"could not prepare the request's private files ({type(exc).__name__})",
+                        code="private_state") from None
 
     async def _handshake(self) -> None:
         """Validate auth before the prompt is written (done already by a prewarmed child),
@@ -298,7 +300,10 @@ class _Request:
         message = f"claude exited unexpectedly {when} (status {returncode})"
         if not self.prompted:  # it never saw the prompt: its stderr says why, and holds no content
             assert self.child is not None
-            private = {str(self.directory): "<private>", os.path.realpath(self.directory): "<private>"}
+            private = {
+                str(self.directory): "<private>",
+                os.path.realpath(self.directory): "<private>",  # noqa: ASYNC240 - lstats of our own private dir, early-exit path only
+            }
             home = dict(self.spec.environment).get("HOME")
             if home:
                 private[home] = "~"
@@ -399,7 +404,8 @@ class _Request:
             raise _fail("claude proposed a tool call without stopping for it", code="protocol_error")
         if stop_reason == "toolUse" and not calls:
             raise _fail("claude stopped for a tool call but proposed none", code="protocol_error")
-        message = AssistantMessage(content=tuple(content), stop_reason=stop_reason, usage=self.mapper.usage, model=self.model.id)
+        message = AssistantMessage(content=tuple(content), stop_reason=stop_reason, usage=self.mapper.usage,
+                                   model=self.model.id)
         return [*(ToolCallEvent(call) for call in calls), Done(message, prewarmed=self.how == "prewarmed")]
 
     async def _expect_result_and_exit(self) -> None:

@@ -197,11 +197,15 @@ class WebSearch:
                 status = None
                 with anyio.move_on_after(EXIT_TIMEOUT_SECONDS):
                     status = await process.wait()
-                private = {str(query_path.parent): "<private>", os.path.realpath(query_path.parent): "<private>"}
+                private = {
+                    str(query_path.parent): "<private>",
+                    os.path.realpath(query_path.parent): "<private>",  # noqa: ASYNC240 - lstats of our own private dir, early-exit path only
+                }
                 if home:
                     private[home] = "~"
                 advice = early_exit_advice(version, process.stderr_tail(private))
-                raise SearchError(f"the web search failed: claude exited {gone.when} (status {status}); {advice}") from None
+                raise SearchError(f"the web search failed: claude exited {gone.when} (status {status}); "
+                                  f"{advice}") from None
             await conversation.prompt([{"type": "text", "text": text}])
             while True:
                 record = await conversation.receive()

@@ -262,7 +262,8 @@ class Streamer:
             out = b"" if self._open == "text" else self._start({"type": "text", "text": ""})
             return out + self._delta({"type": "text_delta", "text": event.delta})
         if isinstance(event, ThinkingDelta) and event.delta:
-            out = b"" if self._open == "thinking" else self._start({"type": "thinking", "thinking": "", "signature": ""})
+            out = (b"" if self._open == "thinking"
+                   else self._start({"type": "thinking", "thinking": "", "signature": ""}))
             return out + self._delta({"type": "thinking_delta", "thinking": event.delta})
         if isinstance(event, ToolCallEvent):
             call = event.tool_call
