@@ -1,7 +1,7 @@
 """Running the real ``hostlink`` CLI against hostile peers, and the rules every run must keep.
 
 ``run_cli`` writes the given servers into a fresh user config, runs ``hostlink ARGV`` in a
-child process and returns what it did, with the child's peak memory (from ``wait4``).
+child process and returns what it did, with the child's own peak memory (``peak_rss.py``).
 ``assert_contained`` is the standing check: no control byte but newline and tab on either
 stream, no Python traceback, at most ``max_bytes`` printed, peak memory bounded, and no
 private file left in the runtime directory. ``untouched_url`` is a URL nothing may request.
@@ -22,6 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 HOSTILE_STDIO = str(HERE / "hostile_stdio.py")
+PEAK_RSS = HERE / "peak_rss.py"  # the command's own peak, not pytest's high-water mark (see there)
 CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
 PEAK_RSS_MIB = 400
 
@@ -54,15 +55,15 @@ def run_cli(tmp_path: Path, servers: dict, *argv: str, timeout: float = 120) -> 
     environ = {key: value for key, value in os.environ.items() if key != "HOSTLINK_TRUST_PROJECT"}
     runtime = tmp_path / "runtime"
     environ.update(XDG_CONFIG_HOME=str(tmp_path / "config"), HOME=str(tmp_path), HOSTLINK_RUNTIME_DIR=str(runtime))
-    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    out, err, report = tmp_path / "stdout", tmp_path / "stderr", tmp_path / "peak.json"
+    command = [sys.executable, "-c", "from hostlink.cli import main; main()", *argv]
     with out.open("wb") as stdout, err.open("wb") as stderr:
-        proc = subprocess.Popen([sys.executable, "-c", "from hostlink.cli import main; main()", *argv],
-                                stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, env=environ, cwd=tmp_path)
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            proc.returncode = 0  # reaped by wait4
-    return Run(os.waitstatus_to_exitcode(status), out.read_bytes(), err.read_bytes(), usage.ru_maxrss / 1024, runtime)
+        subprocess.run([sys.executable, str(PEAK_RSS), str(report), *command], stdout=stdout, stderr=stderr,
+                       stdin=subprocess.DEVNULL, env=environ, cwd=tmp_path, check=True)
+    measured = json.loads(report.read_text())
+    report.unlink()
+    return Run(os.waitstatus_to_exitcode(measured["status"]), out.read_bytes(), err.read_bytes(),
+               measured["maxrss_kib"] / 1024, runtime)
 
 
 def assert_contained(run: Run, *, max_bytes: int = 64 * 1024) -> None:
