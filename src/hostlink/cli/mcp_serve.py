@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from hostlink.cli.mcp_session import verbose, verbose_option
-from hostlink.cli.session import Fail
+from hostlink.cli.session import Fail, endpoint_key
 
 # hostlink.gateway.snippets.PROGRAMS, named here so that loading the mcp group stays cheap
 SHOWN = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "gemini")
@@ -85,7 +85,6 @@ def _serve_stdio(expose: str, cwd: Path, trust_flag: bool, loud: bool) -> None:
 
 def _serve_http(expose: str, port: int, address: str, token_env: str | None, cwd: Path, trust_flag: bool,
                 loud: bool) -> None:
-    import secrets
 
     import anyio
 
@@ -97,12 +96,7 @@ def _serve_http(expose: str, port: int, address: str, token_env: str | None, cwd
         loopback_address(address)
     except ValueError as error:
         raise Fail(str(error)) from None
-    if token_env is not None:
-        token = os.environ.get(token_env, "")
-        if len(token) < 16:
-            raise Fail(f"--token-env {token_env}: the variable must hold a key of at least 16 characters")
-    else:
-        token = secrets.token_urlsafe(32)
+    token = endpoint_key(token_env)
 
     def listening(url: str, key_file: Path) -> None:
         key = f"${token_env}" if token_env is not None else f"$(cat {key_file})"

@@ -7,14 +7,13 @@ Importing this module stays cheap (click only); the server loads when the comman
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from hostlink.cli.session import Fail, StderrNotifier
+from hostlink.cli.session import Fail, StderrNotifier, endpoint_key
 
 if TYPE_CHECKING:
     from hostlink.host import Extension
@@ -96,12 +95,7 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
         connection_bound(max_concurrent)
     except ValueError as error:
         raise Fail(str(error)) from None
-    if token_env is not None:
-        token = os.environ.get(token_env, "")
-        if len(token) < 16:
-            raise Fail(f"--token-env {token_env}: the variable must hold a key of at least 16 characters")
-    else:
-        token = secrets.token_urlsafe(32)
+    token = endpoint_key(token_env)
     host = HostSession(extensions, command="hostlink")
 
     def listening(where: Listening) -> None:

@@ -57,6 +57,20 @@ class Fail(click.ClickException):
         click.echo("\n".join([first, *self.words]), err=True)
 
 
+def endpoint_key(token_env: str | None) -> str:
+    """The key a loopback endpoint requires: from ``$token_env`` (at least 16 characters), else
+    random (``hostlink serve``, ``hostlink mcp serve --http``)."""
+    import os
+    import secrets
+
+    if token_env is None:
+        return secrets.token_urlsafe(32)
+    token = os.environ.get(token_env, "")
+    if len(token) < 16:
+        raise Fail(f"--token-env {token_env}: the variable must hold a key of at least 16 characters")
+    return token
+
+
 def json_requested() -> bool:
     """Whether the running command was asked for ``--json``."""
     context = click.get_current_context(silent=True)

@@ -1,15 +1,14 @@
-"""The gateway on Streamable HTTP: the SDK's app on 127.0.0.1 or [::1] only, behind the same
-Host / Origin / key check as ``hostlink serve`` (its :class:`~hostlink.serve.app.ServeState`),
-answered as JSON-RPC errors. The key is in memory and in a 0600 file of a private runtime
+"""The gateway on Streamable HTTP: the SDK's app on 127.0.0.1 or [::1] only, served as
+``hostlink serve`` is (its connection bound, request deadline and bounded logs), behind the same
+Host / Origin / key check (its :class:`~hostlink.serve.app.ServeState`), answered as JSON-RPC
+errors. The key is in memory and in a 0600 file of a private runtime
 directory, removed at the end with everything else the session made."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal as signals
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,14 +49,11 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
                      environ: Mapping[str, str], trust_flag: bool,
                      on_listening: Callable[[str, Path], None]) -> int | None:
     """Serve until a stop signal; returns its number (None otherwise)."""
-    import uvicorn
-
     from hostlink.host.private import create_private_dir, remove_private_dir, write_private_file
     from hostlink.serve.app import ServeState
-    from hostlink.serve.server import loopback_address
+    from hostlink.serve.server import loopback_address, run_loopback
 
     bind = loopback_address(address)
-    received: list[int] = []
     directory = None
     server = gateway.server()  # the SDK is imported before the session's background imports start
     app = server.streamable_http_app(streamable_http_path=PATH, host=bind)
@@ -66,34 +62,9 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
         directory = create_private_dir("mcp-serve")
         key_file = write_private_file(directory, "key", token)
         guard = _Guard(app, ServeState(gateway.host, token, 1, None).check)
-
-        class _Server(uvicorn.Server):
-            @contextmanager
-            def capture_signals(self) -> Iterator[None]:
-                loop = asyncio.get_running_loop()
-                for signum in STOP_SIGNALS:
-                    loop.add_signal_handler(signum, self._stop, signum)
-                try:
-                    yield
-                finally:
-                    for signum in STOP_SIGNALS:
-                        loop.remove_signal_handler(signum)
-
-            def _stop(self, signum: int) -> None:
-                received.append(signum)
-                self.should_exit = True
-
-            async def startup(self, sockets: list[Any] | None = None) -> None:
-                await super().startup(sockets)
-                if self.started:
-                    bound = self.servers[0].sockets[0].getsockname()[1]
-                    shown = f"[{bind}]" if ":" in bind else bind
-                    on_listening(f"http://{shown}:{bound}{PATH}", key_file)
-
-        config = uvicorn.Config(guard, host=bind, port=port, lifespan="on", log_level="warning", access_log=False,
-                                server_header=False, timeout_graceful_shutdown=5)
-        await _Server(config).serve()
-        return received[0] if received else None
+        shown = f"[{bind}]" if ":" in bind else bind
+        return await run_loopback(guard, bind=bind, port=port, max_concurrent=1, lifespan="on", graceful_seconds=5,
+                                  on_listening=lambda bound: on_listening(f"http://{shown}:{bound}{PATH}", key_file))
     finally:
         with anyio.CancelScope(shield=True):
             try:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import uvicorn
@@ -21,7 +22,7 @@ import uvicorn
 from hostlink.host import Notifier
 from hostlink.host.private import create_private_dir, remove_private_dir, write_private_file
 from hostlink.host.session import HostSession
-from hostlink.serve.app import ServeState, create_app
+from hostlink.serve.app import create_app
 from hostlink.serve.connections import (
     ACCEPT_BACKLOG,
     OncePerKind,
@@ -59,9 +60,10 @@ class Listening:
 
 
 class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, state: ServeState, on_listening: Callable[[int], None]) -> None:
+    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None],
+                 on_listening: Callable[[int], None]) -> None:
         super().__init__(config)
-        self._state = state
+        self._on_stop = on_stop
         self._on_listening = on_listening
         self.received: list[int] = []
 
@@ -78,7 +80,7 @@ class _Server(uvicorn.Server):
 
     def _stop(self, signum: int) -> None:
         self.received.append(signum)
-        self._state.stop_all()
+        self._on_stop()
         self.should_exit = True
 
     async def startup(self, sockets: list | None = None) -> None:
@@ -102,6 +104,22 @@ def _bounded_logs() -> Iterator[None]:
         log.removeFilter(limiter)
 
 
+async def run_loopback(app: Any, *, bind: str, port: int, max_concurrent: int, on_listening: Callable[[int], None],
+                       on_stop: Callable[[], None] = lambda: None, lifespan: str = "off",
+                       graceful_seconds: float = GRACEFUL_SECONDS) -> int | None:
+    """Serve ``app`` on the loopback address ``bind`` until a stop signal (returned, None
+    otherwise), with the connection bound and request deadline of
+    :mod:`hostlink.serve.connections` and its bounded logs: the one way a host of hostlink
+    serves HTTP (``hostlink serve``, ``hostlink mcp serve --http``)."""
+    config = uvicorn.Config(app, host=bind, port=port, lifespan=lifespan, log_level="warning", access_log=False,
+                            server_header=False, timeout_graceful_shutdown=graceful_seconds,
+                            http=bounded_protocol(connection_bound(max_concurrent)), backlog=ACCEPT_BACKLOG)
+    server = _Server(config, on_stop, on_listening)
+    with _bounded_logs():
+        await server.serve()
+    return server.received[0] if server.received else None
+
+
 async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", port: int = 8484,
                 max_concurrent: int = 4, cwd: Path, notifier: Notifier, project_trusted: bool = False,
                 on_listening: Callable[[Listening], None] = lambda listening: None,
@@ -114,24 +132,21 @@ async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", po
     request; ``preflight`` runs beside the server once it started (it must bound itself).
     """
     bind = loopback_address(address)
-    protocol = bounded_protocol(connection_bound(max_concurrent))
+    connection_bound(max_concurrent)  # a descriptor limit too low to serve is refused before the session starts
     await host.start(cwd=cwd, project_trusted=project_trusted, notifier=notifier)
     directory = None
     try:
         directory = create_private_dir("serve")
         key_file = write_private_file(directory, "key", token)
         app = create_app(host, token=token, max_concurrent=max_concurrent, extra_usage=extra_usage, access=access)
-        config = uvicorn.Config(app, host=bind, port=port, lifespan="off", log_level="warning", access_log=False,
-                                server_header=False, timeout_graceful_shutdown=GRACEFUL_SECONDS, http=protocol,
-                                backlog=ACCEPT_BACKLOG)
-        server = _Server(config, app.state.serve, lambda bound: on_listening(Listening(bind, bound, key_file)))
-        with _bounded_logs():
-            async with anyio.create_task_group() as group:
-                if preflight is not None:
-                    group.start_soon(preflight, host)
-                await server.serve()
-                group.cancel_scope.cancel()
-        return server.received[0] if server.received else None
+        async with anyio.create_task_group() as group:
+            if preflight is not None:
+                group.start_soon(preflight, host)
+            received = await run_loopback(app, bind=bind, port=port, max_concurrent=max_concurrent,
+                                          on_stop=app.state.serve.stop_all,
+                                          on_listening=lambda bound: on_listening(Listening(bind, bound, key_file)))
+            group.cancel_scope.cancel()
+        return received
     finally:
         with anyio.CancelScope(shield=True):
             try:
