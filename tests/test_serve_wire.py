@@ -9,7 +9,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import threading
+import time
 
 import anthropic
 import pytest
@@ -238,7 +238,7 @@ def test_a_responses_stream_cut_by_the_client_stops_its_claude(server, api):
 
 def test_the_access_log_the_quiet_flag_and_the_preflight_warning(tmp_path, api):
     loud = ServeProcess(tmp_path / "loud", api)
-    early = _stderr_until(loud, "warning: requests will fail")  # the preflight runs beside the server
+    _wait_for_stderr(loud, "warning: requests will fail")  # the preflight runs beside the server
     api.push(fa.tool_use(TOOL_PREFIX + "get_weather", {"city": "Oslo"}), fa.text("Sunny."))
     tool = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
     asked = {"model": "claude-haiku-4-5", "messages": user(), "tools": [tool], "max_completion_tokens": 99}
@@ -248,7 +248,6 @@ def test_the_access_log_the_quiet_flag_and_the_preflight_warning(tmp_path, api):
     assert call(loud, "POST", "/v1/chat/completions", {**asked, "messages": follow_up})[0] == 200
     call(loud, "GET", "/v1/unknown")
     _, stderr = loud.stop()
-    stderr = early + stderr
     lines = [line for line in stderr.splitlines() if " /v1/" in line]
     assert lines[0].endswith("ms in=11 out=7 prewarmed=no") and " POST /v1/chat/completions 200 " in lines[0]
     assert lines[1].endswith("prewarmed=yes")  # the same settings: the follow-up took the prewarmed claude
@@ -262,18 +261,9 @@ def test_the_access_log_the_quiet_flag_and_the_preflight_warning(tmp_path, api):
     assert loud.leftovers() == quiet.leftovers() == ([], [])
 
 
-def _stderr_until(server: ServeProcess, text: str, timeout: float = 60) -> str:
-    """The server's stderr read up to the line holding ``text`` (the rest comes at stop)."""
-    seen: list[str] = []
-
-    def read() -> None:
-        for line in server.process.stderr:
-            seen.append(line)
-            if text in line:
-                return
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(timeout)
-    assert not reader.is_alive(), f"no {text!r} on stderr: {''.join(seen)[-2000:]}"
-    return "".join(seen)
+def _wait_for_stderr(server: ServeProcess, text: str, timeout: float = 60) -> None:
+    """Until the server's stderr (a file) holds ``text``."""
+    deadline = time.monotonic() + timeout
+    while text not in server.stderr():
+        assert time.monotonic() < deadline, f"no {text!r} on stderr: {server.stderr()[-2000:]}"
+        time.sleep(0.05)
