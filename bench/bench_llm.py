@@ -40,7 +40,7 @@ from hostlink.adapters import llm as adapter
 from hostlink.claude_code.extension import ClaudeCodeExtension
 from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.schema import StdioServer
+from hostlink.mcp.config.schema import StdioServer
 
 base_url, server, home, path = sys.argv[1:5]
 adapter.use_extensions([

@@ -76,8 +76,8 @@ async def open_sdk(stack: AsyncExitStack, command: str, args: list[str]) -> Any:
 async def open_hostlink(stack: AsyncExitStack, label: str, command: str, args: list[str]) -> Any:
     """The registered ``mcp`` tool of a started host session; shutdown goes on the stack."""
     from hostlink.host.session import HostSession
+    from hostlink.mcp.config.schema import StdioServer
     from hostlink.mcp.extension import McpExtension
-    from hostlink.mcp.schema import StdioServer
 
     host = HostSession([McpExtension(servers={label: StdioServer(command=command, args=args)})])
     await host.start(cwd=Path.cwd(), project_trusted=False, notifier=_QuietNotifier())

@@ -93,7 +93,7 @@ def fake_oauth():
 
 
 def http_server(url: str, **fields):
-    from hostlink.mcp.schema import parse_server
+    from hostlink.mcp.config.schema import parse_server
 
     return parse_server({"url": url, **fields})
 

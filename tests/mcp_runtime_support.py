@@ -15,8 +15,8 @@ from typing import Any
 
 from hostlink.host import CancelSignal
 from hostlink.host.session import HostSession
+from hostlink.mcp.config.schema import parse_server
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.schema import parse_server
 
 FIXTURE = str(Path(__file__).parent / "fakes" / "mcp_fixture_server.py")
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))

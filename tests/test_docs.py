@@ -23,7 +23,7 @@ import jsonschema
 import pytest
 
 from docs_support import DOCS, KINDS, ROOT, Block, blocks, commands, page_text
-from hostlink.mcp.config import VAR_REFERENCE, parse_document
+from hostlink.mcp.config.load import VAR_REFERENCE, parse_document
 from netns_support import AVAILABLE, only_loopback_port
 from peers import requires
 

@@ -15,8 +15,8 @@ from hostlink.claude_code.extension import ClaudeCodeExtension
 from hostlink.host import CancelSignal, CommandFailed
 from hostlink.host.private import MARKER
 from hostlink.host.session import HostSession, Terminated
+from hostlink.mcp.config.schema import StdioServer
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.schema import StdioServer
 from mcp_runtime_support import FIXTURE, Notes, fixture_children
 
 pytestmark = pytest.mark.anyio

@@ -18,7 +18,7 @@ import llm
 import pytest
 from llm.parts import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
-from hostlink.adapters.llm_host import LlmHost, ToolError, context_from_prompt
+from hostlink.adapters.llm.llm_host import LlmHost, ToolError, context_from_prompt
 from hostlink.host import (
     AssistantMessage,
     CancelSignal,

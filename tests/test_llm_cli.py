@@ -95,7 +95,7 @@ def test_loading_the_plugin_costs_no_heavy_imports(dirs):
     without = _probe(dirs, LLM_LOAD_PLUGINS="")
     assert "hostlink.adapters.llm" in with_plugin["cli"]
     # What every llm command (even --help) loads: the entry module, not the host machinery.
-    assert "hostlink.adapters.llm_host" not in with_plugin["cli"]
+    assert "hostlink.adapters.llm.llm_host" not in with_plugin["cli"]
     assert "hostlink.host" not in with_plugin["cli"]
     extra = set(with_plugin["cli"]) - set(without["cli"])
     # llm itself already imports httpx2 and pydantic; the plugin adds only hostlink's

@@ -9,9 +9,9 @@ from pathlib import Path
 import llm
 import pytest
 
-from hostlink.adapters.llm_host import LlmHost, ToolError
+from hostlink.adapters.llm.llm_host import LlmHost, ToolError
+from hostlink.mcp.config.schema import StdioServer
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.schema import StdioServer
 from llm_support import leftover_files, leftover_processes
 
 

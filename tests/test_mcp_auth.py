@@ -13,10 +13,10 @@ import anyio
 import httpx2
 import pytest
 
-from hostlink.mcp.auth import AuthManager
+from hostlink.mcp.auth.manager import AuthManager
+from hostlink.mcp.auth.store import SecureStore, record_key
 from hostlink.mcp.errors import AuthError, AuthRequired, McpError
-from hostlink.mcp.runtime import McpRuntime
-from hostlink.mcp.store import SecureStore, record_key
+from hostlink.mcp.runtime.clients import McpRuntime
 from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import FAKES, follow_link, http_server, sign_in
 
@@ -464,7 +464,7 @@ async def test_a_configured_ipv6_loopback_redirect_uri(fake_oauth):
     assert (await follow_link(raised.value.link)).status_code == 200
     await manager.wait_login("v6", server, 30)
     assert await manager.credential_state("v6", server) == "signed in"
-    from hostlink.mcp.schema import SchemaError
+    from hostlink.mcp.config.schema import SchemaError
 
     with pytest.raises(SchemaError, match="redirectUri"):  # refused where the file is read, before any sign-in
         http_server(fake_oauth.mcp, auth="oauth", oauth={"redirectUri": f"http://localhost:{port}/cb"})
@@ -598,7 +598,7 @@ async def test_a_refused_refresh_leads_to_a_new_link(fake_oauth):
     fake_oauth.control(revoke_access=True)
     store = SecureStore()
     key = record_key("g", server)
-    from hostlink.mcp.store import parse_record
+    from hostlink.mcp.auth.store import parse_record
 
     record = parse_record(await store.read_raw(key))
     broken = record.tokens.model_copy(update={"refresh_token": "not-a-live-refresh-token"})
@@ -691,8 +691,8 @@ async def test_ten_concurrent_mcp_tool_auth_actions_give_one_link(fake_oauth, tm
 
 async def test_the_host_mcp_command_signs_in_by_link_and_signs_out(fake_oauth, tmp_path):
     from hostlink.host import CancelSignal, CommandFailed
+    from hostlink.mcp.config.schema import parse_server
     from hostlink.mcp.extension import McpExtension
-    from hostlink.mcp.schema import parse_server
     from mcp_runtime_support import Host
 
     server = http_server(fake_oauth.mcp, auth="oauth")

@@ -11,10 +11,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from hostlink.mcp.auth import AuthManager
+from hostlink.mcp.auth.manager import AuthManager
+from hostlink.mcp.auth.store import SecureStore, record_key
 from hostlink.mcp.errors import AuthError, AuthRequired, McpError
-from hostlink.mcp.runtime import McpRuntime
-from hostlink.mcp.store import SecureStore, record_key
+from hostlink.mcp.runtime.clients import McpRuntime
 from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import http_server
 

@@ -11,9 +11,9 @@ import httpx2
 import pytest
 
 from hostlink.mcp import revocation
-from hostlink.mcp.auth import AuthManager
-from hostlink.mcp.revocation import Revocation
-from hostlink.mcp.store import SecureStore, record_key
+from hostlink.mcp.auth.manager import AuthManager
+from hostlink.mcp.auth.revocation import Revocation
+from hostlink.mcp.auth.store import SecureStore, record_key
 from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import http_server, sign_in
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from hostlink.cli.mcp_output import Sink, write_whole
+from hostlink.cli.mcp.output import Sink, write_whole
 from hostlink.cli.session import Fail
 from hostlink.host import TextContent, ToolResult
 from hostlink.host.output import OutputSession, bound_content

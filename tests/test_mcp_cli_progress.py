@@ -105,7 +105,7 @@ async def test_progress_never_outlasts_the_hard_maximum():
     from mcp import Client, StdioServerParameters
 
     from hostlink.mcp.errors import RequestTimedOut
-    from hostlink.mcp.progress import call_with_progress
+    from hostlink.mcp.runtime.progress import call_with_progress
 
     server = StdioServerParameters(command=EVERY["command"], args=EVERY["args"])
     async with Client(server, mode="auto") as client:

@@ -1,4 +1,4 @@
-"""Config sources, precedence, project trust and file-level errors of hostlink.mcp.config."""
+"""Config sources, precedence, project trust and file-level errors of hostlink.mcp.config.load."""
 
 import json
 import os
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hostlink.mcp.config import ConfigError, load_config, parse_document
-from hostlink.mcp.schema import HttpServer, StdioServer
-from hostlink.mcp.schema_rules import NAME_PATTERN
+from hostlink.mcp.config.load import ConfigError, load_config, parse_document
+from hostlink.mcp.config.rules import NAME_PATTERN
+from hostlink.mcp.config.schema import HttpServer, StdioServer
 
 
 @pytest.fixture
@@ -338,7 +338,7 @@ def test_the_schema_loads_only_when_there_is_an_entry_to_parse(tmp_path, env):
     import subprocess
     import sys
 
-    probe = ("import sys; from pathlib import Path; from hostlink.mcp.config import load_config; "
+    probe = ("import sys; from pathlib import Path; from hostlink.mcp.config.load import load_config; "
              f"loaded = load_config(Path({str(tmp_path / 'project')!r}), True, {env!r}); "
              "print(sorted(loaded.servers), 'pydantic' in sys.modules)")
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from hostlink.cli.mcp_import import SOURCES
-from hostlink.mcp.config_import import PROGRAMS, Unsupported, convert, source_path, strip_comments
+from hostlink.cli.mcp.importer import SOURCES
+from hostlink.mcp.config.importer import PROGRAMS, Unsupported, convert, source_path, strip_comments
 from mcp_config_support import environment, hostlink, user_file
 
 PROJECT = "project"  # the working directory hostlink() runs in, under tmp_path

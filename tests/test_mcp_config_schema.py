@@ -1,4 +1,4 @@
-"""Server-entry rules of hostlink.mcp.schema, seen through config parsing: cross-field rules,
+"""Server-entry rules of hostlink.mcp.config.schema, seen through config parsing: cross-field rules,
 limits, safe URLs, ${VAR} interpolation, "!" secrets, and no secret value in any message."""
 
 import json
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hostlink.mcp.config import ConfigError, parse_document
-from hostlink.mcp.schema import HttpServer, OAuthSettings, StdioServer, check_url
+from hostlink.mcp.config.load import ConfigError, parse_document
+from hostlink.mcp.config.schema import HttpServer, OAuthSettings, StdioServer, check_url
 
 SECRET = "S3CR3T-hunter2-value"
 SRC = Path("/cfg/mcp.json")

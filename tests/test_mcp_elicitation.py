@@ -17,8 +17,8 @@ import pytest
 from host_support import Notices
 from hostlink.host import Answer, CancelSignal, Question
 from hostlink.host.session import HostSession
+from hostlink.mcp.config.schema import StdioServer
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.schema import StdioServer
 from mcp_runtime_support import FIXTURE
 from terminal_support import on_a_terminal
 from test_mcp_cli_ux import configure, hostlink

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from hostlink.host import ImageContent
+from hostlink.mcp.config.schema import parse_server
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.schema import parse_server
 from mcp_runtime_support import Host, alive, text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

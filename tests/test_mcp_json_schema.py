@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from hostlink.mcp.config import ConfigError, parse_document
-from hostlink.mcp.json_schema import build_schema, render
+from hostlink.mcp.config.json_schema import build_schema, render
+from hostlink.mcp.config.load import ConfigError, parse_document
 
 SHIPPED = files("hostlink.mcp").joinpath("mcp.schema.json")
 SCHEMA = json.loads(SHIPPED.read_text(encoding="utf-8"))
@@ -26,7 +26,7 @@ BASES = {"StdioServer": {"command": "srv"}, "HttpServer": {"url": "https://mcp.e
 def test_the_shipped_file_is_what_the_pydantic_schema_generates():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     assert SHIPPED.read_text(encoding="utf-8") == render(), (
-        "mcp.schema.json is stale: python -m hostlink.mcp.json_schema > src/hostlink/mcp/mcp.schema.json")
+        "mcp.schema.json is stale: python -m hostlink.mcp.config.json_schema > src/hostlink/mcp/mcp.schema.json")
 
 
 def test_every_key_has_a_description():

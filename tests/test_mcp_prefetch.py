@@ -16,7 +16,7 @@ import asyncio, json, socket, sys, threading
 from pathlib import Path
 from hostlink.host.session import HostSession
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.schema import HttpServer, StdioServer
+from hostlink.mcp.config.schema import HttpServer, StdioServer
 
 marker, lasting, configured = sys.argv[1], sys.argv[2] == "lasting", sys.argv[3] == "servers"
 listener = socket.socket()

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from hostlink.mcp.config.schema import SchemaError, parse_server
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.runtime import McpRuntime
-from hostlink.mcp.schema import SchemaError, parse_server
+from hostlink.mcp.runtime.clients import McpRuntime
 from mcp_runtime_support import Host, text
 
 pytestmark = pytest.mark.anyio

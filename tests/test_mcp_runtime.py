@@ -11,6 +11,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from hostlink.mcp.config.schema import parse_server
 from hostlink.mcp.errors import (
     AuthError,
     AuthRequired,
@@ -20,8 +21,7 @@ from hostlink.mcp.errors import (
     ServerDisabled,
     ServerNotFound,
 )
-from hostlink.mcp.runtime import McpRuntime
-from hostlink.mcp.schema import parse_server
+from hostlink.mcp.runtime.clients import McpRuntime
 from mcp_runtime_support import alive, fixture_children, http_fixture, stdio
 
 pytestmark = pytest.mark.anyio
@@ -478,7 +478,7 @@ async def test_non_executable_command_is_permission_denied(tmp_path):
 
 
 async def test_bearer_credentials_reach_the_server_through_the_auth_hook():
-    from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.auth.manager import AuthManager
 
     with http_fixture("--require-bearer-env", "FX_TOKEN", env={**os.environ, "FX_TOKEN": "s3cret"}) as server:
         config = server.config(auth="bearer", bearerTokenEnv="FX_TOKEN")

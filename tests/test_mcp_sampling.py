@@ -28,8 +28,8 @@ from hostlink.host import (
     TextContent,
 )
 from hostlink.host.session import HostSession
+from hostlink.mcp.config.schema import SamplingSettings, StdioServer
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.schema import SamplingSettings, StdioServer
 from mcp_runtime_support import FIXTURE
 from peers import CLAUDE, requires_claude
 

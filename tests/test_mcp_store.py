@@ -19,8 +19,8 @@ import time
 import anyio
 import pytest
 
-from hostlink.mcp.auth import AuthManager
-from hostlink.mcp.store import (
+from hostlink.mcp.auth.manager import AuthManager
+from hostlink.mcp.auth.store import (
     SecureRecord,
     SecureStore,
     StoreError,
@@ -266,7 +266,7 @@ async def test_a_locked_keyring_is_reported_as_locked(fake_oauth):
 
 
 def test_issuer_binding_is_exact_except_for_a_root_slash():
-    from hostlink.mcp.store import check_binding, same_issuer
+    from hostlink.mcp.auth.store import check_binding, same_issuer
 
     assert same_issuer("https://as.example", "https://as.example/")
     assert not same_issuer("https://as.example/t1", "https://as.example/t1/")
@@ -280,7 +280,7 @@ def test_issuer_binding_is_exact_except_for_a_root_slash():
 
 
 async def test_credential_states_from_the_record():
-    from hostlink.mcp.store import StoredTokens
+    from hostlink.mcp.auth.store import StoredTokens
 
     server = http_server("http://127.0.0.1:1/mcp", auth="oauth")
     key = record_key("s", server)

@@ -213,7 +213,7 @@ async def test_unknown_and_disabled_servers_are_tool_errors(host):
 
 
 async def test_auth_on_a_server_without_sign_in_by_link_is_one_line_and_touches_nothing(tmp_path, runtime_dir):
-    from hostlink.mcp.schema import parse_server
+    from hostlink.mcp.config.schema import parse_server
 
     servers = {
         "fx": stdio(),

@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.runtime import McpRuntime
-from hostlink.mcp.tool_cache import ToolCache, cache_directory, fingerprint
+from hostlink.mcp.runtime.cache import ToolCache, cache_directory, fingerprint
+from hostlink.mcp.runtime.clients import McpRuntime
 from mcp_runtime_support import Host, fixture_children, stdio, text
 
 pytestmark = pytest.mark.anyio

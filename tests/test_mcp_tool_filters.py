@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from hostlink.host import CancelSignal
-from hostlink.mcp.config import ConfigError, parse_document
+from hostlink.mcp.config.load import ConfigError, parse_document
+from hostlink.mcp.config.schema import SchemaError, parse_server
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.schema import SchemaError, parse_server
-from hostlink.mcp.tool_filter import filter_tools, hidden_by
+from hostlink.mcp.runtime.filters import filter_tools, hidden_by
 from mcp_runtime_support import Host, text
 
 ENTRY = Path(__file__).parents[1] / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"

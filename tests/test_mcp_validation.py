@@ -7,7 +7,7 @@ import pytest
 
 from adversarial.support import untouched_url
 from hostlink.mcp import validation
-from hostlink.mcp.validation import InvalidSchema, violations
+from hostlink.mcp.runtime.validation import InvalidSchema, violations
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 5}, "days": {"type": "integer"}},
           "required": ["city"], "additionalProperties": False}

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from hostlink.adapters.llm_host import LlmHost
+from hostlink.adapters.llm.llm_host import LlmHost
 from hostlink.cli import process_exit
 
 # Registered before the code under test, so it runs after the exit step (atexit: last in, first out).

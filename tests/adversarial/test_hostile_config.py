@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hostlink.mcp.config import ConfigError, load_config
+from hostlink.mcp.config.load import ConfigError, load_config
 
 SECRET = "SUPERSECRET-42"
 KEYS = ["command", "args", "env", "cwd", "url", "headers", "auth", "bearerTokenEnv", "oauth", "protocolVersion",

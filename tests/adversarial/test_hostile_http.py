@@ -43,7 +43,7 @@ def forbidden_requests(base: str) -> dict[str, int]:
 
 
 async def sign_in_error(url: str, **oauth) -> str:
-    from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.auth.manager import AuthManager
     from hostlink.mcp.errors import AuthError
 
     server = http_server(url, auth="oauth", **({"oauth": oauth} if oauth else {}))  # noqa: F405
@@ -120,7 +120,7 @@ def test_a_decompression_bomb_is_refused_with_memory_bounded(tmp_path, hostile, 
 @pytest.mark.anyio
 async def test_after_a_bomb_the_connection_keeps_serving(hostile):
     from hostlink.mcp.errors import CallFailed
-    from hostlink.mcp.runtime import McpRuntime
+    from hostlink.mcp.runtime.clients import McpRuntime
 
     server = http_server(f"{hostile}/bomb-call/mcp", protocolVersion="legacy")  # noqa: F405
     runtime = McpRuntime({"bomb": server})

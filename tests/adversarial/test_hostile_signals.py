@@ -21,9 +21,9 @@ from mcp_runtime_support import FIXTURE, fixture_children
 
 LLM_HOST = """
 import sys
-from hostlink.adapters.llm_host import LlmHost
+from hostlink.adapters.llm.llm_host import LlmHost
 from hostlink.mcp.extension import McpExtension
-from hostlink.mcp.schema import StdioServer
+from hostlink.mcp.config.schema import StdioServer
 
 host = LlmHost([McpExtension(servers={"fx": StdioServer(command=sys.executable, args=[sys.argv[1]])})])
 (tool,) = [t for t in host.tools() if t.name == "mcp"]

@@ -50,9 +50,9 @@ def test_a_tools_error_code_is_the_tools_answer_not_transport_state(tmp_path, co
 @pytest.mark.anyio
 @pytest.mark.parametrize("code", [-32000, -32001])
 async def test_after_a_tool_error_code_the_session_stays_connected(code):
+    from hostlink.mcp.config.schema import parse_server
     from hostlink.mcp.errors import CallFailed
-    from hostlink.mcp.runtime import McpRuntime
-    from hostlink.mcp.schema import parse_server
+    from hostlink.mcp.runtime.clients import McpRuntime
 
     runtime = McpRuntime({"err": parse_server(stdio("tool-error", str(code)))})
     try:
@@ -66,8 +66,8 @@ async def test_after_a_tool_error_code_the_session_stays_connected(code):
 
 @pytest.mark.anyio
 async def test_invalid_utf8_is_replaced_and_the_connection_lives():
-    from hostlink.mcp.runtime import McpRuntime
-    from hostlink.mcp.schema import parse_server
+    from hostlink.mcp.config.schema import parse_server
+    from hostlink.mcp.runtime.clients import McpRuntime
 
     runtime = McpRuntime({"utf": parse_server(stdio("bad-utf8", requestTimeoutMs=5000))})
     try:
@@ -174,9 +174,9 @@ def test_a_server_that_breaks_the_protocol_gets_one_line_naming_what_it_sent(tmp
 
 @pytest.mark.anyio
 async def test_after_a_refused_message_the_connection_keeps_serving():
+    from hostlink.mcp.config.schema import parse_server
     from hostlink.mcp.errors import CallFailed
-    from hostlink.mcp.runtime import McpRuntime
-    from hostlink.mcp.schema import parse_server
+    from hostlink.mcp.runtime.clients import McpRuntime
 
     runtime = McpRuntime({"items": parse_server(stdio("many-items", "200000"))})
     try:
@@ -191,8 +191,8 @@ async def test_after_a_refused_message_the_connection_keeps_serving():
 @pytest.mark.anyio
 async def test_the_model_gets_the_classified_reason_without_the_server_s_words(tmp_path, monkeypatch):
     from hostlink.host import CancelSignal, CommandFailed
+    from hostlink.mcp.config.schema import parse_server
     from hostlink.mcp.extension import McpExtension
-    from hostlink.mcp.schema import parse_server
     from mcp_runtime_support import Host, text
 
     monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path / "rt"))

@@ -91,11 +91,11 @@ def arguments_for(tool) -> dict:
 
 
 async def main(url: str) -> None:
-    from hostlink.mcp.auth import AuthManager
-    from hostlink.mcp.elicitation import elicitation_for
+    from hostlink.mcp.auth.manager import AuthManager
+    from hostlink.mcp.config.schema import parse_server
     from hostlink.mcp.errors import AuthRequired
-    from hostlink.mcp.runtime import McpRuntime
-    from hostlink.mcp.schema import parse_server
+    from hostlink.mcp.runtime.clients import McpRuntime
+    from hostlink.mcp.runtime.elicitation import elicitation_for
 
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")

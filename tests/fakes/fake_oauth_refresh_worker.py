@@ -18,10 +18,10 @@ import time
 async def main(name: str, url: str, ready_dir: str, go_file: str) -> None:
     import mcp.client.streamable_http  # noqa: F401 - paid before the start line, not after it
 
-    from hostlink.mcp.auth import AuthManager
-    from hostlink.mcp.runtime import McpRuntime
-    from hostlink.mcp.schema import parse_server
-    from hostlink.mcp.store import record_key
+    from hostlink.mcp.auth.manager import AuthManager
+    from hostlink.mcp.auth.store import record_key
+    from hostlink.mcp.config.schema import parse_server
+    from hostlink.mcp.runtime.clients import McpRuntime
 
     server = parse_server({"url": url, "auth": "oauth"})
     manager = AuthManager()

@@ -28,7 +28,7 @@ from hostlink.mcp.errors import McpError
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-    from hostlink.mcp.runtime import McpRuntime
+    from hostlink.mcp.runtime.clients import McpRuntime
 
 Face = Literal["proxy", "tools"]
 NAME = "hostlink"

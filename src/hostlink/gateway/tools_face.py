@@ -17,11 +17,11 @@ import anyio
 from hostlink.gateway.naming import exposed_names, prefixed_uri, split_uri
 from hostlink.host.output import one_line, strip_controls
 from hostlink.mcp.errors import AuthRequired, McpError
-from hostlink.mcp.tool_visibility import model_visible
+from hostlink.mcp.runtime.visibility import model_visible
 
 if TYPE_CHECKING:
     from hostlink.gateway.session import StderrNotifier
-    from hostlink.mcp.runtime import McpRuntime
+    from hostlink.mcp.runtime.clients import McpRuntime
 
 T = TypeVar("T")
 DESCRIPTION_CHARS = 4096  # of a tool's, resource's or prompt's description

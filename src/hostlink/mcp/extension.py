@@ -14,16 +14,16 @@ from hostlink.host import CancelSignal, CommandFailed, CommandSpec, Notifier, Re
 from hostlink.host.output import bound_text
 from hostlink.mcp import render
 from hostlink.mcp.errors import McpError
+from hostlink.mcp.runtime.visibility import model_visible
 from hostlink.mcp.tool import mcp_tool
-from hostlink.mcp.tool_visibility import model_visible
 
 if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
-    from hostlink.mcp.auth import AuthManager
-    from hostlink.mcp.roots import Offered
-    from hostlink.mcp.runtime import McpRuntime
-    from hostlink.mcp.schema import ServerConfig
-    from hostlink.mcp.tool_cache import ToolCache
+    from hostlink.mcp.auth.manager import AuthManager
+    from hostlink.mcp.config.schema import ServerConfig
+    from hostlink.mcp.runtime.cache import ToolCache
+    from hostlink.mcp.runtime.clients import McpRuntime
+    from hostlink.mcp.runtime.roots import Offered
 
 COMMAND_USAGE = ("usage: /mcp status | reload | tools SERVER | connect SERVER | disconnect SERVER"
                  " | reconnect SERVER | auth SERVER | logout SERVER  (--verbose: all a failing server said)")
@@ -43,7 +43,7 @@ def default_auth(servers: Mapping[str, ServerConfig], notifier: Notifier | None 
     """
     if not any(getattr(config, "auth", None) and not config.disabled for config in servers.values()):
         return None
-    from hostlink.mcp.auth import AuthManager
+    from hostlink.mcp.auth.manager import AuthManager
 
     return AuthManager(notifier=notifier, on_signed_in=on_signed_in, command=command, links=links)
 
@@ -54,7 +54,7 @@ def tool_cache(servers: Mapping[str, ServerConfig], environ: Mapping[str, str] |
         return None
     import os
 
-    from hostlink.mcp.tool_cache import ToolCache, cache_directory
+    from hostlink.mcp.runtime.cache import ToolCache, cache_directory
 
     return ToolCache(cache_directory(os.environ if environ is None else environ))
 
@@ -62,7 +62,7 @@ def tool_cache(servers: Mapping[str, ServerConfig], environ: Mapping[str, str] |
 class McpExtension:
     """``servers`` replaces reading the configuration files (the demo and tests use it);
     ``roots`` is a host's own roots, offered to servers with ``"roots": true`` when it has
-    them (see :mod:`hostlink.mcp.roots`)."""
+    them (see :mod:`hostlink.mcp.runtime.roots`)."""
 
     def __init__(self, *, servers: Mapping[str, ServerConfig] | None = None,
                  environ: Mapping[str, str] | None = None, auth_factory: AuthFactory = default_auth,
@@ -93,7 +93,7 @@ class McpExtension:
         return self.runtime, self.output
 
     async def _start(self, session: Session) -> None:
-        from hostlink.mcp.runtime import McpRuntime
+        from hostlink.mcp.runtime.clients import McpRuntime
 
         self._session = session
         servers: Mapping[str, ServerConfig] = {}
@@ -101,7 +101,7 @@ class McpExtension:
         if self._fixed_servers is not None:
             servers = self._fixed_servers
         else:
-            from hostlink.mcp.config import ConfigError, load_config
+            from hostlink.mcp.config.load import ConfigError, load_config
 
             try:
                 loaded = load_config(session.cwd, session.project_trusted, self._environ)
@@ -117,20 +117,20 @@ class McpExtension:
                         "MCP servers from the untrusted project were ignored: "
                         + ", ".join(loaded.ignored_project_servers), "warning")
         if session.lasting:
-            from hostlink.mcp.prefetch import import_in_background
+            from hostlink.mcp.runtime.prefetch import import_in_background
 
             import_in_background(servers)
         self._auth = self._auth_factory(servers, session.notifier, self._signed_in, session.command, session.lasting)
         elicitation = sampling = None
         if session.ask is not None:  # a server may ask the person only where someone can answer
-            from hostlink.mcp.elicitation import elicitation_for
+            from hostlink.mcp.runtime.elicitation import elicitation_for
 
             elicitation = elicitation_for(session.ask, session.notifier)
             if session.complete is not None:
-                from hostlink.mcp.sampling import sampling_for
+                from hostlink.mcp.runtime.sampling import sampling_for
 
                 sampling = sampling_for(session.ask, session.complete, session.notifier)
-        from hostlink.mcp.roots import Roots
+        from hostlink.mcp.runtime.roots import Roots
 
         directory = session.cwd if session.project_trusted else None
         self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, elicitation=elicitation,
@@ -170,7 +170,7 @@ class McpExtension:
 
     async def _reload(self) -> str:
         """``/mcp reload``: read the files again; a broken file changes nothing and says why."""
-        from hostlink.mcp.config import ConfigError, load_config
+        from hostlink.mcp.config.load import ConfigError, load_config
 
         session, runtime = self._session, self.runtime
         if session is None or runtime is None:
@@ -223,7 +223,7 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
 async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:
     """``/mcp auth`` answers the authorization link (never opens a browser); ``/mcp logout``
     reports success only after the keyring confirmed the record is gone."""
-    from hostlink.mcp.signin import link_signer, sign_in, sign_in_prompt, signed_out
+    from hostlink.mcp.auth.signin import link_signer, sign_in, sign_in_prompt, signed_out
 
     config = runtime.config(name)
     if verb == "auth":

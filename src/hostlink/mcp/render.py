@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hostlink.host.output import one_line
-from hostlink.mcp.tool_visibility import model_visible, needs_task
+from hostlink.mcp.runtime.visibility import model_visible, needs_task
 
 if TYPE_CHECKING:
     from hostlink.host import ToolResult
-    from hostlink.mcp.runtime import McpRuntime, Snapshot
-    from hostlink.mcp.schema import ServerConfig
+    from hostlink.mcp.config.schema import ServerConfig
+    from hostlink.mcp.runtime.clients import McpRuntime, Snapshot
 
 
 def parameters_line(schema: Any) -> str:

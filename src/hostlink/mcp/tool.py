@@ -17,12 +17,12 @@ from hostlink.host.cancel import cancelled_by
 from hostlink.host.output import bound_content, compact_json, did_you_mean, one_line, strip_controls
 from hostlink.mcp import render
 from hostlink.mcp.errors import AuthRequired, CallFailed, InvalidArguments, McpError, UnknownTool, error_code
-from hostlink.mcp.tool_visibility import model_visible, needs_task
-from hostlink.mcp.validation import InvalidSchema, violations
+from hostlink.mcp.runtime.validation import InvalidSchema, violations
+from hostlink.mcp.runtime.visibility import model_visible, needs_task
 
 if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
-    from hostlink.mcp.runtime import McpRuntime
+    from hostlink.mcp.runtime.clients import McpRuntime
 
 ACTIONS = ("status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth")
 LIST_PAGE_CAP = 50  # pages fetched for resources/templates/prompts listings
@@ -441,7 +441,7 @@ async def _complete(runtime: McpRuntime, output: OutputSession | None, args: Map
 
 async def _auth(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
     """Start or retry a sign-in by link (clearing a latched failure); never writes configuration."""
-    from hostlink.mcp.signin import sign_in
+    from hostlink.mcp.auth.signin import sign_in
 
     (server,) = _need(args, "server")
     link = await sign_in(runtime.auth, server, runtime.config(server))

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import httpx2
     from mcp import Client
 
-    from hostlink.mcp.schema import ServerConfig
+    from hostlink.mcp.config.schema import ServerConfig
 
 MODERN_VERSION = "2026-07-28"
 

@@ -25,13 +25,13 @@ import anyio
 import anyio.abc
 import httpx2
 
+from hostlink.mcp.config.schema import check_url
 from hostlink.mcp.errors import AuthError, AuthRequired, ConnectFailed, McpError
-from hostlink.mcp.schema import check_url
 
 if TYPE_CHECKING:
     from mcp import Client
 
-    from hostlink.mcp.schema import HttpServer
+    from hostlink.mcp.config.schema import HttpServer
 
 DECODE_STEP_BYTES = 64 * 1024
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024  # one decoded HTTP response of an MCP server

@@ -23,7 +23,7 @@ from hostlink.mcp.transports.stdio_pipes import ServerPipes
 if TYPE_CHECKING:
     from mcp import Client
 
-    from hostlink.mcp.schema import StdioServer
+    from hostlink.mcp.config.schema import StdioServer
 
 STDERR_TAIL_BYTES = 8192
 STDERR_SETTLE_SECONDS = 0.5

@@ -25,7 +25,7 @@ import anyio.abc
 from hostlink.mcp.errors import CallFailed, McpError
 
 if TYPE_CHECKING:
-    from hostlink.mcp.schema import StdioServer
+    from hostlink.mcp.config.schema import StdioServer
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one message, as for HTTP
 MAX_TYPED_ITEMS = 100_000  # "type" keys in one message: a million content items took 2 GiB as SDK models

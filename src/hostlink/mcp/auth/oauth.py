@@ -8,11 +8,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from hostlink.host.output import strip_controls
-from hostlink.mcp.schema import OAuthSettings
-from hostlink.mcp.store import StoredTokens
+from hostlink.mcp.auth.store import StoredTokens
+from hostlink.mcp.config.schema import OAuthSettings
 
 if TYPE_CHECKING:
-    from hostlink.mcp.schema import HttpServer
+    from hostlink.mcp.config.schema import HttpServer
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 MAX_DETAIL_CHARS = 300

@@ -2,7 +2,7 @@
 
 Without stored tokens a sign-in starts in the background and the caller gets an authorization
 *link* (never a browser launch); the user's browser returns to a one-shot loopback callback
-(:mod:`hostlink.mcp.login`). Concurrent callers share one sign-in per server key; a failed
+(:mod:`hostlink.mcp.auth.callback`). Concurrent callers share one sign-in per server key; a failed
 start is remembered until an explicit retry. The SDK runs the protocol (discovery, PKCE S256,
 registration, issuer checks) on a transport that lets exactly one code exchange leave once the
 callback arrives. The sign-in binds its record to the issuer and stores the registration (read
@@ -26,9 +26,8 @@ import anyio
 import httpx2
 
 from hostlink.host.output import strip_controls
-from hostlink.mcp.errors import AuthError, McpError
-from hostlink.mcp.login import CallbackHub, Flow
-from hostlink.mcp.oauth import (
+from hostlink.mcp.auth.callback import CallbackHub, Flow
+from hostlink.mcp.auth.oauth import (
     MAX_RESPONSE_BYTES,
     MemoryStorage,
     bounded_detail,
@@ -37,8 +36,7 @@ from hostlink.mcp.oauth import (
     quiet_sdk_auth_log,
     stored_tokens,
 )
-from hostlink.mcp.schema import check_url
-from hostlink.mcp.store import (
+from hostlink.mcp.auth.store import (
     SecureRecord,
     SecureStore,
     StoredTokens,
@@ -47,12 +45,14 @@ from hostlink.mcp.store import (
     record_key,
     same_issuer,
 )
+from hostlink.mcp.config.schema import check_url
+from hostlink.mcp.errors import AuthError, McpError
 from hostlink.mcp.transports.http import SafeTransport
 
 if TYPE_CHECKING:
     from hostlink.host import Notifier
-    from hostlink.mcp.revocation import Revocation
-    from hostlink.mcp.schema import HttpServer, OAuthSettings, ServerConfig
+    from hostlink.mcp.auth.revocation import Revocation
+    from hostlink.mcp.config.schema import HttpServer, OAuthSettings, ServerConfig
 
 
 class LinkSigner(Protocol):

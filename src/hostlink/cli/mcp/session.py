@@ -13,7 +13,7 @@ from hostlink.cli.session import Fail, command_path, run_session
 
 if TYPE_CHECKING:
     from hostlink.host.session import HostSession
-    from hostlink.mcp.config import LoadedConfig
+    from hostlink.mcp.config.load import LoadedConfig
     from hostlink.mcp.extension import McpExtension
 
 T = TypeVar("T")
@@ -21,7 +21,7 @@ T = TypeVar("T")
 
 def load(ctx: click.Context) -> LoadedConfig:
     """The configuration this command sees; a broken file is the command's one-line failure."""
-    from hostlink.mcp.config import ConfigError, load_config
+    from hostlink.mcp.config.load import ConfigError, load_config
 
     try:
         loaded = load_config(Path.cwd(), bool(ctx.obj["trust_project"]))
@@ -71,7 +71,7 @@ def with_server(ctx: click.Context, server: str,
     checking that SERVER is configured and enabled. A failure is its one line, then what the
     server said about it (for the person at the terminal). ``keep_output``: see HostSession."""
     from hostlink.mcp import render
-    from hostlink.mcp.config import enabled_config
+    from hostlink.mcp.config.load import enabled_config
     from hostlink.mcp.errors import McpError, error_code
     from hostlink.mcp.extension import McpExtension
 

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hostlink.cli.mcp_session import load, trust_option, verbose, verbose_option, with_server
+from hostlink.cli.mcp.session import load, trust_option, verbose, verbose_option, with_server
 from hostlink.cli.session import command_path
 
 if TYPE_CHECKING:
     from hostlink.host.session import HostSession
-    from hostlink.mcp.config import LoadedConfig
+    from hostlink.mcp.config.load import LoadedConfig
     from hostlink.mcp.extension import McpExtension
 
 MAX_JSON_BYTES = 1024 * 1024  # a --json listing; the model's pages are smaller still
@@ -91,7 +91,7 @@ def _nothing_configured(ctx: click.Context) -> str:
     """Where a configuration goes, for a person who has none yet."""
     import os
 
-    from hostlink.mcp.config import project_config_files, user_config_files
+    from hostlink.mcp.config.load import project_config_files, user_config_files
 
     files = [str(path) for path in user_config_files(os.environ)]
     project = [str(path) for path in project_config_files(Path.cwd())]
@@ -122,7 +122,7 @@ def _credential_states(loaded: LoadedConfig) -> dict[str, str]:
         return states
     import anyio
 
-    from hostlink.mcp.store import SecureStore, record_key, stored_state
+    from hostlink.mcp.auth.store import SecureStore, record_key, stored_state
 
     async def ask() -> None:
         store = SecureStore()
@@ -146,7 +146,7 @@ def _credential_states(loaded: LoadedConfig) -> dict[str, str]:
 def tools(ctx: click.Context, server: str, as_json: bool, offset: int, cached: bool) -> None:
     """List the tools SERVER offers to the model."""
     if cached:
-        from hostlink.cli.mcp_cached import cached_tools
+        from hostlink.cli.mcp.cached import cached_tools
 
         listed = cached_tools(load(ctx), server)
         if not as_json:
@@ -262,17 +262,17 @@ def _explain(ctx: click.Context, server: str, state: str) -> None:
     click.echo(f"{server}: {state}")
 
 
-from hostlink.cli.mcp_auth import auth_command, logout_command  # noqa: E402 - cheap: click only
-from hostlink.cli.mcp_call import call  # noqa: E402 - cheap: click only
-from hostlink.cli.mcp_config import add_command, add_json_command, get_command, remove_command  # noqa: E402
-from hostlink.cli.mcp_import import import_command  # noqa: E402
-from hostlink.cli.mcp_serve import serve_command  # noqa: E402 - cheap: click only
-from hostlink.cli.mcp_trust import trust_command, untrust_command  # noqa: E402
+from hostlink.cli.mcp.auth import auth_command, logout_command  # noqa: E402 - cheap: click only
+from hostlink.cli.mcp.call import call  # noqa: E402 - cheap: click only
+from hostlink.cli.mcp.config import add_command, add_json_command, get_command, remove_command  # noqa: E402
+from hostlink.cli.mcp.importer import import_command  # noqa: E402
+from hostlink.cli.mcp.serve import serve_command  # noqa: E402 - cheap: click only
+from hostlink.cli.mcp.trust import trust_command, untrust_command  # noqa: E402
 
 for command in (call, auth_command, logout_command, add_command, add_json_command, remove_command, get_command,
                 import_command, trust_command, untrust_command, serve_command):
     mcp_group.add_command(command)
-from hostlink.cli.mcp_schema import schema_command  # noqa: E402 - cheap: click only
+from hostlink.cli.mcp.schema import schema_command  # noqa: E402 - cheap: click only
 
 mcp_group.add_command(schema_command)
 for command in mcp_group.commands.values():  # --trust-project after any subcommand too

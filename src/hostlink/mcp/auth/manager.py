@@ -7,7 +7,7 @@ token validation); hostlink decides what is allowed around it:
 - ``client_credentials``: client id and exact issuer from config, secret from the
   environment at connect time, tokens in memory only; nothing is stored or linked.
 - ``authorization_code``: without stored tokens, a sign-in by link starts in the background
-  (:mod:`hostlink.mcp.signin`). The connection itself only ever gets a narrow bearer auth,
+  (:mod:`hostlink.mcp.auth.signin`). The connection itself only ever gets a narrow bearer auth,
   never the interactive provider.
 
 Tokens accepted from a sign-in or a refresh are written to the keyring and read back under
@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING
 
 import httpx2
 
-from hostlink.mcp.errors import AuthError, AuthRequired
-from hostlink.mcp.oauth import (
+from hostlink.mcp.auth.oauth import (
     MAX_RESPONSE_BYTES,
     MemoryStorage,
     classify_failure,
@@ -34,9 +33,9 @@ from hostlink.mcp.oauth import (
     oauth_settings,
     stored_tokens,
 )
-from hostlink.mcp.revocation import Revocation, revoke_tokens
-from hostlink.mcp.signin import SignIns
-from hostlink.mcp.store import (
+from hostlink.mcp.auth.revocation import Revocation, revoke_tokens
+from hostlink.mcp.auth.signin import SignIns
+from hostlink.mcp.auth.store import (
     SecureRecord,
     SecureStore,
     StoredTokens,
@@ -46,11 +45,12 @@ from hostlink.mcp.store import (
     record_key,
     stored_state,
 )
+from hostlink.mcp.errors import AuthError, AuthRequired
 from hostlink.mcp.transports.http import SafeTransport, challenge_of
 
 if TYPE_CHECKING:
     from hostlink.host import Notifier
-    from hostlink.mcp.schema import HttpServer, OAuthSettings
+    from hostlink.mcp.config.schema import HttpServer, OAuthSettings
 
 class _StaticBearer(httpx2.Auth):
     def __init__(self, token: str) -> None:
@@ -139,7 +139,7 @@ class AuthManager:
         storage = self._machine.setdefault(record_key(name, server), MemoryStorage())
         assertion = settings.client_assertion
         if assertion is not None:
-            from hostlink.mcp.assertion import assertion_signer, load_signing_key
+            from hostlink.mcp.auth.assertion import assertion_signer, load_signing_key
 
             pem = self._env(name, assertion.key_env, "a private key")
             key = load_signing_key(pem, assertion.alg, assertion.key_env)
@@ -182,7 +182,7 @@ class AuthManager:
         if self._links and self._signins.state(key) is None:
             self._signins.begin(key, name, server, challenge)
 
-    # --- sign-in by link (hostlink.mcp.signin) ---------------------------------------------
+    # --- sign-in by link (hostlink.mcp.auth.signin) ---------------------------------------------
 
     async def start_login(self, name: str, server: HttpServer, *, retry: bool = True) -> str:
         """Start (or join) the sign-in for ``server`` and return its authorization link.

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hostlink.host.private import process_alive
-from hostlink.mcp.config import (
+from hostlink.mcp.config.load import (
     MAX_FILE_BYTES,
     MAX_SERVERS,
     ConfigError,
@@ -34,7 +34,7 @@ from hostlink.mcp.config import (
     server_entries,
     user_config_files,
 )
-from hostlink.mcp.schema_rules import NAME_PATTERN, safe_key
+from hostlink.mcp.config.rules import NAME_PATTERN, safe_key
 
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|AUTHORIZATION", re.IGNORECASE)
 # a value that keeps its secret in the environment: an optional auth scheme, then references

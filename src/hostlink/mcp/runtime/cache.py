@@ -25,7 +25,7 @@ from hostlink.host.output import compact_json, strip_controls
 from hostlink.host.private import PrivateStateError, ensure_private_dir, read_private_json, replace_private_file
 
 if TYPE_CHECKING:
-    from hostlink.mcp.schema import ServerConfig
+    from hostlink.mcp.config.schema import ServerConfig
 
 TTL_SECONDS = 24 * 3600
 MAX_FILE_BYTES = 2 * 1024 * 1024  # one server's entry; a larger listing is not cached
@@ -86,7 +86,7 @@ class ToolCache:
 
     def store(self, name: str, config: ServerConfig, tools: Sequence[Any]) -> None:
         """Keep the model-visible part of a complete listing; too large, it is not kept."""
-        from hostlink.mcp.tool_visibility import model_visible
+        from hostlink.mcp.runtime.visibility import model_visible
 
         kept = [_entry(tool) for tool in tools if model_visible(tool) and _clean_name(tool.name)]
         data = compact_json({"format": FORMAT, "fingerprint": fingerprint(name, config), "stored": self._clock(),

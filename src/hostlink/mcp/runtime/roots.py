@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hostlink.mcp.schema import ServerConfig
+    from hostlink.mcp.config.schema import ServerConfig
 
 
 Offered = Callable[[], Awaitable["list[tuple[str, str | None]] | None"]]  # (URI, name) pairs, or None

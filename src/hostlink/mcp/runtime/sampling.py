@@ -34,7 +34,7 @@ from hostlink.host import (
     UserMessage,
 )
 from hostlink.host.output import one_line, strip_controls
-from hostlink.mcp.schema import SamplingSettings
+from hostlink.mcp.config.schema import SamplingSettings
 
 CHARS_PER_TOKEN = 4
 PREVIEW_CHARS = 1500

@@ -22,7 +22,8 @@ import anyio
 import anyio.abc
 
 from hostlink.host.output import one_line
-from hostlink.mcp.config import enabled_config
+from hostlink.mcp.config.load import enabled_config
+from hostlink.mcp.config.schema import HttpServer, ServerConfig
 from hostlink.mcp.errors import (
     AuthError,
     AuthRequired,
@@ -32,11 +33,10 @@ from hostlink.mcp.errors import (
     RequestTimedOut,
     first_error,
 )
-from hostlink.mcp.progress import call_with_progress
-from hostlink.mcp.roots import Roots
-from hostlink.mcp.schema import HttpServer, ServerConfig
-from hostlink.mcp.sdk_log import take_over_sdk_logging
-from hostlink.mcp.tool_listing import ToolLister, watch_changes
+from hostlink.mcp.runtime.listing import ToolLister, watch_changes
+from hostlink.mcp.runtime.progress import call_with_progress
+from hostlink.mcp.runtime.roots import Roots
+from hostlink.mcp.runtime.sdk_log import take_over_sdk_logging
 from hostlink.mcp.transports import (
     MODERN_VERSION,
     Transport,
@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp_types import Tool
 
-    from hostlink.mcp.auth import AuthManager
-    from hostlink.mcp.tool_cache import ToolCache
+    from hostlink.mcp.auth.manager import AuthManager
+    from hostlink.mcp.runtime.cache import ToolCache
 
 TIMEOUT_SHARE = 0.9  # an SDK timeout arrives after the request's whole timeout, a server's own earlier
 SERVER_TEXT_LIMIT = 300  # characters of a server's own error message shown in ours
@@ -296,7 +296,7 @@ class McpRuntime:
             need = "sign-in" if seen == "HTTP 401" else "a sign-in with more access"
             return AuthRequired(f"MCP server {name!r} needs {need} ({seen}): open this link to authorize "
                                 f"hostlink: {link}", link)
-        from hostlink.mcp.signin import sign_in_refusal
+        from hostlink.mcp.auth.signin import sign_in_refusal
 
         if sign_in_refusal(name, config) is None:  # a sign-in by link whose tokens were refused
             return AuthError(f"MCP server {name!r} rejected the stored sign-in ({seen}); sign in again with "

@@ -129,14 +129,14 @@ def _text(value: Any) -> str | None:
 
 
 def _fits(value: Any, field: Mapping[str, Any]) -> bool:
-    from hostlink.mcp.validation import violations
+    from hostlink.mcp.runtime.validation import violations
 
     return not violations(field, value)
 
 
 def checked_answer(answer: Answer, fields: Mapping[str, Any]) -> dict[str, Any] | None:
     """The accepted content when it fits the form (a host's own asker may be wrong), else None."""
-    from hostlink.mcp.validation import violations
+    from hostlink.mcp.runtime.validation import violations
 
     content = dict(answer.content or {})
     return content if not violations(fields, content) else None

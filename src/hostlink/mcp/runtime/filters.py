@@ -12,7 +12,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hostlink.mcp.schema import ServerConfig
+    from hostlink.mcp.config.schema import ServerConfig
 
 
 def hidden_by(config: ServerConfig, name: str) -> str | None:

@@ -17,7 +17,7 @@ import anyio
 import anyio.abc
 
 from hostlink.mcp.errors import CallFailed, ConnectFailed
-from hostlink.mcp.tool_filter import filter_tools
+from hostlink.mcp.runtime.filters import filter_tools
 
 if TYPE_CHECKING:
     from mcp import Client

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hostlink.cli.mcp_session import verbose, verbose_option, with_server
+from hostlink.cli.mcp.session import verbose, verbose_option, with_server
 from hostlink.cli.session import EXIT_CODES, Fail, command_path
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
     0 ok, 1 the tool reported an error, 2 usage or configuration, 3 connection or server,
     4 authentication needed.
     """
-    from hostlink.cli.mcp_output import open_sink, write_whole
+    from hostlink.cli.mcp.output import open_sink, write_whole
 
     args = read_arguments(arguments)
     sink = open_sink(output, full)
@@ -126,7 +126,7 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
 
 def _show(result: ToolResult, as_json: bool) -> None:
     """The bounded result; when it was cut, where the whole of it can be had."""
-    from hostlink.cli.mcp_output import item_line, result_object
+    from hostlink.cli.mcp.output import item_line, result_object
     from hostlink.host.output import TRUNCATED, compact_json
 
     if any(item.type == "text" and item.text.rsplit("\n", 1)[-1].startswith(TRUNCATED) for item in result.content):

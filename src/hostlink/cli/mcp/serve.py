@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from hostlink.cli.mcp_session import verbose, verbose_option
+from hostlink.cli.mcp.session import verbose, verbose_option
 from hostlink.cli.session import Fail, endpoint_key
 
 # hostlink.gateway.snippets.PROGRAMS, named here so that loading the mcp group stays cheap

@@ -1,7 +1,7 @@
 """The ``llm`` plugin: hostlink's extensions as llm models, tools and commands.
 
 llm imports every plugin on every command, so this entry module imports only click and
-llm (both already loaded by then): the host machinery (:mod:`hostlink.adapters.llm_host`)
+llm (both already loaded by then): the host machinery (:mod:`hostlink.adapters.llm.llm_host`)
 and the extensions load when llm first asks for models or tools, and a command group's
 module only when that command runs. Registration does no I/O; the host session (config
 read, MCP connections) starts on first use and ends at exit.
@@ -18,7 +18,7 @@ import click
 import llm
 
 if TYPE_CHECKING:
-    from hostlink.adapters.llm_host import LlmHost
+    from hostlink.adapters.llm.llm_host import LlmHost
     from hostlink.host import Extension
 
 DEFAULT_EXTENSIONS = (
@@ -68,7 +68,7 @@ def host() -> LlmHost:
     global _host
     with _host_lock:
         if _host is None:
-            from hostlink.adapters.llm_host import LlmHost
+            from hostlink.adapters.llm.llm_host import LlmHost
 
             extensions = _extensions
             if extensions is None:

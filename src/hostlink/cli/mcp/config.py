@@ -2,7 +2,7 @@
 
 The habits of ``claude mcp add``: an entry from flags or from JSON, written to hostlink's
 user file (``--scope user``, the default) or the project's ``.mcp.json`` (``--scope
-project``). Every write goes through :mod:`hostlink.mcp.config_edit`: checked as a load
+project``). Every write goes through :mod:`hostlink.mcp.config.edit`: checked as a load
 would check it, all or nothing, atomic. Nothing here connects to a server.
 """
 
@@ -18,7 +18,7 @@ import click
 from hostlink.cli.session import Fail, command_path
 
 if TYPE_CHECKING:
-    from hostlink.mcp.config_edit import ConfigFile
+    from hostlink.mcp.config.edit import ConfigFile
 
 SCOPE_OPTION = click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
                             help="user: hostlink's own mcp.json; project: .mcp.json in the working directory.")
@@ -30,7 +30,7 @@ MAX_STDIN_BYTES = 1024 * 1024
 def open_target(scope: str) -> ConfigFile:
     """The scope's file, read for an edit under the edit lock (held until the command ends);
     a broken file is a usage failure."""
-    from hostlink.mcp.config_edit import EditRefused, lock_for_edit, open_file, target_file
+    from hostlink.mcp.config.edit import EditRefused, lock_for_edit, open_file, target_file
 
     path = target_file(scope, os.environ, Path.cwd())
     try:
@@ -46,7 +46,7 @@ def open_target(scope: str) -> ConfigFile:
 
 def write(file: ConfigFile, document: dict[str, Any]) -> bool:
     """Save, as a one-line failure that says the file is unchanged."""
-    from hostlink.mcp.config_edit import EditRefused, check_count, save
+    from hostlink.mcp.config.edit import EditRefused, check_count, save
 
     try:
         check_count(file.path, document, os.environ, Path.cwd())
@@ -60,7 +60,7 @@ def write(file: ConfigFile, document: dict[str, Any]) -> bool:
 
 def check(file: ConfigFile, name: str, raw: Any, literal: bool) -> list[str]:
     """The entry's warnings, or its refusal as a failure."""
-    from hostlink.mcp.config_edit import EditRefused, check_entry
+    from hostlink.mcp.config.edit import EditRefused, check_entry
 
     try:
         return check_entry(name, raw, file.path, os.environ, literal=literal)
@@ -76,7 +76,7 @@ def warn(lines: list[str]) -> None:
 def configured_in(name: str, unreadable: list[str] | None = None) -> list[tuple[Path, Any]]:
     """Each configuration file (user and project, in load order) whose mcpServers has
     ``name``, with that entry as written; why a file could not be read goes to ``unreadable``."""
-    from hostlink.mcp.config import ConfigError, load_json, project_config_files, read_text, user_config_files
+    from hostlink.mcp.config.load import ConfigError, load_json, project_config_files, read_text, user_config_files
 
     found = []
     for path in [*user_config_files(os.environ), *project_config_files(Path.cwd())]:
@@ -94,7 +94,7 @@ def configured_in(name: str, unreadable: list[str] | None = None) -> list[tuple[
 
 def shadowing(path: Path, name: str) -> list[str]:
     """Which other configuration file has ``name`` too, and which entry wins (a later file)."""
-    from hostlink.mcp.config import project_config_files, user_config_files
+    from hostlink.mcp.config.load import project_config_files, user_config_files
 
     order = [p.absolute() for p in [*user_config_files(os.environ), *project_config_files(Path.cwd())]]
     mine = order.index(path.absolute()) if path.absolute() in order else -1
@@ -110,7 +110,7 @@ def _add(scope: str, name: str, raw: dict[str, Any], literal: bool) -> None:
                    f"(`{command_path()} remove {name}{'' if scope == 'user' else ' --scope project'}`); "
                    "nothing was written", "invalid_config")
     warnings = check(file, name, raw, literal)
-    from hostlink.mcp.config_edit import with_entries
+    from hostlink.mcp.config.edit import with_entries
 
     write(file, with_entries(file, {name: raw}))
     click.echo(f"added MCP server {name!r} to {file.path}")
@@ -203,7 +203,7 @@ def add_json_command(name: str, entry: str, scope: str, literal: bool) -> None:
 @SCOPE_OPTION
 def remove_command(name: str, scope: str) -> None:
     """Remove server NAME from the scope's file."""
-    from hostlink.mcp.config_edit import without_entry
+    from hostlink.mcp.config.edit import without_entry
 
     file = open_target(scope)
     if name not in file.servers:
@@ -223,8 +223,8 @@ def get_command(ctx: click.Context, name: str, as_json: bool) -> None:
     """Show server NAME as configured (secrets only as their ${VAR} references)."""
     import json
 
-    from hostlink.mcp.config import project_config_files
-    from hostlink.mcp.config_edit import hide_secrets
+    from hostlink.mcp.config.edit import hide_secrets
+    from hostlink.mcp.config.load import project_config_files
 
     project = project_config_files(Path.cwd())
     trusted = bool((ctx.obj or {}).get("trust_project"))

@@ -14,10 +14,10 @@ from typing import Any
 
 import click
 
-from hostlink.cli.mcp_config import LITERAL_OPTION, SCOPE_OPTION, open_target, warn, write
+from hostlink.cli.mcp.config import LITERAL_OPTION, SCOPE_OPTION, open_target, warn, write
 from hostlink.cli.session import Fail
 
-# hostlink.mcp.config_import.PROGRAMS, named here so that loading the mcp group stays cheap
+# hostlink.mcp.config.importer.PROGRAMS, named here so that loading the mcp group stays cheap
 SOURCES = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "gemini")
 
 
@@ -51,9 +51,9 @@ def import_command(program: str, path: Path | None, dry_run: bool, yes: bool, sc
     Code, its project file in this directory (.vscode/mcp.json, .cursor/mcp.json,
     .gemini/settings.json, .mcp.json), whose entries replace the user file's.
     """
-    from hostlink.mcp.config_edit import with_entries
-    from hostlink.mcp.config_import import PROGRAMS, ImportFailed, read_source, read_sources, source_path
-    from hostlink.mcp.schema_rules import safe_key
+    from hostlink.mcp.config.edit import with_entries
+    from hostlink.mcp.config.importer import PROGRAMS, ImportFailed, read_source, read_sources, source_path
+    from hostlink.mcp.config.rules import safe_key
 
     try:
         if path is not None:
@@ -93,8 +93,8 @@ def _sort_entries(found: Any, file: Any, literal: bool) -> tuple[dict[str, dict[
                                                                list[str]]:
     """The imported entries sorted: to add, already there the same, refused (with why), and
     the warnings of those to add."""
-    from hostlink.mcp.config_edit import EditRefused, check_entry
-    from hostlink.mcp.schema_rules import NAME_PATTERN
+    from hostlink.mcp.config.edit import EditRefused, check_entry
+    from hostlink.mcp.config.rules import NAME_PATTERN
 
     added: dict[str, dict[str, Any]] = {}
     same: list[str] = []

@@ -134,7 +134,7 @@ def _classify(error: BaseException) -> StoreError:
     the worker thread: finding out asks the session bus)."""
     from keyring.errors import KeyringLocked
 
-    from hostlink.mcp.keyring_advice import LOCKED_REASON, unavailable_reason
+    from hostlink.mcp.auth.keyring_advice import LOCKED_REASON, unavailable_reason
 
     if isinstance(error, StoreError):
         return error

@@ -13,7 +13,7 @@ import importlib
 import threading
 from collections.abc import Mapping
 
-from hostlink.mcp.schema import HttpServer, ServerConfig
+from hostlink.mcp.config.schema import HttpServer, ServerConfig
 
 
 def sdk_modules(servers: Mapping[str, ServerConfig]) -> list[str]:

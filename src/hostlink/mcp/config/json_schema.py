@@ -3,7 +3,7 @@
 ``mcp.schema.json`` beside this module is its output, shipped in the package so that
 ``hostlink mcp schema`` prints it without importing pydantic, and editors check a file
 against it. A test regenerates it and fails on any difference; after changing the schema,
-write it anew with ``python -m hostlink.mcp.json_schema > src/hostlink/mcp/mcp.schema.json``.
+write it anew with ``python -m hostlink.mcp.config.json_schema > src/hostlink/mcp/mcp.schema.json``.
 
 What JSON Schema cannot say stays in the pydantic validators and in the configuration page of
 the docs: the cross-field rules of ``auth`` and ``oauth``, URL safety (https, http only on a
@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from hostlink.mcp.config import MAX_SERVERS
-from hostlink.mcp.schema import TYPE_HINTS, HttpServer, StdioServer
-from hostlink.mcp.schema_rules import NAME_PATTERN
+from hostlink.mcp.config.load import MAX_SERVERS
+from hostlink.mcp.config.rules import NAME_PATTERN
+from hostlink.mcp.config.schema import TYPE_HINTS, HttpServer, StdioServer
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import httpx2
 
+from hostlink.mcp.auth.oauth import MAX_RESPONSE_BYTES, classify_failure, client_authenticated
+from hostlink.mcp.auth.store import same_issuer
 from hostlink.mcp.errors import McpError
-from hostlink.mcp.oauth import MAX_RESPONSE_BYTES, classify_failure, client_authenticated
-from hostlink.mcp.store import same_issuer
 from hostlink.mcp.transports.http import SafeTransport
 
 if TYPE_CHECKING:
-    from hostlink.mcp.schema import HttpServer
-    from hostlink.mcp.store import SecureRecord
+    from hostlink.mcp.auth.store import SecureRecord
+    from hostlink.mcp.config.schema import HttpServer
 
 REVOCATION_SECONDS = 5.0  # the whole revocation: discovery and both requests
 

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hostlink.host.trust import PROJECT_FILES, config_home, find_project
+from hostlink.mcp.config.rules import ENV_NAME_PATTERN, NAME_PATTERN, SchemaError, safe_key
 from hostlink.mcp.errors import ServerDisabled, ServerMisconfigured, ServerNotFound
-from hostlink.mcp.schema_rules import ENV_NAME_PATTERN, NAME_PATTERN, SchemaError, safe_key
 
 if TYPE_CHECKING:  # the schema (pydantic) loads with the first entry there is to parse
-    from hostlink.mcp.schema import ServerConfig
+    from hostlink.mcp.config.schema import ServerConfig
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_SERVERS = 64
@@ -189,7 +189,7 @@ def server_entries(document: Any, source: Path) -> dict[str, Any]:
 
 
 def parse_entry(name: str, raw: Any, source: Path, environ: Mapping[str, str]) -> ServerConfig:
-    from hostlink.mcp.schema import parse_server
+    from hostlink.mcp.config.schema import parse_server
 
     prefix = f"mcpServers.{name}"
     if isinstance(raw, dict) and raw.get("disabled") is True:
@@ -207,7 +207,7 @@ def _disabled_entry(raw: dict[str, Any], source: Path, prefix: str) -> ServerCon
     """A disabled entry is never expanded (its ``${VAR}`` may well be unset) and never used:
     checked as written, or, where an unexpanded reference is what the schema refuses, kept
     as its transport alone, enough to be listed as disabled."""
-    from hostlink.mcp.schema import HttpServer, StdioServer, parse_server
+    from hostlink.mcp.config.schema import HttpServer, StdioServer, parse_server
 
     try:
         return parse_server(raw)

@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from hostlink.host import text_problem
-from hostlink.mcp.schema_rules import ENV_NAME_PATTERN, SchemaError, safe_key
+from hostlink.mcp.config.rules import ENV_NAME_PATTERN, SchemaError, safe_key
 
 HEADER_NAME_PATTERN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
 MAX_ARGS = 128

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from hostlink.host.output import one_line
-from hostlink.mcp.config import ConfigError, load_json, read_text
-from hostlink.mcp.schema_rules import safe_key
+from hostlink.mcp.config.load import ConfigError, load_json, read_text
+from hostlink.mcp.config.rules import safe_key
 
 PROGRAMS = {"claude-desktop": "Claude Desktop", "claude-code": "Claude Code", "cursor": "Cursor",
             "vscode": "VS Code", "windsurf": "Windsurf", "gemini": "Gemini CLI"}
