@@ -107,5 +107,5 @@ def test_the_graph_sees_function_local_and_type_checking_imports():
     # The reader itself: a function-local import is an edge, and so is a TYPE_CHECKING one.
     edges, runtime = graph(), graph(typing=False)
     assert "hostlink.mcp.runtime.clients" in edges["hostlink.mcp.extension"]  # imported inside _start
-    assert "hostlink.host.output" in edges["hostlink.host"]  # TYPE_CHECKING only
-    assert "hostlink.host.output" not in runtime["hostlink.host"]
+    assert "hostlink.host.output" in edges["hostlink.host.registry"]  # TYPE_CHECKING only
+    assert "hostlink.host.output" not in runtime["hostlink.host.registry"]
