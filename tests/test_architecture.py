@@ -13,7 +13,16 @@ from pathlib import Path
 SRC = Path(__file__).parent.parent / "src"
 MAX_LINES = 500
 EXTENSIONS = ("hostlink.mcp", "hostlink.claude_code")
-HOSTS = ("hostlink.adapters", "hostlink.cli", "hostlink.serve")
+HOSTS = ("hostlink.adapters", "hostlink.cli", "hostlink.serve", "hostlink.gateway")
+# The parts of hostlink.mcp, bottom to top: each imports only those below it. The modules at the
+# package's root (the mcp tool, its renderings, the extension, the face) sit above them all.
+MCP_ORDER = ("errors", "config", "transports", "auth", "runtime")
+# Host modules that import an extension past its face, each with its reason.
+PAST_THE_FACE = {
+    "hostlink.cli.mcp.config": "add, remove and get are the command line of the mcp.json editor "
+                               "(mcp.config.edit, mcp.config.load), name for name",
+    "hostlink.cli.mcp.importer": "hostlink mcp import is the command line of mcp.config.importer, name for name",
+}
 
 
 def modules() -> dict[str, Path]:
@@ -109,3 +118,29 @@ def test_the_graph_sees_function_local_and_type_checking_imports():
     assert "hostlink.mcp.runtime.clients" in edges["hostlink.mcp.extension"]  # imported inside _start
     assert "hostlink.host.output" in edges["hostlink.host.registry"]  # TYPE_CHECKING only
     assert "hostlink.host.output" not in runtime["hostlink.host.registry"]
+
+
+def _mcp_layer(name: str) -> int:
+    part = name.removeprefix("hostlink.mcp").removeprefix(".").split(".")[0]
+    return MCP_ORDER.index(part) if part in MCP_ORDER else len(MCP_ORDER)
+
+
+def test_each_part_of_mcp_imports_only_the_parts_below_it():
+    wrong = [f"{name} -> {target}" for name, targets in graph().items() if _within(name, ("hostlink.mcp",))
+             for target in sorted(targets)
+             if _within(target, ("hostlink.mcp",)) and _mcp_layer(target) > _mcp_layer(name)]
+    assert wrong == []
+
+
+def test_every_subpackage_of_mcp_has_its_place_in_the_order():
+    subpackages = {path.parent.name for path in (SRC / "hostlink" / "mcp").glob("*/__init__.py")}
+    assert subpackages == set(MCP_ORDER) - {"errors"}
+    assert (SRC / "hostlink" / "mcp" / "errors.py").is_file()
+
+
+def test_hosts_import_an_extension_only_through_its_face():
+    past = {name: sorted(target for target in targets if _within(target, EXTENSIONS) and target not in EXTENSIONS)
+            for name, targets in graph().items() if _within(name, HOSTS)}
+    wrong = [f"{name} -> {target}" for name, targets in past.items() if name not in PAST_THE_FACE for target in targets]
+    assert wrong == []
+    assert [name for name in PAST_THE_FACE if not past.get(name)] == []  # every exception is still needed

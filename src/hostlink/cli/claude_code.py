@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from hostlink.claude_code.extension import ClaudeCodeExtension
+    from hostlink.claude_code import ClaudeCodeExtension
 
 
 @click.group(name="claude-code")
@@ -31,7 +31,7 @@ def doctor(report: bool) -> None:
     """
     import anyio
 
-    from hostlink.claude_code.doctor import diagnose, write_report
+    from hostlink.claude_code import diagnose, write_report
 
     diagnosis = anyio.run(diagnose)
     click.echo(diagnosis.text())
@@ -54,16 +54,14 @@ def usage(as_json: bool, probe: bool) -> None:
     ago that was seen, whether requests draw on extra usage, and the extra-usage guard
     (HOSTLINK_CLAUDE_EXTRA_USAGE). Makes no request of its own unless --probe.
     """
-    from hostlink.claude_code.extension import ClaudeCodeExtension
+    from hostlink.claude_code import ClaudeCodeExtension
 
     show_usage(ClaudeCodeExtension, as_json=as_json, probe=probe)
 
 
 def show_usage(make_extension: Callable[[], ClaudeCodeExtension], *, as_json: bool, probe: bool) -> None:
     """``usage`` with the extension ``make_extension()`` gives (tests pass a fake API's)."""
-    from hostlink.claude_code.plan import ExtraUsageSettingError
-    from hostlink.claude_code.usage import as_json as usage_json
-    from hostlink.claude_code.usage import describe
+    from hostlink.claude_code import ExtraUsageSettingError, describe_usage, usage_as_json
     from hostlink.cli.session import Fail
 
     extension = make_extension()
@@ -78,9 +76,9 @@ def show_usage(make_extension: Callable[[], ClaudeCodeExtension], *, as_json: bo
     if as_json:
         from hostlink.host.output import compact_json
 
-        click.echo(compact_json(usage_json(latest, mode)))
+        click.echo(compact_json(usage_as_json(latest, mode)))
     else:
-        click.echo(describe(latest, mode))
+        click.echo(describe_usage(latest, mode))
 
 
 def _probe(extension: ClaudeCodeExtension) -> None:

@@ -34,8 +34,7 @@ async def _tour(host: HostSession) -> bool:
 
 
 def run_demo() -> None:
-    from hostlink.mcp.config.schema import StdioServer
-    from hostlink.mcp.extension import McpExtension
+    from hostlink.mcp import McpExtension, StdioServer
 
     demo = StdioServer(command=sys.executable, args=["-m", "hostlink.demo"])
     if not run_session([McpExtension(servers={"demo": demo})], _tour, lasting=True):

@@ -44,8 +44,7 @@ def serve_command(port: int, address: str, max_concurrent: int, token_env: str |
     keep running its own tools. Stop with Ctrl-C: every running claude is stopped and every
     private file removed.
     """
-    from hostlink.claude_code.extension import ClaudeCodeExtension
-    from hostlink.claude_code.plan import ExtraUsageSettingError
+    from hostlink.claude_code import ClaudeCodeExtension, ExtraUsageSettingError
 
     try:
         extension = ClaudeCodeExtension(extra_usage=extra_usage)

@@ -79,7 +79,7 @@ def json_requested() -> bool:
 
 def _code_of(error: BaseException) -> str:
     """The code of a failure an extension raised (a command's failure carries it as its cause)."""
-    from hostlink.mcp.errors import error_code
+    from hostlink.mcp import error_code
 
     cause = error.__cause__ if isinstance(error.__cause__, Exception) else error
     return error_code(cause)

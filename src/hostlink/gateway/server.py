@@ -23,12 +23,12 @@ from hostlink.gateway.tools_face import ToolsFace, Unknown, resource
 from hostlink.host import CancelSignal, ToolResult
 from hostlink.host.output import one_line
 from hostlink.host.progress import CallWatch, watching
-from hostlink.mcp.errors import McpError
+from hostlink.mcp import McpError
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-    from hostlink.mcp.runtime.clients import McpRuntime
+    from hostlink.mcp import McpRuntime
 
 Face = Literal["proxy", "tools"]
 NAME = "hostlink"
@@ -38,7 +38,7 @@ class Gateway:
     """One gateway: a started host session over the MCP extension, and the face it shows."""
 
     def __init__(self, face: Face, *, verbose: bool = False) -> None:
-        from hostlink.mcp.extension import McpExtension
+        from hostlink.mcp import McpExtension
 
         self.face = face
         self.verbose = verbose
@@ -64,7 +64,7 @@ class Gateway:
     def _auth(self, servers: Any, notifier: Any, on_signed_in: Any, command: str, links: bool) -> Any:
         """The extension's auth, and when a sign-in ends the MCP host hears that the tools
         changed (a server that needed it lists its own tools now)."""
-        from hostlink.mcp.extension import default_auth
+        from hostlink.mcp import default_auth
 
         async def signed_in(name: str) -> None:
             if on_signed_in is not None:
@@ -158,7 +158,7 @@ class Gateway:
 
     def _tell(self, server: str) -> None:
         """``-v``: what a failing server said (its bounded, sanitized stderr tail) on stderr."""
-        from hostlink.mcp.render import server_words
+        from hostlink.mcp import server_words
 
         for line in server_words(self.runtime.snapshot(server).error, verbose=True):
             self.notifier.notify(line, "detail")

@@ -42,7 +42,7 @@ class ConfigWatch:
     """Whether the configuration files changed since the last look (their size and mtime)."""
 
     def __init__(self, cwd: Path, environ: Mapping[str, str]) -> None:
-        from hostlink.mcp.config.load import project_config_files, user_config_files
+        from hostlink.mcp import project_config_files, user_config_files
 
         self._files = [*user_config_files(environ), *project_config_files(cwd)]
         self._seen = self._fingerprint()

@@ -16,12 +16,11 @@ import anyio
 
 from hostlink.gateway.naming import exposed_names, prefixed_uri, split_uri
 from hostlink.host.output import one_line, strip_controls
-from hostlink.mcp.errors import AuthRequired, McpError
-from hostlink.mcp.runtime.visibility import model_visible
+from hostlink.mcp import AuthRequired, McpError, model_visible
 
 if TYPE_CHECKING:
     from hostlink.gateway.session import StderrNotifier
-    from hostlink.mcp.runtime.clients import McpRuntime
+    from hostlink.mcp import McpRuntime
 
 T = TypeVar("T")
 DESCRIPTION_CHARS = 4096  # of a tool's, resource's or prompt's description
@@ -213,7 +212,7 @@ def resource(uri: str) -> tuple[str, str]:
 
 
 async def _all(list_page: Callable[..., Awaitable[Any]], server: str, attribute: str) -> Sequence[Any]:
-    from hostlink.mcp.errors import CallFailed
+    from hostlink.mcp import CallFailed
 
     items: list[Any] = []
     cursor: str | None = None

@@ -1,0 +1,88 @@
+"""The MCP client extension, as hosts import it.
+
+Subpackages, bottom to top (each imports only those below it): :mod:`~hostlink.mcp.errors`,
+:mod:`~hostlink.mcp.config` (the ``mcp.json`` file), :mod:`~hostlink.mcp.transports`,
+:mod:`~hostlink.mcp.auth`, :mod:`~hostlink.mcp.runtime` (the running clients), then the ``mcp``
+tool, its renderings and the extension. Every name here is loaded on first use, so importing
+this package imports neither the SDK nor pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hostlink.host.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from hostlink.mcp.auth.signin import sign_in, sign_in_prompt, signed_out
+    from hostlink.mcp.auth.store import SecureStore, record_key, stored_state
+    from hostlink.mcp.config.load import (
+        ConfigError,
+        LoadedConfig,
+        enabled_config,
+        load_config,
+        project_config_files,
+        user_config_files,
+    )
+    from hostlink.mcp.config.schema import StdioServer
+    from hostlink.mcp.errors import AuthRequired, CallFailed, McpError, error_code
+    from hostlink.mcp.extension import McpExtension, default_auth
+    from hostlink.mcp.render import filter_note, server_words, status_rows, table, tool_line, transport_of
+    from hostlink.mcp.runtime.cache import CachedTool, ToolCache, cache_directory
+    from hostlink.mcp.runtime.clients import McpRuntime
+    from hostlink.mcp.runtime.visibility import model_visible
+    from hostlink.mcp.tool import SEE_TOOLS
+
+_WHERE = {
+    name: (f"hostlink.mcp.{module}", name)
+    for module, names in {
+        "auth.signin": ("sign_in", "sign_in_prompt", "signed_out"),
+        "auth.store": ("SecureStore", "record_key", "stored_state"),
+        "config.load": ("ConfigError", "LoadedConfig", "enabled_config", "load_config", "project_config_files",
+                        "user_config_files"),
+        "config.schema": ("StdioServer",),
+        "errors": ("AuthRequired", "CallFailed", "McpError", "error_code"),
+        "extension": ("McpExtension", "default_auth"),
+        "render": ("filter_note", "server_words", "status_rows", "table", "tool_line", "transport_of"),
+        "runtime.cache": ("CachedTool", "ToolCache", "cache_directory"),
+        "runtime.clients": ("McpRuntime",),
+        "runtime.visibility": ("model_visible",),
+        "tool": ("SEE_TOOLS",),
+    }.items()
+    for name in names
+}
+__getattr__ = lazy_names(__name__, _WHERE)
+
+__all__ = [
+    "SEE_TOOLS",
+    "AuthRequired",
+    "CachedTool",
+    "CallFailed",
+    "ConfigError",
+    "LoadedConfig",
+    "McpError",
+    "McpExtension",
+    "McpRuntime",
+    "SecureStore",
+    "StdioServer",
+    "ToolCache",
+    "cache_directory",
+    "default_auth",
+    "enabled_config",
+    "error_code",
+    "filter_note",
+    "load_config",
+    "model_visible",
+    "project_config_files",
+    "record_key",
+    "server_words",
+    "sign_in",
+    "sign_in_prompt",
+    "signed_out",
+    "status_rows",
+    "stored_state",
+    "table",
+    "tool_line",
+    "transport_of",
+    "user_config_files",
+]

@@ -35,7 +35,7 @@ from starlette.routing import Route
 
 import hostlink.serve.anthropic as anthropic
 import hostlink.serve.openai as openai
-from hostlink.claude_code.guard import PlanGuard
+from hostlink.claude_code import PlanGuard
 from hostlink.host import CancelSignal, Done, ErrorEvent
 from hostlink.host.session import HostSession
 from hostlink.serve import access_log, structured, tokens

@@ -19,9 +19,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from hostlink.claude_code import usage as usage_view
-from hostlink.claude_code.guard import PlanGuard
-from hostlink.claude_code.plan import PlanUsage, refusal
+from hostlink.claude_code import PlanGuard, PlanUsage, refusal, usage_as_json
 
 PREFIX = "anthropic-ratelimit-unified-"
 EXTRA_USAGE_HEADER = b"hostlink-extra-usage"
@@ -100,7 +98,7 @@ def usage_route(guard: PlanGuard) -> Callable[[Request], Awaitable[JSONResponse]
     """``GET /v1/usage``: what ``hostlink claude-code usage --json`` shows, for this server."""
 
     async def usage(request: Request) -> JSONResponse:
-        return JSONResponse(usage_view.as_json(guard.latest(), guard.mode()), headers={"cache-control": "no-store"})
+        return JSONResponse(usage_as_json(guard.latest(), guard.mode()), headers={"cache-control": "no-store"})
 
     return usage
 

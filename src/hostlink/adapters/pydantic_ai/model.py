@@ -28,9 +28,7 @@ from pydantic_ai.usage import RequestUsage
 
 from hostlink.adapters.pydantic_ai.history import context_of, response_parts
 from hostlink.adapters.pydantic_ai.notices import LogNotifier
-from hostlink.claude_code.extension import PROVIDER_NAME, ClaudeCodeExtension
-from hostlink.claude_code.models import MODELS
-from hostlink.claude_code.plan import EXTRA_USAGE_MODES
+from hostlink.claude_code import EXTRA_USAGE_MODES, MODELS, PROVIDER_NAME, ClaudeCodeExtension
 from hostlink.host import (
     AssistantMessage,
     CancelSignal,
@@ -47,7 +45,7 @@ from hostlink.host.session import HostSession
 if TYPE_CHECKING:
     from pydantic_ai import RunContext
 
-    from hostlink.claude_code.process import ClaudeTransportOptions
+    from hostlink.claude_code import ClaudeTransportOptions
 
 # How long an abandoned request may take to stop its claude before it is left to the provider.
 CLEANUP_SECONDS = 15.0

@@ -66,7 +66,7 @@ class HostlinkMcp(AbstractToolset[Any]):
     async def __aenter__(self) -> HostlinkMcp:
         async with self._lock:
             if self._entered == 0:
-                from hostlink.mcp.extension import McpExtension
+                from hostlink.mcp import McpExtension
 
                 host = HostSession([McpExtension()], command="hostlink")
                 await host.start(cwd=self.cwd or Path.cwd(), project_trusted=self.trust_project,

@@ -19,8 +19,7 @@ from hostlink.cli.session import command_path
 
 if TYPE_CHECKING:
     from hostlink.host.session import HostSession
-    from hostlink.mcp.config.load import LoadedConfig
-    from hostlink.mcp.extension import McpExtension
+    from hostlink.mcp import LoadedConfig, McpExtension
 
 MAX_JSON_BYTES = 1024 * 1024  # a --json listing; the model's pages are smaller still
 
@@ -57,7 +56,7 @@ async def _command(host: HostSession, *argv: str) -> str:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """List the configured servers (never connects)."""
-    from hostlink.mcp import render
+    from hostlink.mcp import filter_note, status_rows, table
 
     loaded = load(ctx)
     credentials = _credential_states(loaded)
@@ -67,23 +66,23 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if not loaded.servers and not loaded.broken:
         click.echo(_nothing_configured(ctx))
         return
-    click.echo(render.table(render.status_rows(loaded.servers, loaded.sources, credentials, loaded.broken)))
+    click.echo(table(status_rows(loaded.servers, loaded.sources, credentials, loaded.broken)))
     for name in sorted(loaded.broken):
         click.echo(f"{name}: misconfigured: {loaded.broken[name]}")
     for name, config in sorted(loaded.servers.items()):
-        note = render.filter_note(name, config)
+        note = filter_note(name, config)
         if note is not None:
             click.echo(f"{note}; `{command_path()} connect {name}` counts the tools they hide")
 
 
 def _status_entry(loaded: LoadedConfig, credentials: dict[str, str], name: str) -> dict[str, Any]:
-    from hostlink.mcp import render
+    from hostlink.mcp import transport_of
 
     config = loaded.servers.get(name)
     entry: dict[str, Any] = {"name": name, "source": str(loaded.sources.get(name, ""))}
     if config is None:
         return {**entry, "transport": None, "disabled": None, "credentials": None, "error": loaded.broken[name]}
-    return {**entry, "transport": render.transport_of(config), "disabled": config.disabled,
+    return {**entry, "transport": transport_of(config), "disabled": config.disabled,
             "credentials": credentials.get(name), "error": None}
 
 
@@ -91,7 +90,7 @@ def _nothing_configured(ctx: click.Context) -> str:
     """Where a configuration goes, for a person who has none yet."""
     import os
 
-    from hostlink.mcp.config.load import project_config_files, user_config_files
+    from hostlink.mcp import project_config_files, user_config_files
 
     files = [str(path) for path in user_config_files(os.environ)]
     project = [str(path) for path in project_config_files(Path.cwd())]
@@ -122,7 +121,7 @@ def _credential_states(loaded: LoadedConfig) -> dict[str, str]:
         return states
     import anyio
 
-    from hostlink.mcp.auth.store import SecureStore, record_key, stored_state
+    from hostlink.mcp import SecureStore, record_key, stored_state
 
     async def ask() -> None:
         store = SecureStore()
@@ -150,9 +149,9 @@ def tools(ctx: click.Context, server: str, as_json: bool, offset: int, cached: b
 
         listed = cached_tools(load(ctx), server)
         if not as_json:
-            from hostlink.mcp import render
+            from hostlink.mcp import tool_line
 
-            click.echo("\n".join(render.tool_line(tool) for tool in listed) or f"{server}: no tools")
+            click.echo("\n".join(tool_line(tool) for tool in listed) or f"{server}: no tools")
             return
         listed = [{"name": t.name, "title": t.title, "description": t.description, "inputSchema": t.input_schema}
                   for t in listed]
@@ -169,7 +168,7 @@ def tools(ctx: click.Context, server: str, as_json: bool, offset: int, cached: b
 
 def _listing(server: str, as_json: bool) -> Any:
     async def listing(extension: McpExtension, host: HostSession) -> Any:
-        from hostlink.mcp.tool import model_visible
+        from hostlink.mcp import model_visible
 
         if not as_json:
             return await _command(host, "tools", server)
@@ -220,7 +219,7 @@ def connect(ctx: click.Context, server: str, as_json: bool) -> None:
     """Connect to SERVER, list its tools and report the connection."""
     async def connected(extension: McpExtension, host: HostSession) -> Any:
         from hostlink.host.output import one_line
-        from hostlink.mcp.tool import model_visible
+        from hostlink.mcp import model_visible
 
         line = await _command(host, "connect", server)
         if not as_json:

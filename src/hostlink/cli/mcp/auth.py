@@ -17,7 +17,7 @@ from hostlink.cli.session import Fail
 
 if TYPE_CHECKING:
     from hostlink.host.session import HostSession
-    from hostlink.mcp.extension import McpExtension
+    from hostlink.mcp import McpExtension
 
 
 def _auth_of(extension: McpExtension, server: str) -> tuple[Any, Any]:
@@ -37,7 +37,7 @@ def _auth_of(extension: McpExtension, server: str) -> tuple[Any, Any]:
 def auth_command(ctx: click.Context, server: str, timeout: int) -> None:
     """Sign in to SERVER: print an authorization link, wait for its callback."""
     async def signed_in(extension: McpExtension, host: HostSession) -> str:
-        from hostlink.mcp.auth.signin import sign_in, sign_in_prompt
+        from hostlink.mcp import sign_in, sign_in_prompt
 
         config, manager = _auth_of(extension, server)
         click.echo(sign_in_prompt(server, await sign_in(manager, server, config)))
@@ -55,7 +55,7 @@ def logout_command(ctx: click.Context, server: str) -> None:
     """Sign out of SERVER: remove its stored credentials, confirmed by the keyring, and revoke
     its tokens where the authorization server supports that."""
     async def sign_out(extension: McpExtension, host: HostSession) -> str | None:
-        from hostlink.mcp.auth.signin import signed_out
+        from hostlink.mcp import signed_out
 
         config, manager = _auth_of(extension, server)
         if config.auth != "oauth" or (config.oauth and config.oauth.grant_type != "authorization_code"):

@@ -8,15 +8,12 @@ from typing import TYPE_CHECKING
 from hostlink.cli.session import Fail, host_command
 
 if TYPE_CHECKING:
-    from hostlink.mcp.config.load import LoadedConfig
-    from hostlink.mcp.runtime.cache import CachedTool
+    from hostlink.mcp import CachedTool, LoadedConfig
 
 
 def cached_tools(loaded: LoadedConfig, server: str) -> tuple[CachedTool, ...]:
     """The current cached listing of SERVER, or a one-line failure saying how to get one."""
-    from hostlink.mcp.config.load import enabled_config
-    from hostlink.mcp.errors import McpError, error_code
-    from hostlink.mcp.runtime.cache import ToolCache, cache_directory
+    from hostlink.mcp import McpError, ToolCache, cache_directory, enabled_config, error_code
 
     try:
         config = enabled_config(loaded.servers, server, loaded.sources.get(server), broken=loaded.broken)

@@ -20,7 +20,7 @@ from hostlink.cli.session import EXIT_CODES, Fail, command_path
 if TYPE_CHECKING:
     from hostlink.host import ToolResult
     from hostlink.host.session import HostSession
-    from hostlink.mcp.extension import McpExtension
+    from hostlink.mcp import McpExtension
 
 MAX_STDIN_BYTES = 16 * 1024 * 1024  # arguments read from stdin
 
@@ -85,7 +85,7 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
         from hostlink.cli.progress_line import ProgressLine
         from hostlink.host import CancelSignal
         from hostlink.host.progress import CallWatch, watching
-        from hostlink.mcp import render
+        from hostlink.mcp import server_words
 
         line = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
         try:
@@ -99,7 +99,7 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
         failed = extension.runtime.snapshot(server).error if result.is_error else None
         if sink is not None and "error" not in (result.details or {}):
             write_whole(result, host.output, sink, as_json)  # before the session removes its overflow
-        return result, render.server_words(failed, verbose=verbose(ctx))
+        return result, server_words(failed, verbose=verbose(ctx))
 
     try:
         result, words = with_server(ctx, server, called, keep_output=sink is not None)
@@ -111,7 +111,7 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
     if code is not None:  # hostlink failed, not the tool: the error, its kind, the server's words
         if sink is not None:
             sink.discard()
-        from hostlink.mcp.tool import SEE_TOOLS
+        from hostlink.mcp import SEE_TOOLS
 
         message = "\n".join(item.text for item in result.content if item.type == "text")
         message = message.replace(SEE_TOOLS, f"(see `{command_path()} tools {server}`)")

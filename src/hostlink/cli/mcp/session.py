@@ -13,15 +13,14 @@ from hostlink.cli.session import Fail, command_path, run_session
 
 if TYPE_CHECKING:
     from hostlink.host.session import HostSession
-    from hostlink.mcp.config.load import LoadedConfig
-    from hostlink.mcp.extension import McpExtension
+    from hostlink.mcp import LoadedConfig, McpExtension
 
 T = TypeVar("T")
 
 
 def load(ctx: click.Context) -> LoadedConfig:
     """The configuration this command sees; a broken file is the command's one-line failure."""
-    from hostlink.mcp.config.load import ConfigError, load_config
+    from hostlink.mcp import ConfigError, load_config
 
     try:
         loaded = load_config(Path.cwd(), bool(ctx.obj["trust_project"]))
@@ -70,10 +69,7 @@ def with_server(ctx: click.Context, server: str,
     """Run ``work(extension, host)`` in a host session over the configured servers, after
     checking that SERVER is configured and enabled. A failure is its one line, then what the
     server said about it (for the person at the terminal). ``keep_output``: see HostSession."""
-    from hostlink.mcp import render
-    from hostlink.mcp.config.load import enabled_config
-    from hostlink.mcp.errors import McpError, error_code
-    from hostlink.mcp.extension import McpExtension
+    from hostlink.mcp import McpError, McpExtension, enabled_config, error_code, server_words
 
     loaded = load(ctx)
     extension = McpExtension(servers=loaded.servers, broken=loaded.broken)
@@ -84,7 +80,7 @@ def with_server(ctx: click.Context, server: str,
             enabled_config(loaded.servers, server, loaded.sources.get(server), broken=loaded.broken)
             return await work(extension, host)
         except McpError as error:
-            raise Fail(str(error), error_code(error), render.server_words(error, verbose=verbose(ctx))) from None
+            raise Fail(str(error), error_code(error), server_words(error, verbose=verbose(ctx))) from None
 
     return run_session([extension, *_models_for(loaded.servers)], checked, trusted=bool(ctx.obj["trust_project"]),
                        keep_output=keep_output)
@@ -95,6 +91,6 @@ def _models_for(servers: Any) -> list[Any]:
     server has sampling configured (registering it starts nothing)."""
     if not any(config.sampling for config in servers.values()):
         return []
-    from hostlink.claude_code.extension import ClaudeCodeExtension
+    from hostlink.claude_code import ClaudeCodeExtension
 
     return [ClaudeCodeExtension()]
