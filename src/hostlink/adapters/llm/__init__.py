@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from hostlink.host import Extension
 
 DEFAULT_EXTENSIONS = (
-    ("hostlink.mcp.extension", "McpExtension"),
-    ("hostlink.claude_code.extension", "ClaudeCodeExtension"),
+    ("hostlink.mcp", "McpExtension"),
+    ("hostlink.claude_code", "ClaudeCodeExtension"),
 )
 
 

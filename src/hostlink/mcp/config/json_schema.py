@@ -1,6 +1,6 @@
 """The JSON Schema of an ``mcp.json`` document, generated from the pydantic schema.
 
-``mcp.schema.json`` beside this module is its output, shipped in the package so that
+``mcp.schema.json`` in the :mod:`hostlink.mcp` package is its output, shipped so that
 ``hostlink mcp schema`` prints it without importing pydantic, and editors check a file
 against it. A test regenerates it and fails on any difference; after changing the schema,
 write it anew with ``python -m hostlink.mcp.config.json_schema > src/hostlink/mcp/mcp.schema.json``.
