@@ -9,6 +9,7 @@ Its command groups (``mcp``, ``claude-code``) are the ones every terminal host m
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
@@ -31,21 +32,39 @@ _OWN_COMMANDS = {
 _LAZY = {**COMMAND_GROUPS, **_OWN_COMMANDS}
 
 
+def load_command(name: str) -> click.Command:
+    """The lazy command ``name`` (a group of :data:`COMMAND_GROUPS` or one of hostlink's own), imported now."""
+    module, attribute, _ = _LAZY[name]
+    return getattr(importlib.import_module(module), attribute)
+
+
 class _LazyGroup(click.Group):
+    """The ``hostlink`` command: lists its lazy commands from the table, imports one when asked for it."""
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *_LAZY])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in _LAZY:
-            module, attribute, _ = _LAZY[name]
-            return getattr(importlib.import_module(module), attribute)
-        return super().get_command(ctx, name)
+        return load_command(name) if name in _LAZY else super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_text) for name, (_, _, help_text) in _LAZY.items()]
         rows += [(name, command.get_short_help_str()) for name, command in self.commands.items()]
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
+
+
+class StandIn(click.Group):
+    """Stands in for a lazy command on a group hostlink does not own (llm's), and imports it only
+    when it runs: click invokes ``ctx.command``, so the real command takes over from its context."""
+
+    def __init__(self, name: str) -> None:
+        help_text = _LAZY[name][2]
+        super().__init__(name=name, help=help_text, short_help=help_text)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        return load_command(self.name or "").make_context(info_name, args, parent=parent, **extra)
 
 
 @click.group(cls=_LazyGroup)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 import llm
@@ -25,26 +25,6 @@ DEFAULT_EXTENSIONS = (
     ("hostlink.mcp", "McpExtension"),
     ("hostlink.claude_code", "ClaudeCodeExtension"),
 )
-
-
-# --- commands --------------------------------------------------------------------------
-
-
-class _LazyGroup(click.Group):
-    """Stands in for a hostlink command group and imports it only when it runs."""
-
-    def __init__(self, name: str, module: str, attribute: str, help_text: str) -> None:
-        super().__init__(name=name, help=help_text, short_help=help_text)
-        self._target = (module, attribute)
-
-    def _real(self) -> click.Group:
-        module, attribute = self._target
-        return getattr(importlib.import_module(module), attribute)
-
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
-                     **extra: Any) -> click.Context:
-        # click invokes ``ctx.command``, so the real group takes over from here.
-        return self._real().make_context(info_name, args, parent=parent, **extra)
 
 
 # --- the plugin hooks ------------------------------------------------------------------
@@ -93,7 +73,7 @@ def register_tools(register: Callable[..., None]) -> None:
 
 @llm.hookimpl
 def register_commands(cli: click.Group) -> None:
-    from hostlink.cli import COMMAND_GROUPS
+    from hostlink.cli import COMMAND_GROUPS, StandIn
 
-    for name, (module, attribute, help_text) in COMMAND_GROUPS.items():
-        cli.add_command(_LazyGroup(name, module, attribute, help_text))
+    for name in COMMAND_GROUPS:
+        cli.add_command(StandIn(name))
