@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).parent.parent / "src"
+SRC = Path(importlib.import_module("hostlink").__file__).parent.parent  # wherever this test lives
 
 FACES = {
     "hostlink.host": [

@@ -470,7 +470,7 @@ def test_interrupt_during_a_tool_call_cancels_the_call(make_host):
 def _interrupt_once_begun(monkeypatch, begun: threading.Event) -> None:
     """The interrupt lands in the caller just after the loop began the work, before the caller
     waits on it: the window a loaded machine opened for the two tests above."""
-    from hostlink.adapters import llm_host
+    import hostlink.adapters.llm.llm_host as llm_host
 
     start = llm_host._Loop.start
 

@@ -10,7 +10,7 @@ import time
 import httpx2
 import pytest
 
-from hostlink.mcp import revocation
+import hostlink.mcp.auth.revocation as revocation
 from hostlink.mcp.auth.manager import AuthManager
 from hostlink.mcp.auth.revocation import Revocation
 from hostlink.mcp.auth.store import SecureStore, record_key

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+import hostlink.mcp.runtime.validation as validation
 from adversarial.support import untouched_url
-from hostlink.mcp import validation
 from hostlink.mcp.runtime.validation import InvalidSchema, violations
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 5}, "days": {"type": "integer"}},

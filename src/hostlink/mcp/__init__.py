@@ -1,10 +1,10 @@
 """The MCP client extension, as hosts import it.
 
-Subpackages, bottom to top (each imports only those below it): :mod:`~hostlink.mcp.errors`,
-:mod:`~hostlink.mcp.config` (the ``mcp.json`` file), :mod:`~hostlink.mcp.transports`,
-:mod:`~hostlink.mcp.auth`, :mod:`~hostlink.mcp.runtime` (the running clients), then the ``mcp``
-tool, its renderings and the extension. Every name here is loaded on first use, so importing
-this package imports neither the SDK nor pydantic.
+Its parts, bottom to top (each imports only those below it, as ``tests/test_architecture.py``
+checks): ``errors``; ``config`` (the ``mcp.json`` file); ``transports``; ``auth``; ``runtime``
+(the running clients); then the ``mcp`` tool, its renderings and the extension at the root.
+Every name here is loaded on first use, so importing this package imports neither the SDK nor
+pydantic.
 """
 
 from __future__ import annotations
