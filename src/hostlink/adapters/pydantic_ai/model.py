@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic_ai import exceptions
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
+from pydantic_ai.messages import FinishReason, ModelMessage, ModelResponse, ModelResponseStreamEvent
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
 from hostlink.adapters.pydantic_ai.history import context_of, response_parts
 from hostlink.adapters.pydantic_ai.notices import LogNotifier
-from hostlink.claude_code.extension import PROVIDER_NAME, ClaudeCodeExtension
-from hostlink.claude_code.models import MODELS
+from hostlink.claude_code.extension import ClaudeCodeExtension
+from hostlink.claude_code.models import MODELS, PROVIDER_NAME
 from hostlink.claude_code.plan import EXTRA_USAGE_MODES
 from hostlink.host import (
     AssistantMessage,
@@ -57,7 +57,8 @@ class ClaudePlanRefusedError(exceptions.ModelRequestRejectedError):
     organization's spend cap): its settings must change, so retrying cannot help."""
 
 
-_FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_call", "error": "error", "aborted": "error"}
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop", "length": "length", "toolUse": "tool_call", "error": "error", "aborted": "error"}
 _ERRORS: Mapping[str, type[exceptions.ModelAPIError]] = {
     "not_signed_in": exceptions.ModelAuthenticationError,
     "auth_failed": exceptions.ModelAuthenticationError,
