@@ -39,7 +39,8 @@ class _LazyGroup(click.Group):
 
     def _real(self) -> click.Group:
         module, attribute = self._target
-        return getattr(importlib.import_module(module), attribute)
+        group: click.Group = getattr(importlib.import_module(module), attribute)
+        return group
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:

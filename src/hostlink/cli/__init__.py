@@ -38,7 +38,8 @@ class _LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in _LAZY:
             module, attribute, _ = _LAZY[name]
-            return getattr(importlib.import_module(module), attribute)
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
