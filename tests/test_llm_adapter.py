@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import inspect
 import os
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import llm
 import pytest
@@ -229,6 +231,22 @@ def test_tool_call_runs_and_result_reaches_the_next_request(make_host):
     )
     assert [t.name for t in second.tools] == ["echo", "fails", "picture"]
     assert second.tools[0].parameters == ECHO_SCHEMA and second.tools[0].description == "Echo text back."
+
+
+def test_a_parameter_of_several_json_types_is_listed_as_any(make_host):
+    """JSON Schema allows ``"type": ["string", "null"]``; it once crashed the whole tool listing."""
+    schema = {"type": "object", "properties": {"note": {"type": ["string", "null"]}, "n": {"type": "integer"}}}
+
+    async def noop(args, signal):
+        return ToolResult([TextContent("ok")])
+
+    class Nullable:
+        def register(self, registry: Registry) -> None:
+            registry.register_tool(ToolSpec("nullable", "Takes a nullable note.", schema, noop))
+
+    (tool,) = make_host(Nullable()).tools()
+    parameters = inspect.signature(tool.implementation).parameters
+    assert parameters["note"].annotation is Any and parameters["n"].annotation is int
 
 
 def test_tool_error_result_is_an_llm_tool_error(make_host):

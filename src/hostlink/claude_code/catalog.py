@@ -181,6 +181,7 @@ def _input_schema(tool: ToolDefinition, alias: str) -> dict[str, Any]:
     schema = tool.parameters
     if not isinstance(schema, Mapping):
         raise CatalogError(f"the input schema of tool {alias} is not a JSON object")
+    plain: dict[str, Any] | None  # a Mapping encodes to a JSON object
     try:
         plain = json.loads(json.dumps(schema, allow_nan=False, default=_plain))
     except (TypeError, ValueError):

@@ -245,9 +245,9 @@ async def _bridge() -> Check:
             return Check("bridge", "proposal bridge", False, f"the proposal server {exc}", {"error": exc.code})
         elapsed = _ms(started)
         answers = {}
-        for line in output.splitlines():
+        for record in output.splitlines():
             try:
-                message = json.loads(line)
+                message = json.loads(record)
             except ValueError:
                 continue
             if isinstance(message, dict):

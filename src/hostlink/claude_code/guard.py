@@ -73,9 +73,9 @@ class PlanGuard:
             mode = self.mode(request.context.options)
         except plan.ExtraUsageSettingError as error:
             raise ProviderRefused(ErrorEvent(str(error), code="invalid_request")) from None
-        error = self.refusing(mode)
-        if error is not None:
-            raise ProviderRefused(error)
+        refusal = self.refusing(mode)
+        if refusal is not None:
+            raise ProviderRefused(refusal)
         usage = self.latest()
         if mode == "warn" and usage is not None and plan.refusal(usage) is not None:
             self._tell_once(("extra", usage.window, usage.episode_end()), plan.warning(usage))

@@ -334,7 +334,7 @@ class ClaudeProcess:
             returncode = await self._process.wait()
             await self._wait_group_gone()
             await self._close_pipes()
-            return returncode
+        return returncode
 
     async def wait(self) -> int:
         """Wait for the child to exit on its own, then make sure its group is gone."""

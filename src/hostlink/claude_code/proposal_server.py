@@ -8,9 +8,15 @@ any ``tools/call`` means Claude tried to execute a tool, so it writes the violat
 (exclusive, 0600) and answers with an error. Everything else is "method not found".
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
+
+TYPE_CHECKING = False  # typing itself is not imported: it would cost start-up time
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 SERVER_NAME = "hostlink-proposals"
 # Newest first; an unknown requested version gets the newest we speak.
@@ -18,7 +24,7 @@ PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MAX_LINE_BYTES = 4 * 1024 * 1024
 
 
-def _load_tools(path):
+def _load_tools(path: str) -> list[Any]:
     with open(path, "rb") as handle:
         catalog = json.loads(handle.read())
     tools = catalog.get("tools") if isinstance(catalog, dict) else None
@@ -27,7 +33,7 @@ def _load_tools(path):
     return tools
 
 
-def _mark_violation(path, name):
+def _mark_violation(path: str, name: object) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
@@ -36,9 +42,11 @@ def _mark_violation(path, name):
         handle.write(json.dumps({"violation": "tools/call", "tool": str(name)[:256]}))
 
 
-def _answer(request, tools, marker_path):
+def _answer(request: dict[str, Any], tools: list[Any], marker_path: str) -> dict[str, Any]:
     method = request.get("method")
-    params = request.get("params") if isinstance(request.get("params"), dict) else {}
+    params = request.get("params")
+    if not isinstance(params, dict):
+        params = {}
     if method == "initialize":
         requested = params.get("protocolVersion")
         version = requested if requested in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
@@ -59,7 +67,8 @@ def _answer(request, tools, marker_path):
     return {"error": {"code": -32601, "message": "method not found"}}
 
 
-def serve(catalog_path, marker_path, stdin=None, stdout=None):
+def serve(catalog_path: str, marker_path: str, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+          ) -> None:
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     tools = _load_tools(catalog_path)

@@ -214,7 +214,9 @@ class StreamMapper:
 
     def _message_start(self, event: dict[str, Any]) -> list[Action]:
         message = event.get("message")
-        message_id = message.get("id") if isinstance(message, dict) else None
+        if not isinstance(message, dict):
+            message = {}
+        message_id = message.get("id")
         if not isinstance(message_id, str):
             raise ProtocolError("message_start has no message id")
         if self.message_id is not None:
@@ -248,7 +250,9 @@ class StreamMapper:
     def _block_delta(self, event: dict[str, Any]) -> list[Action]:
         _, block = self._block(event)
         delta = event.get("delta")
-        kind = delta.get("type") if isinstance(delta, dict) else None
+        if not isinstance(delta, dict):
+            delta = {}
+        kind = delta.get("type")
         if kind == "text_delta" and block.kind == "text" and isinstance(delta.get("text"), str):
             return self._text(block, TextDelta, block.sanitizer.feed(delta["text"]))
         if kind == "thinking_delta" and block.kind == "thinking" and isinstance(delta.get("thinking"), str):

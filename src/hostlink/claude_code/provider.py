@@ -27,9 +27,10 @@ import json
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -82,12 +83,16 @@ from hostlink.host import (
 )
 from hostlink.host.private import PrivateStateError, write_private_file
 
+if TYPE_CHECKING:
+    from hostlink.host import StopReason, TextContent, ThinkingContent
+
 STARTUP_TIMEOUT_SECONDS = 60.0
 EXIT_TIMEOUT_SECONDS = 10.0
 # After a proposal a subscription's CLI writes its rate-limit report right after message_stop
 # (0.2-3 ms after message_delta, measured on 2.1.332): the child is read at most this much longer.
 PLAN_REPORT_GRACE_SECONDS = 0.5
-_STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length"}
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length"}
 # After a proposal: 143 / -SIGTERM when our signal stopped it, 0 or 1 when its single turn
 # (``--max-turns 1``) ended on its own just before the signal arrived.
 _ACCEPTED_AFTER_TERMINATE = {0, 1, EXIT_AFTER_SIGTERM, -signal.SIGTERM}
@@ -206,7 +211,7 @@ class _Request:
         assert self.child is not None
         return self.child.directory
 
-    async def run(self) -> AsyncIterator[StreamEvent]:
+    async def run(self) -> AsyncGenerator[StreamEvent]:
         final: list[StreamEvent] = []
         try:
             try:
@@ -264,7 +269,7 @@ class _Request:
         then the inventory before content."""
         assert self.child is not None
         conversation = self.child.conversation
-        blocks = [{"type": "text", "text": text} for text in self.transcript.records]
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": text} for text in self.transcript.records]
         blocks[-1]["cache_control"] = {"type": "ephemeral"}
         if self.attachment_paths:
             blocks.append({"type": "text", "text": attachment_block(self.attachment_paths)})
@@ -288,7 +293,7 @@ class _Request:
                 raise _fail(f"an after_provider_response observer failed ({type(exc).__name__})",
                             code="hook_failed") from None
 
-    async def _record(self, deadline: float | None = None, late: str = "start answering") -> dict | None:
+    async def _record(self, deadline: float | None = None, late: str = "start answering") -> dict[str, Any] | None:
         """The next stdout record (None at end of output)."""
         assert self.child is not None
         return await self.child.conversation.receive(deadline, late)
@@ -312,7 +317,7 @@ class _Request:
             message += "; " + compatibility.early_exit_advice(self.child.cli_version, stderr)
         return _fail(message, code="unexpected_exit")
 
-    async def _content(self) -> AsyncIterator[StreamEvent]:
+    async def _content(self) -> AsyncGenerator[StreamEvent]:
         """Map records to deltas until the message's stop reason (tool_use stops at once)."""
         assert self.guard is not None
         while True:
@@ -388,8 +393,8 @@ class _Request:
             raise _fail("claude tried to execute a tool instead of proposing it", code="tool_execution_attempted")
         if reason not in _STOP_REASONS:
             raise _fail(f"claude stopped for an unsupported reason ({str(reason)[:40]})", code="provider_error")
-        content = []
-        calls = []
+        content: list[TextContent | ThinkingContent | ToolCall] = []
+        calls: list[ToolCall] = []
         for part in self.mapper.content:
             if isinstance(part, protocol.Proposal):
                 call = self._tool_call(part)

@@ -21,7 +21,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]  # typeshed omits the C encoder
 from pathlib import PurePath
 from typing import Any
 

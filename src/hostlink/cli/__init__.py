@@ -35,7 +35,8 @@ _LAZY = {**COMMAND_GROUPS, **_OWN_COMMANDS}
 def load_command(name: str) -> click.Command:
     """The lazy command ``name`` (a group of :data:`COMMAND_GROUPS` or one of hostlink's own), imported now."""
     module, attribute, _ = _LAZY[name]
-    return getattr(importlib.import_module(module), attribute)
+    command: click.Command = getattr(importlib.import_module(module), attribute)
+    return command
 
 
 class _LazyGroup(click.Group):

@@ -41,7 +41,7 @@ class Fail(click.ClickException):
         super().__init__(message)
         self.prefixed = prefixed  # False: the message is the mcp tool's answer, shown as it is
         self.code = code
-        self.exit_code = EXIT_CODES.get(code, 1)
+        self.exit_code = EXIT_CODES.get(code, 1)  # type: ignore[misc]  # click types it ClassVar; reads it per error
         self.words = list(words)
         self.prefix = command_path()  # at raise time: click shows it after its context is gone
         self.as_json = json_requested()
@@ -88,7 +88,7 @@ def _code_of(error: BaseException) -> str:
 def host_command() -> str:
     """How the person reached this command: ``hostlink`` or ``llm``."""
     context = click.get_current_context(silent=True)
-    return context.find_root().info_name if context is not None and context.find_root().info_name else "hostlink"
+    return (context.find_root().info_name if context is not None else None) or "hostlink"
 
 
 def command_path() -> str:
@@ -133,9 +133,10 @@ def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], A
 
         return await host.run(started)
 
+    caught: tuple[type[Exception], ...] = (CommandFailed, *shown)
     try:
         return anyio.run(main)
-    except (CommandFailed, *shown) as error:
+    except caught as error:
         raise Fail(str(error), _code_of(error)) from None
     except Terminated as stopped:
         click.echo(f"{command_path()}: {stopped}; every server it started was stopped", err=True)

@@ -46,7 +46,9 @@ def ask_here(question: Question, stdin: TextIO, stderr: TextIO) -> Answer:
 
 
 def _ask(question: Question, stdin: TextIO, stderr: TextIO) -> Answer:
-    say = lambda text: print(text, file=stderr, flush=True)  # noqa: E731 - one-line helper
+    def say(text: str) -> None:
+        print(text, file=stderr, flush=True)
+
     say(f"\nMCP server {question.asker!r} asks (its words, not hostlink's):")
     for line in question.message.splitlines() or [""]:
         say(f"  | {line}")

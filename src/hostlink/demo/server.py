@@ -13,7 +13,13 @@ import zlib
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.utilities.types import Image
-from mcp_types import Completion, PromptReference, ResourceTemplateReference
+from mcp_types import (
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    PromptReference,
+    ResourceTemplateReference,
+)
 
 COLOURS = ("amber", "azure", "crimson", "emerald", "indigo", "ivory")
 
@@ -74,8 +80,9 @@ def poem(colour: str) -> str:
     return f"Write a four-line poem about the colour {colour}."
 
 
-@server.completion()
-async def complete(ref, argument, context):
+@server.completion()  # type: ignore[no-untyped-call, untyped-decorator]  # the SDK leaves it unannotated
+async def complete(ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument,
+                   context: CompletionContext | None) -> Completion | None:
     is_colour = (isinstance(ref, ResourceTemplateReference) and argument.name == "name") or (
         isinstance(ref, PromptReference) and argument.name == "colour"
     )

@@ -128,7 +128,7 @@ class Gateway:
         if isinstance(details.get("link"), str) and server is not None:
             with self.peer.serving(ctx):
                 await self.peer.offer_link(server, details["link"])
-        if self.verbose and details.get("error") and server in self.runtime.servers:
+        if self.verbose and details.get("error") and server is not None and server in self.runtime.servers:
             self._tell(server)
         return results.call_result(result, structured=self.face == "tools")
 

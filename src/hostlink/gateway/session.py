@@ -34,7 +34,7 @@ class GatewaySession(HostSession):
         super().__init__(extensions, command="hostlink", lasting=True)
         self._peer = peer
 
-    def complete(self, model: str, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:  # type: ignore[override]
+    def complete(self, model: str, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
         return self._peer.complete(model, context, signal)
 
 

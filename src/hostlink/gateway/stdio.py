@@ -83,7 +83,8 @@ async def serve_stdio(gateway: Gateway, *, cwd: Path, environ: Mapping[str, str]
         stdin = _StdinLines() if _pipe_like(0) else None
         stdout = await _StdoutLines.open() if _pipe_like(1) else None
         try:
-            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):  # type: ignore[arg-type]
+            streams = stdio_server(stdin=stdin, stdout=stdout)  # type: ignore[arg-type]  # duck-typed anyio AsyncFiles
+            async with streams as (read, write):
                 await server.run(read, write, gateway.initialization_options(server))
         finally:
             if stdout is not None:

@@ -130,7 +130,8 @@ class ToolsFace:
                                   input_schema={"type": "object", "properties": {}, "additionalProperties": False})
                    for name, server in self.sign_ins.items()]
         self.tools = dict(_bounded([item for item in names.items() if item[1] in tools], notifier, "tools"))
-        offered, size = [], 0
+        offered: list[mcp_types.Tool] = []
+        size = 0
         for name, pair in list(self.tools.items()):
             tool = mcp_types.Tool(name=name, title=_name(tools[pair].title), description=_text(tools[pair].description),
                                   input_schema=_schema(tools[pair].input_schema),

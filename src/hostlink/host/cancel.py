@@ -20,7 +20,10 @@ def cancelled_by(signal: CancelSignal) -> Iterator[anyio.CancelScope]:
     """A cancel scope that ``signal`` cancels; check ``scope.cancelled_caught`` afterwards."""
     loop = asyncio.get_running_loop()
     with anyio.CancelScope() as scope:
-        unregister = signal.on_cancel(lambda: loop.call_soon_threadsafe(scope.cancel))
+        def cancel() -> None:
+            loop.call_soon_threadsafe(scope.cancel)
+
+        unregister = signal.on_cancel(cancel)
         try:
             yield scope
         finally:

@@ -13,6 +13,7 @@ import binascii
 import json
 import re
 from collections.abc import Iterable, Sequence
+from io import BufferedWriter
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +115,8 @@ class StreamSanitizer:
                 self._in_string = True
                 return opener
         start = max(last_escape, text.rfind("\x9b")) if may_hold_c1 else last_escape
-        if (start >= 0 and _SEQUENCE.match(text, start).end() == len(text)
+        sequence = _SEQUENCE.match(text, start) if start >= 0 else None  # an ESC or CSI always matches
+        if (sequence is not None and sequence.end() == len(text)
                 and _COMPLETE_ESCAPE.fullmatch(text, start) is None):
             if len(text) - start <= _MAX_PENDING:
                 self._pending = text[start:]
@@ -177,7 +179,7 @@ class OutputSession:
     def used_bytes(self) -> int:
         return self._used
 
-    def _new_file(self):
+    def _new_file(self) -> tuple[Path, BufferedWriter]:
         if self._dir is None:
             self._dir = create_private_dir("output")
         self._count += 1
@@ -198,17 +200,17 @@ class _Overflow:
     def __init__(self, session: OutputSession | None) -> None:
         self._session = session
         self._path: Path | None = None
-        self._handle = None
+        self._handle: BufferedWriter | None = None
         self._written = 0
         self.refused = session is None
         self.reason: str | None = None  # why a session's overflow was not kept
 
     def write(self, data: bytes) -> None:
-        if self.refused:
-            return
         session = self._session
+        if self.refused or session is None:
+            return
         if session._used + len(data) > session._budget:
-            self._abandon("session overflow budget of 50 MiB reached")
+            self._abandon(session, "session overflow budget of 50 MiB reached")
             return
         try:
             if self._handle is None:
@@ -217,26 +219,27 @@ class _Overflow:
         except (PrivateStateError, OSError) as error:
             # A planted or foreign runtime root, a full disk: the inline part still stands.
             shown = str(error) if isinstance(error, PrivateStateError) else type(error).__name__
-            self._abandon(f"no private overflow file: {shown}")
+            self._abandon(session, f"no private overflow file: {shown}")
             return
         self._written += len(data)
         session._used += len(data)
 
-    def _abandon(self, reason: str) -> None:
+    def _abandon(self, session: OutputSession, reason: str) -> None:
         self.refused, self.reason = True, reason
-        if self._handle is not None:
+        if self._handle is not None and self._path is not None:
             self._handle.close()
             self._path.unlink(missing_ok=True)
-            self._session._used -= self._written
+            session._used -= self._written
             self._handle = None
             self._path = None
 
     def finish(self) -> Path | None:
         if self._handle is not None:
             self._handle.close()
+        path = None if self.refused else self._path
         if self._session is not None:
-            self._session.overflows.append(self._path if not self.refused else self.reason or "not kept")
-        return None if self.refused else self._path
+            self._session.overflows.append(path or self.reason or "not kept")
+        return path
 
 
 def bound_text(text: str, session: OutputSession | None) -> str:
@@ -254,22 +257,20 @@ def bound_text(text: str, session: OutputSession | None) -> str:
     head_lines = 0
     total_bytes = 0
     total_lines = 0
-    truncated = False
-    overflow: _Overflow | None = None
+    overflow: _Overflow | None = None  # once the text is cut: the rest goes there
     last_char_newline = True
     for data in _sanitized_chunks(text):
         total_bytes += len(data)
         newlines = data.count(b"\n")
         total_lines += newlines
         last_char_newline = data.endswith(b"\n")
-        if not truncated:
+        if overflow is None:
             lines_if_kept = head_lines + newlines + (0 if last_char_newline else 1)
             if head_bytes + len(data) <= MAX_INLINE_BYTES and lines_if_kept <= MAX_INLINE_LINES:
                 head.append(data)
                 head_bytes += len(data)
                 head_lines += newlines
                 continue
-            truncated = True
             overflow = _Overflow(session)
             for kept in head:
                 overflow.write(kept)
@@ -278,7 +279,7 @@ def bound_text(text: str, session: OutputSession | None) -> str:
     if not last_char_newline:
         total_lines += 1
     inline = b"".join(head)
-    if not truncated:
+    if overflow is None:
         return inline.decode("utf-8")
     inline = _cut_at_line(inline)
     shown_lines = inline.count(b"\n") + (0 if inline.endswith(b"\n") or not inline else 1)

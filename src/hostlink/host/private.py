@@ -13,6 +13,7 @@ import shutil
 import stat
 import tempfile
 import time
+from io import BufferedWriter
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ def create_private_dir(kind: str, root: Path | None = None) -> Path:
     return path
 
 
-def open_private_file(directory: Path, name: str):
+def open_private_file(directory: Path, name: str) -> BufferedWriter:
     """Open a new file ``directory/name`` for binary writing: exclusive, 0600, no symlinks."""
     if "/" in name or name in ("", ".", ".."):
         raise PrivateStateError("a private file name must be a plain name")
@@ -131,7 +132,7 @@ def read_private_json(path: Path, max_bytes: int) -> Any:
         return None
 
 
-def read_marker(path: Path) -> dict | None:
+def read_marker(path: Path) -> dict[str, Any] | None:
     """The ownership marker of ``path`` if it is a valid hostlink marker, else None."""
     marker = read_private_json(path / MARKER, _MARKER_MAX_BYTES)
     if not isinstance(marker, dict) or marker.get("package") != PACKAGE:

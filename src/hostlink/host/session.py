@@ -155,7 +155,7 @@ class HostSession:
                 for signum in TERMINATING_SIGNALS:
                     loop.add_signal_handler(signum, stop, signum)
                 try:
-                    return await work()
+                    result = await work()
                 finally:
                     for signum in TERMINATING_SIGNALS:
                         loop.remove_signal_handler(signum)
@@ -164,3 +164,4 @@ class HostSession:
                 await self.shutdown()
             if received:
                 raise Terminated(received[0])
+        return result  # bound: only a signal cancels the scope, and then Terminated was raised

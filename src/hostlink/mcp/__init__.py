@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from hostlink.host.lazy import lazy_names
 
 if TYPE_CHECKING:
+    from hostlink.mcp.auth.manager import AuthManager
     from hostlink.mcp.auth.signin import sign_in, sign_in_prompt, signed_out
     from hostlink.mcp.auth.store import SecureStore, record_key, stored_state
     from hostlink.mcp.config.load import (
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
         project_config_files,
         user_config_files,
     )
-    from hostlink.mcp.config.schema import StdioServer
+    from hostlink.mcp.config.schema import HttpServer, StdioServer
     from hostlink.mcp.errors import AuthRequired, CallFailed, McpError, error_code
     from hostlink.mcp.extension import McpExtension, default_auth
     from hostlink.mcp.render import filter_note, server_words, status_rows, table, tool_line, transport_of
@@ -36,11 +37,12 @@ if TYPE_CHECKING:
 _WHERE = {
     name: (f"hostlink.mcp.{module}", name)
     for module, names in {
+        "auth.manager": ("AuthManager",),
         "auth.signin": ("sign_in", "sign_in_prompt", "signed_out"),
         "auth.store": ("SecureStore", "record_key", "stored_state"),
         "config.load": ("ConfigError", "LoadedConfig", "enabled_config", "load_config", "project_config_files",
                         "user_config_files"),
-        "config.schema": ("StdioServer",),
+        "config.schema": ("HttpServer", "StdioServer"),
         "errors": ("AuthRequired", "CallFailed", "McpError", "error_code"),
         "extension": ("McpExtension", "default_auth"),
         "render": ("filter_note", "server_words", "status_rows", "table", "tool_line", "transport_of"),
@@ -55,10 +57,12 @@ __getattr__ = lazy_names(__name__, _WHERE)
 
 __all__ = [
     "SEE_TOOLS",
+    "AuthManager",
     "AuthRequired",
     "CachedTool",
     "CallFailed",
     "ConfigError",
+    "HttpServer",
     "LoadedConfig",
     "McpError",
     "McpExtension",

@@ -228,6 +228,7 @@ async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:
     config = runtime.config(name)
     if verb == "auth":
         return sign_in_prompt(name, await sign_in(runtime.auth, name, config))
-    revocation = await link_signer(runtime.auth, name, config).logout(name, config)
+    signer, server = link_signer(runtime.auth, name, config)
+    revocation = await signer.logout(name, server)
     await runtime.reconnect(name)  # the connection must not keep using the removed sign-in
     return signed_out(name, revocation)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hostlink.host import TextContent
 from hostlink.host.output import one_line
 from hostlink.mcp.runtime.visibility import model_visible, needs_task
 
@@ -155,7 +156,7 @@ def tool_line(tool: Any) -> str:
 def summary(args: Mapping[str, Any], result: ToolResult) -> str:
     """``mcp call fx/echo: ok, 1 text (5 chars)`` — one line for a host's display of a call."""
     target = "/".join(one_line(str(args[key]), 64) for key in ("server", "tool") if args.get(key))
-    texts = [item for item in result.content if getattr(item, "type", "") == "text"]
+    texts = [item for item in result.content if isinstance(item, TextContent)]
     images = len(result.content) - len(texts)
     parts = ["error" if result.is_error else "ok"]
     if texts:

@@ -67,7 +67,7 @@ PARAMETERS: Mapping[str, Any] = {
     },
 }
 
-Resolve = Callable[[], "tuple[McpRuntime, OutputSession] | None"]
+Resolve = Callable[[], "tuple[McpRuntime, OutputSession | None] | None"]  # output: None when the host keeps none
 
 
 class ToolInputError(InvalidArguments):
@@ -307,7 +307,7 @@ def _wraps(text: str, structured: Any) -> bool:
 
 def _same_json(text: str, value: Any) -> bool:
     try:
-        return json.loads(text) == value
+        return bool(json.loads(text) == value)
     except ValueError:
         return False
 

@@ -27,7 +27,8 @@ REFUSALS_EVERY_SECONDS = 60.0
 
 def facts(scope: Scope) -> dict[str, Any]:
     """Where a handler records what the log line shows about its request."""
-    return scope.setdefault(FACTS, {})
+    known: dict[str, Any] = scope.setdefault(FACTS, {})
+    return known
 
 
 def _safe(value: Any, limit: int = 60) -> str:
@@ -36,7 +37,7 @@ def _safe(value: Any, limit: int = 60) -> str:
 
 def line(started: float, method: str, path: str, status: int, seconds: float, known: dict[str, Any]) -> str:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
-    prewarmed = {True: "yes", False: "no"}.get(known.get("prewarmed"), "-")
+    prewarmed = {True: "yes", False: "no"}.get(known["prewarmed"], "-") if "prewarmed" in known else "-"
     tokens = (f"in={known['input_tokens']} out={known['output_tokens']}" if "input_tokens" in known
               else "in=- out=-")
     return (f"{stamp} {_safe(method, 10)} {_safe(path, 120)} {status} model={_safe(known.get('model', '-'))} "

@@ -236,9 +236,9 @@ class Streamer:
         self._open: str | None = None  # the type of the open content block
 
     def opening(self) -> bytes:
-        start = {"id": _message_id(), "type": "message", "role": "assistant", "model": self._parsed.model_name,
-                 "content": [], "stop_reason": None, "stop_sequence": None,
-                 "usage": {"input_tokens": 0, "output_tokens": 0}}
+        start: dict[str, Any] = {
+            "id": _message_id(), "type": "message", "role": "assistant", "model": self._parsed.model_name,
+            "content": [], "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}
         return _sse("message_start", {"type": "message_start", "message": start}) + _sse("ping", {"type": "ping"})
 
     def _start(self, block: dict[str, Any]) -> bytes:

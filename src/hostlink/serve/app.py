@@ -21,7 +21,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -123,7 +123,7 @@ def _wire(scope: Scope) -> Any:
     return anthropic if b"anthropic-version" in headers else openai
 
 
-async def _send_json(send: Send, status: int, body: Any, headers: list[tuple[bytes, bytes]] = ()) -> None:
+async def _send_json(send: Send, status: int, body: Any, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     data = json.dumps(body, ensure_ascii=False).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),

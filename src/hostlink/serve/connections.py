@@ -64,7 +64,7 @@ class GuardedH11Protocol(H11Protocol):
         self._waiting_since = 0.0
         self._deadline: asyncio.TimerHandle | None = None
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn's own
         super().connection_made(transport)
         self._start_waiting()
         excess = len(self.connections) - self.max_connections

@@ -95,7 +95,7 @@ def objects(value: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
 def one_of(value: Any, choices: Sequence[str], path: str) -> str:
     if value not in choices:
         raise invalid(path, "expected one of " + ", ".join(repr(c) for c in choices))
-    return value
+    return str(value)  # one of the choices: that very string
 
 
 def image(data: Any, mime_type: Any, path: str) -> ImageContent:

@@ -70,8 +70,9 @@ class ResponseStore:
             if held[1] == 0:
                 del self._held[id(item)]
                 self.bytes -= held[2]
-                if self._items.get(item.get("id")) is item:
-                    del self._items[item["id"]]
+                item_id = item.get("id")
+                if isinstance(item_id, str) and self._items.get(item_id) is item:
+                    del self._items[item_id]
 
     def __len__(self) -> int:
         return len(self._responses)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import signal as signals
-from collections.abc import Awaitable, Callable, Iterator
+import socket
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import uvicorn
@@ -83,7 +84,7 @@ class _Server(uvicorn.Server):
         self._on_stop()
         self.should_exit = True
 
-    async def startup(self, sockets: list | None = None) -> None:
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started:
             self._on_listening(self.servers[0].sockets[0].getsockname()[1])
@@ -105,8 +106,8 @@ def _bounded_logs() -> Iterator[None]:
 
 
 async def run_loopback(app: Any, *, bind: str, port: int, max_concurrent: int, on_listening: Callable[[int], None],
-                       on_stop: Callable[[], None] = lambda: None, lifespan: str = "off",
-                       graceful_seconds: float = GRACEFUL_SECONDS) -> int | None:
+                       on_stop: Callable[[], None] = lambda: None, lifespan: Literal["on", "off"] = "off",
+                       graceful_seconds: int = GRACEFUL_SECONDS) -> int | None:
     """Serve ``app`` on the loopback address ``bind`` until a stop signal (returned, None
     otherwise), with the connection bound and request deadline of
     :mod:`hostlink.serve.connections` and its bounded logs: the one way a host of hostlink
@@ -124,7 +125,7 @@ async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", po
                 max_concurrent: int = 4, cwd: Path, notifier: Notifier, project_trusted: bool = False,
                 on_listening: Callable[[Listening], None] = lambda listening: None,
                 extra_usage: str | None = None, access: Callable[[str], None] | None = None,
-                preflight: Callable[[HostSession], Awaitable[None]] | None = None) -> int | None:
+                preflight: Callable[[HostSession], Coroutine[Any, Any, None]] | None = None) -> int | None:
     """Serve until a stop signal; returns the signal number that stopped it (None otherwise).
 
     The key lives in memory and in a 0600 file of a private runtime directory, removed at

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -111,7 +111,7 @@ def _answer(output: OutputFormat, message: AssistantMessage) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-async def transform(events: AsyncIterator[StreamEvent], output: OutputFormat | None) -> AsyncIterator[StreamEvent]:
+async def transform(events: AsyncIterator[StreamEvent], output: OutputFormat | None) -> AsyncGenerator[StreamEvent]:
     """Provider events with the output tool's proposal turned into the answer's text.
 
     With an output format, text is held back until the end (only JSON that matched is sent);

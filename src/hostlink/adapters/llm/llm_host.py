@@ -138,7 +138,7 @@ def _tool_results(parts: Sequence[Any]) -> Iterator[ToolResultMessage]:
             raise llm.ModelError(f"unsupported part in a tool message: {type(part).__name__}")
         if not part.tool_call_id:
             raise llm.ModelError(f"a result of tool {part.name!r} in the history has no id")
-        content = [TextContent(part.output), *(_image(a) for a in part.attachments)]
+        content: list[TextContent | ImageContent] = [TextContent(part.output), *map(_image, part.attachments)]
         yield ToolResultMessage(part.tool_call_id, part.name, tuple(content), part.exception is not None)
 
 
@@ -379,7 +379,7 @@ class LlmHost:
 
         # A plain-JSON copy: llm hashes and stores the schema.
         schema = json.loads(json.dumps(spec.parameters))
-        implementation.__signature__ = _signature(schema)  # type: ignore[attr-defined]
+        implementation.__signature__ = _signature(schema)  # type: ignore[attr-defined]  # typeshed omits it
         return llm.Tool(name=spec.name, description=spec.description, input_schema=schema,
                         implementation=implementation)
 
@@ -409,7 +409,8 @@ def _signature(schema: dict[str, Any]) -> inspect.Signature:
             name,
             inspect.Parameter.KEYWORD_ONLY,
             default=inspect.Parameter.empty if name in required else None,
-            annotation=_JSON_TYPES.get(prop.get("type") if isinstance(prop, dict) else None, Any),
+            annotation=Any if not isinstance(prop, dict) or not isinstance(prop.get("type"), str)
+            else _JSON_TYPES.get(prop["type"], Any),  # a list of types (["string", "null"]): any
         )
         for name, prop in schema.get("properties", {}).items()
         if name.isidentifier() and not keyword.iskeyword(name)
@@ -417,7 +418,7 @@ def _signature(schema: dict[str, Any]) -> inspect.Signature:
     return inspect.Signature(parameters)
 
 
-class ClaudeCodeOptions(llm.Options):
+class ClaudeCodeOptions(llm.Model.Options):
     """``-o extra_usage refuse``: the request's own extra-usage guard (see ``claude-code usage``)."""
 
     extra_usage: Literal["allow", "warn", "refuse"] | None = Field(
@@ -434,7 +435,7 @@ class HostlinkModel(llm.Model):
 
     def __init__(self, host: LlmHost, provider: ProviderSpec, spec: ModelSpec) -> None:
         if provider.name == "claude-code":
-            self.Options = ClaudeCodeOptions  # type: ignore[misc]
+            self.Options = ClaudeCodeOptions
         self.model_id = f"{provider.name}/{spec.id}"
         self.attachment_types = IMAGE_MIME_TYPES if "image" in spec.input else frozenset()
         self._host = host
@@ -462,8 +463,8 @@ class HostlinkModel(llm.Model):
         outcome: Done | ErrorEvent | None = None
         # Read to the stream's end (it ends after its Done or ErrorEvent), so the provider
         # finishes its own cleanup instead of being cancelled.
-        stream = self._host.session.stream
-        for event in self._host.iterate(lambda: stream(self._provider.name, self._spec, context, signal), signal):
+        open_stream = self._host.session.stream  # the `stream` flag has no effect: llm joins chunks either way
+        for event in self._host.iterate(lambda: open_stream(self._provider.name, self._spec, context, signal), signal):
             if isinstance(event, TextDelta):
                 yield StreamEvent(type="text", chunk=event.delta)
             elif isinstance(event, ThinkingDelta):

@@ -67,8 +67,9 @@ def context_of(messages: Sequence[ModelMessage], parameters: ModelRequestParamet
             elif isinstance(part, UserPromptPart):
                 conversation.append(UserMessage(tuple(_user_content(part))))
             elif isinstance(part, ToolReturnPart):
-                content = (TextContent(part.model_response_str()), *_images(part.files))
-                conversation.append(ToolResultMessage(part.tool_call_id, part.tool_name, content,
+                result: tuple[TextContent | ImageContent, ...] = (TextContent(part.model_response_str()),
+                                                                  *_images(part.files))
+                conversation.append(ToolResultMessage(part.tool_call_id, part.tool_name, result,
                                                       part.outcome != "success"))
             elif isinstance(part, RetryPromptPart):
                 conversation.append(_retry(part))

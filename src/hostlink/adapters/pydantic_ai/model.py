@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic_ai import exceptions
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
+from pydantic_ai.messages import FinishReason, ModelMessage, ModelResponse, ModelResponseStreamEvent
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
@@ -55,7 +55,8 @@ class ClaudePlanRefusedError(exceptions.ModelRequestRejectedError):
     organization's spend cap): its settings must change, so retrying cannot help."""
 
 
-_FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_call", "error": "error", "aborted": "error"}
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop", "length": "length", "toolUse": "tool_call", "error": "error", "aborted": "error"}
 _ERRORS: Mapping[str, type[exceptions.ModelAPIError]] = {
     "not_signed_in": exceptions.ModelAuthenticationError,
     "auth_failed": exceptions.ModelAuthenticationError,

@@ -111,7 +111,7 @@ def _credential_states(loaded: LoadedConfig) -> dict[str, str]:
     states: dict[str, str] = {}
     linked = {}
     for name, config in loaded.servers.items():
-        if getattr(config, "auth", None) and not config.disabled:
+        if config.transport == "http" and config.auth and not config.disabled:
             state = config.env_credential_state(os.environ)
             if state is None:
                 linked[name] = config
@@ -147,14 +147,14 @@ def tools(ctx: click.Context, server: str, as_json: bool, offset: int, cached: b
     if cached:
         from hostlink.cli.mcp.cached import cached_tools
 
-        listed = cached_tools(load(ctx), server)
+        stored = cached_tools(load(ctx), server)
         if not as_json:
             from hostlink.mcp import tool_line
 
-            click.echo("\n".join(tool_line(tool) for tool in listed) or f"{server}: no tools")
+            click.echo("\n".join(tool_line(tool) for tool in stored) or f"{server}: no tools")
             return
         listed = [{"name": t.name, "title": t.title, "description": t.description, "inputSchema": t.input_schema}
-                  for t in listed]
+                  for t in stored]
     else:
         listed = with_server(ctx, server, _listing(server, as_json))
     if not as_json:
@@ -187,7 +187,8 @@ def _tool_entry(tool: Any) -> dict[str, Any]:
     entry = {"name": tool.name, "title": tool.title, "description": tool.description,
              "inputSchema": tool.input_schema, "outputSchema": tool.output_schema,
              "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None}
-    return json.loads(compact_json(entry))
+    plain: dict[str, Any] = json.loads(compact_json(entry))
+    return plain
 
 
 def _bounded_json_entries(items: list[Any], offset: int) -> tuple[list[Any], str | None]:
@@ -195,7 +196,8 @@ def _bounded_json_entries(items: list[Any], offset: int) -> tuple[list[Any], str
     larger entry alone is replaced by a note); a footer says where a cut listing goes on."""
     from hostlink.host.output import compact_json, one_line
 
-    shown, size = [], 2
+    shown: list[Any] = []
+    size = 2
     for item in items[offset:]:
         length = len(compact_json(item).encode()) + 1
         if length > MAX_JSON_BYTES:

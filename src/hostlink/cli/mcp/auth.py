@@ -8,7 +8,7 @@ module is cheap: the SDK and keyring load inside the commands.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,14 +17,14 @@ from hostlink.cli.session import Fail
 
 if TYPE_CHECKING:
     from hostlink.host.session import HostSession
-    from hostlink.mcp import McpExtension
+    from hostlink.mcp import AuthManager, HttpServer, McpExtension
 
 
-def _auth_of(extension: McpExtension, server: str) -> tuple[Any, Any]:
+def _auth_of(extension: McpExtension, server: str) -> tuple[HttpServer, AuthManager]:
     """SERVER's configuration and the session's AuthManager; fails unless SERVER uses auth."""
     assert extension.runtime is not None
     config = extension.runtime.config(server)
-    if getattr(config, "auth", None) is None or extension.runtime.auth is None:
+    if config.transport != "http" or config.auth is None or extension.runtime.auth is None:
         raise Fail(f"MCP server {server!r} is not configured with authentication")
     return config, extension.runtime.auth
 

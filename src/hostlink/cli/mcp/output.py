@@ -97,7 +97,7 @@ def write_whole(result: ToolResult, output: OutputSession | None, sink: Sink, as
         sink.stream.write(compact_json(result_object(result, text)).encode() + b"\n")
     else:
         for item in result.content:
-            if item is cut:
+            if item is cut and whole is not None:
                 with whole.open("rb") as source:
                     shutil.copyfileobj(source, sink.stream)
                     source.seek(-1, os.SEEK_END)

@@ -47,7 +47,8 @@ def serve_command(ctx: click.Context, expose: str, use_http: bool, port: int, ad
 
         click.echo(show_config(program, _own_command(), args))
         return
-    if not use_http and (token_env is not None or ctx.get_parameter_source("port").name != "DEFAULT"):
+    port_given = ctx.get_parameter_source("port") != click.core.ParameterSource.DEFAULT
+    if not use_http and (token_env is not None or port_given):
         raise Fail("--port and --token-env go with --http")
     from hostlink.host.trust import project_trust
 

@@ -115,8 +115,7 @@ class CallbackReceiver:
         self.host = host
         self.port = port
         self._flows: list[Flow] = []
-        self._task: asyncio.Task | None = None
-        self._listener = None
+        self._task: asyncio.Task[None] | None = None
         self._active = 0  # connections being answered; the listener stops only after them
         self._closing = False
 
@@ -126,9 +125,9 @@ class CallbackReceiver:
         return f"http://{literal}:{self.port}"
 
     async def start(self) -> None:
-        self._listener = await anyio.create_tcp_listener(local_host=self.host, local_port=self.port)
-        self.port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
-        self._task = asyncio.get_running_loop().create_task(self._serve())
+        listener = await anyio.create_tcp_listener(local_host=self.host, local_port=self.port)
+        self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        self._task = asyncio.get_running_loop().create_task(self._serve(listener))
 
     def add(self, path: str) -> Flow:
         flow = Flow(self, path)
@@ -153,11 +152,11 @@ class CallbackReceiver:
             self._task.cancel()
             self._task = None
 
-    async def _serve(self) -> None:
+    async def _serve(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
         try:
-            await self._listener.serve(self._handle)
+            await listener.serve(self._handle)
         finally:
-            await self._listener.aclose()
+            await listener.aclose()
 
     async def _handle(self, stream: anyio.abc.SocketStream) -> None:
         self._active += 1
@@ -194,7 +193,7 @@ class CallbackReceiver:
     def _answer(self, request: h11.Request) -> tuple[int, str, Flow | None]:
         """(status, text, the flow this callback consumed — None when it was refused)."""
         target = request.target.decode("ascii", "replace")
-        headers = {}
+        headers: dict[str, list[str]] = {}
         for name, value in request.headers:
             headers.setdefault(name.decode("ascii", "replace").lower(), []).append(value.decode("latin-1"))
         if request.method != b"GET" or len(target) > MAX_TARGET_CHARS:

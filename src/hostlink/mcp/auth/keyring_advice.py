@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 SECRETS = "org.freedesktop.secrets"
 PROBE_TIMEOUT_SECONDS = 2.0
@@ -53,7 +54,7 @@ def _probe() -> tuple[bool, bool]:
 
     bus = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus")
     with open_dbus_connection(bus="SESSION") as connection:
-        def ask(method: str, *args: str):
+        def ask(method: str, *args: str) -> Any:  # a D-Bus reply's body: jeepney is untyped
             call = new_method_call(bus, method, "s" * len(args), args)
             return connection.send_and_get_reply(call, timeout=PROBE_TIMEOUT_SECONDS).body[0]
 

@@ -107,7 +107,7 @@ class AuthManager:
         self._signins = SignIns(self._store, self._generation, self._tokens, self._env, command=command,
                                 notifier=notifier, on_signed_in=on_signed_in)
         self._hub = self._signins.hub
-        self._refreshes: dict[str, asyncio.Task] = {}
+        self._refreshes: dict[str, asyncio.Task[StoredTokens]] = {}
         self._machine: dict[str, MemoryStorage] = {}
         self._anonymous: set[str] = set()  # servers that let the sign-in probe through
 

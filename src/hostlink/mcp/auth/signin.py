@@ -99,14 +99,16 @@ def _describe(error: BaseException) -> str:
     return f"unexpected failure ({type(error).__name__})"
 
 
-def link_signer(auth: LinkSigner | None, name: str, server: ServerConfig) -> LinkSigner:
-    """The manager that signs in to ``server`` by link; AuthError saying why there is none."""
+def link_signer(auth: LinkSigner | None, name: str, server: ServerConfig) -> tuple[LinkSigner, HttpServer]:
+    """The manager that signs in to ``server`` by link, and ``server`` as the HTTP server it then
+    is; AuthError saying why there is none."""
     refusal = sign_in_refusal(name, server)
     if refusal is not None:
         raise AuthError(refusal)
     if auth is None:
         raise AuthError(f"MCP server {name!r} needs sign-in, but authentication support is not configured in this host")
-    return auth
+    assert server.transport == "http"  # sign_in_refusal refused every other transport
+    return auth, server
 
 
 async def sign_in(auth: LinkSigner | None, name: str, server: ServerConfig) -> str:
@@ -115,7 +117,8 @@ async def sign_in(auth: LinkSigner | None, name: str, server: ServerConfig) -> s
     The one sign-in of every caller; raises AuthError when ``server`` has no sign-in by link or
     the host no authentication support. Saves no configuration, opens no browser.
     """
-    return await link_signer(auth, name, server).start_login(name, server)
+    signer, http_server = link_signer(auth, name, server)
+    return await signer.start_login(name, http_server)
 
 
 def sign_in_prompt(name: str, link: str) -> str:
@@ -182,7 +185,7 @@ class _Login:
     link: str | None = None
     error: str | None = None
     ready: anyio.Event = field(default_factory=anyio.Event)
-    task: asyncio.Task | None = None
+    task: asyncio.Task[None] | None = None
     cancelled: bool = False
     anonymous: bool = False  # the server answered the probe without asking for credentials
 
@@ -227,7 +230,7 @@ class SignIns:
             login.cancelled = True
             login.task.cancel()
 
-    def stop_all(self) -> list[asyncio.Task]:
+    def stop_all(self) -> list[asyncio.Task[None]]:
         """Mark every sign-in cancelled and return their tasks (the caller cancels and awaits)."""
         for login in self.logins.values():
             login.cancelled = True

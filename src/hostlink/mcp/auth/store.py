@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import anyio
@@ -33,6 +33,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from hostlink.host.private import PrivateStateError, ensure_private_dir, process_alive
 from hostlink.mcp.errors import AuthError
+
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
 
 SERVICE = "hostlink.mcp"
 RECORD_VERSION = 1
@@ -116,7 +119,7 @@ async def stored_state(store: SecureStore, key: str, name: str, server: Any) -> 
     return "refreshable" if record.tokens.refresh_token else "expired"
 
 
-def _keyring_class():
+def _keyring_class() -> type[KeyringBackend]:
     """The native keyring backend of this platform; nothing else is ever used."""
     if sys.platform.startswith("linux"):
         from keyring.backends.SecretService import Keyring
@@ -149,16 +152,16 @@ class SecureStore:
     """Keyring access for credential records; every call runs in a worker thread."""
 
     def __init__(self) -> None:
-        self._backend = None
+        self._backend: KeyringBackend | None = None
 
-    def _open(self):
+    def _open(self) -> KeyringBackend:
         if self._backend is None:
             cls = _keyring_class()
             _ = cls.priority  # raises when the backend cannot work here (no daemon, no bus)
             self._backend = cls()
         return self._backend
 
-    def _call(self, method: str, *args: str):
+    def _call(self, method: str, *args: str) -> object:
         try:
             return getattr(self._open(), method)(SERVICE, *args)
         except Exception as error:  # noqa: BLE001 - every backend failure is classified, never "absent"
@@ -167,8 +170,10 @@ class SecureStore:
     def _get(self, key: str) -> str | None:
         """One record, or None; two Secret Service items for one key are refused as ambiguous."""
         try:
+            from keyring.backends.SecretService import Keyring as SecretServiceKeyring
+
             backend = self._open()
-            if not hasattr(backend, "get_preferred_collection"):  # macOS/Windows: one entry per key
+            if not isinstance(backend, SecretServiceKeyring):  # macOS/Windows: one entry per key
                 return backend.get_password(SERVICE, key)
             collection = backend.get_preferred_collection()
             with closing(collection.connection):
@@ -179,7 +184,8 @@ class SecureStore:
                 if not items:
                     return None
                 backend.unlock(items[0])
-                return items[0].get_secret().decode("utf-8")
+                secret: bytes = items[0].get_secret()
+                return secret.decode("utf-8")
         except Exception as error:  # noqa: BLE001 - every backend failure is classified, never "absent"
             raise _classify(error) from None
 
@@ -283,7 +289,7 @@ def _open_lock_file(path: Path) -> int:
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as error:
-        code = errno.errorcode.get(error.errno, "error")
+        code = errno.errorcode.get(error.errno or 0, "error")
         raise StoreError("lock", f"the credential lock file is unusable ({code})") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:

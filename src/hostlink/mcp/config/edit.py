@@ -62,7 +62,8 @@ class ConfigFile:
 
     @property
     def servers(self) -> dict[str, Any]:
-        return self.document["mcpServers"]
+        servers: dict[str, Any] = self.document["mcpServers"]  # server_entries checked it is one
+        return servers
 
 
 def open_file(path: Path) -> ConfigFile:

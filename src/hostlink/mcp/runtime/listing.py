@@ -27,17 +27,18 @@ TOOLS_CHANGED = "notifications/tools/list_changed"
 
 
 class Flight:
-    """One shared in-flight operation; every waiter gets the same result or error."""
+    """One shared in-flight listing; every waiter gets the same tools or error."""
 
     def __init__(self) -> None:
         self.done = anyio.Event()
-        self.result: Any = None
+        self.result: tuple[Any, ...] | None = None
         self.error: BaseException | None = None
 
-    async def wait(self) -> Any:
+    async def wait(self) -> tuple[Any, ...]:
         await self.done.wait()
         if self.error is not None:
             raise self.error
+        assert self.result is not None  # the fetch sets its result or an error before it is done
         return self.result
 
 
@@ -135,12 +136,13 @@ async def watch_changes(client: Client, *, task_status: anyio.abc.TaskStatus[Non
     the stream in place); the SDK hands each event to the message handler too. A server
     that refuses or drops the stream stays usable (its listings just never refresh)."""
     caps = client.server_capabilities
-    wanted = {f"{kind}_list_changed": bool(getattr(getattr(caps, kind, None), "list_changed", False))
+    wanted = {kind: bool(getattr(getattr(caps, kind, None), "list_changed", False))
               for kind in ("tools", "prompts", "resources")}
     listening = False
     try:
         if any(wanted.values()):
-            async with client.listen(**wanted) as subscription:
+            async with client.listen(tools_list_changed=wanted["tools"], prompts_list_changed=wanted["prompts"],
+                                     resources_list_changed=wanted["resources"]) as subscription:
                 task_status.started()
                 listening = True
                 async for _ in subscription:

@@ -89,9 +89,10 @@ def context_of(params: Any) -> Context:
         blocks = message.content if isinstance(message.content, list) else [message.content]
         content = [_content(block) for block in blocks]
         if message.role == "assistant":
-            if any(isinstance(item, ImageContent) for item in content):
+            texts = [item for item in content if isinstance(item, TextContent)]
+            if len(texts) < len(content):
                 raise SamplingRefused("an image in an assistant message")
-            messages.append(AssistantMessage(tuple(content)))
+            messages.append(AssistantMessage(tuple(texts)))
         else:
             messages.append(UserMessage(tuple(content)))
     if not messages or not isinstance(messages[-1], UserMessage):
@@ -127,7 +128,8 @@ def _preview(model: str, limit: int, context: Context) -> str:
 async def _answer(complete: Complete, model: str, context: Context) -> tuple[str, str | None]:
     """The model's text, or the provider's error message (the stream is read to its end,
     so the provider finishes its own cleanup)."""
-    text, error = "", "the model gave no answer"
+    text = ""
+    error: str | None = "the model gave no answer"
     async for event in complete(model, context, CancelSignal()):
         if isinstance(event, ErrorEvent):
             error = event.message

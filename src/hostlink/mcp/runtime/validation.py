@@ -76,14 +76,9 @@ def _validators(schema_json: str) -> tuple[Any, Any]:
         fast = jsonschema_rs.validator_for(schema, retriever=_never_fetch)
     except ValueError:  # jsonschema_rs.ValidationError is one: a schema it cannot take
         fast = None
-    return fast, cls(schema, registry=Registry(retrieve=_never_retrieve))
+    return fast, cls(schema, registry=Registry())  # an empty registry's retrieval refuses every URI
 
 
 def _never_fetch(uri: str) -> Any:
     raise ValueError("schemas outside the tool's own are not fetched")
 
-
-def _never_retrieve(uri: str) -> Any:
-    from referencing.exceptions import NoSuchResource
-
-    raise NoSuchResource(ref=uri)

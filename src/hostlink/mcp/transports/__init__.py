@@ -10,7 +10,7 @@ this package is cheap: the SDK and httpx2 load only when a server is opened.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import anyio.abc
     import httpx2
     from mcp import Client
+    from mcp.client.session import MessageHandlerFnT
 
     from hostlink.mcp.config.schema import ServerConfig
 
@@ -28,16 +29,34 @@ MODERN_VERSION = "2026-07-28"
 
 
 class Transport(Protocol):
-    """One connection generation's transport, as the runtime sees it."""
+    """One connection generation's transport, as the runtime sees it.
 
-    name: Literal["stdio", "http"]
-    pid: int | None  # the server process, once connected, when it could be identified
-    refusal: McpError | None  # the last request the transport refused, and why
-    refusals: int
-    ended: bool  # the connection to the server has ended (stdout closed, the HTTP transport stopped)
-    challenges: int  # answers that asked for credentials, ever
-    challenge: str  # how the last one read
-    statuses: Any  # error statuses seen during setup
+    Everything below is read-only to the runtime: each transport derives it from what it holds
+    (the pipes, the SafeTransport), so the protocol declares properties, not settable fields.
+    """
+
+    @property
+    def name(self) -> Literal["stdio", "http"]: ...
+    @property
+    def pid(self) -> int | None:
+        """The server process, once connected, when it could be identified."""
+    @property
+    def refusal(self) -> McpError | None:
+        """The last request the transport refused, and why."""
+    @property
+    def refusals(self) -> int: ...
+    @property
+    def ended(self) -> bool:
+        """The connection to the server has ended (stdout closed, the HTTP transport stopped)."""
+    @property
+    def challenges(self) -> int:
+        """Answers that asked for credentials, ever."""
+    @property
+    def challenge(self) -> str:
+        """How the last one read."""
+    @property
+    def statuses(self) -> Sequence[int]:
+        """Error statuses seen during setup."""
 
     async def connect(self, stack: AsyncExitStack, group: anyio.abc.TaskGroup,
                       client_for: Callable[[Any, str], Client], mode: str) -> Client:
@@ -86,7 +105,7 @@ def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.
 
 
 def client_factory(config: ServerConfig, elicit: Any = None, sample: Any = None, list_roots: Any = None,
-                   on_message: Callable[[Any], Awaitable[None]] | None = None) -> Callable[[Any, str], Client]:
+                   on_message: MessageHandlerFnT | None = None) -> Callable[[Any, str], Client]:
     """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``.
 
     ``elicit``, ``sample`` and ``list_roots`` (the SDK's elicitation, sampling and roots

@@ -173,7 +173,8 @@ class SafeTransport(httpx2.AsyncBaseTransport):
         streamed = response.headers.get("content-type", "").lower().startswith("text/event-stream")
         headers = [(key, value) for key, value in response.headers.multi_items()
                    if key.lower() not in ("content-encoding", "content-length")]
-        body = _BoundedBody(response.stream, encoding, None if streamed else self._limit, self)  # type: ignore[arg-type]
+        limit = None if streamed else self._limit
+        body = _BoundedBody(response.stream, encoding, limit, self)  # type: ignore[arg-type]  # async here, always
         return httpx2.Response(response.status_code, headers=headers, stream=body,
                                extensions=response.extensions, request=request)
 
