@@ -5,7 +5,10 @@ configured (the demo server, ``server-everything`` when installed, a 100-tool se
 straight from each server, summed, against the one answer of the gateway's proxy face (and,
 for reference, its tools face). Call: the p50 of an ``echo`` call of the demo server made by
 an SDK client straight to it, against the same call through the gateway (two hops), each
-on its own open session, interleaved in one event loop.
+on its own open session, interleaved in one event loop; and, to tell the gateway's own cost
+from what any second hop costs, the same call through a pass-through proxy written with
+nothing but the SDK (``bench/sdk_proxy.py``): against straight (the floor of two hops) and
+against the gateway.
 """
 
 from __future__ import annotations
@@ -87,8 +90,10 @@ async def _measure(quick: bool) -> list[Row]:
         env = _gateway_env(home, servers)
         async with AsyncExitStack() as stack:
             specs = [(server["command"], server["args"]) for server in servers.values()]
-            *direct_clients, proxy, tools = await _open_all(stack, [
-                *specs, (HOSTLINK, ["mcp", "serve"], env), (HOSTLINK, ["mcp", "serve", "--expose", "tools"], env)])
+            demo_spec = [sys.executable, *servers["demo"]["args"]]
+            *direct_clients, proxy, tools, bare = await _open_all(stack, [
+                *specs, (HOSTLINK, ["mcp", "serve"], env), (HOSTLINK, ["mcp", "serve", "--expose", "tools"], env),
+                (sys.executable, [str(ROOT / "bench" / "sdk_proxy.py"), *demo_spec])])
             straight = sum([await _listing_bytes(client) for client in direct_clients])
             label = f"{len(servers)} servers"
             rows.append(Row(f"tools/list bytes, {label}: proxy face vs straight", straight,
@@ -111,11 +116,19 @@ async def _measure(quick: bool) -> list[Row]:
                 if (await proxy.call_tool("mcp", request)).is_error:
                     raise RuntimeError("benchmark call failed (proxy face)")
 
-            for name, through in (("tools face", via_tools), ("proxy face", via_proxy)):
-                await interleaved_async(direct, through, warmup)
-                base, ours = await interleaved_async(direct, through, repeats)
-                rows.append(Row(f"gateway call p50, demo echo ({name}) vs straight", median(base) * 1000,
-                                median(ours) * 1000, "ms", "<= 1.3x"))
+            async def via_sdk_proxy() -> None:
+                if (await bare.call_tool("echo", {"text": "hello"})).is_error:
+                    raise RuntimeError("benchmark call failed (SDK proxy)")
+
+            for name, baseline, through, goal in (
+                    ("demo echo (tools face) vs straight", direct, via_tools, "<= 1.3x"),
+                    ("demo echo (proxy face) vs straight", direct, via_proxy, "<= 1.3x"),
+                    ("demo echo, SDK pass-through proxy vs straight", direct, via_sdk_proxy,
+                     "the floor of two hops (reference)"),
+                    ("demo echo (tools face) vs SDK pass-through proxy", via_sdk_proxy, via_tools, "~1x")):
+                await interleaved_async(baseline, through, warmup)
+                base, ours = await interleaved_async(baseline, through, repeats)
+                rows.append(Row(f"gateway call p50, {name}", median(base) * 1000, median(ours) * 1000, "ms", goal))
     return rows
 
 

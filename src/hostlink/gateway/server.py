@@ -133,9 +133,18 @@ class Gateway:
         return results.call_result(result, structured=self.face == "tools")
 
     async def _run_mcp(self, ctx: Any, arguments: dict[str, Any]) -> ToolResult:
-        """The ``mcp`` tool's run, the MCP host's progress token watched."""
+        """The ``mcp`` tool's run, the MCP host's progress token watched (a call without one
+        runs without a relay task: most calls, and a task less per call)."""
         meta = ctx.meta or {}
         token = meta.get("progress_token", meta.get("progressToken")) if isinstance(meta, Mapping) else None
+        with self.peer.serving(ctx):
+            if token is None:
+                with watching(CallWatch()):
+                    return await self.host.run_tool("mcp", arguments, CancelSignal())
+            return await self._run_relayed(ctx, arguments)
+
+    async def _run_relayed(self, ctx: Any, arguments: dict[str, Any]) -> ToolResult:
+        """The run with the upstream progress relayed to the MCP host's request."""
         send, receive = anyio.create_memory_object_stream[tuple[float, Any, Any]](64)
 
         def listener(progress: float, total: float | None, message: str | None) -> None:
@@ -149,7 +158,7 @@ class Gateway:
                 async for progress, total, message in receive:  # the message is the server's: sanitized
                     await ctx.session.report_progress(progress, total, one_line(message, 300) if message else None)
 
-        with self.peer.serving(ctx), watching(CallWatch(listener=listener if token is not None else None)):
+        with watching(CallWatch(listener=listener)):
             async with anyio.create_task_group() as group:
                 group.start_soon(relay)
                 async with send:
