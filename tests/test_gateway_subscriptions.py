@@ -1,0 +1,83 @@
+"""Resource subscriptions through ``hostlink mcp serve --expose tools``, driven by the MCP SDK's
+client over real stdio: updates of the real ``server-everything`` reach the host under the
+gateway's URI after ``resources/subscribe`` and stop after ``resources/unsubscribe``; a
+server without subscriptions is refused with an error naming it; a 2026-07-28 server is
+followed through a ``subscriptions/listen`` stream."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import MCPError
+
+from gateway_support import EVERYTHING, NODE, demo, everything, leftovers, stdio_gateway
+
+# The host speaks the handshake era, where resources/subscribe is (the SDK warns it is gone on 2026-07-28).
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
+UPDATE_WAIT = 10  # seconds: server-everything sends one update at once when its updates are switched on
+TOGGLE = "everything__toggle-subscriber-updates"  # its updates on, then off, at each call
+
+
+class Updates:
+    """The ``notifications/resources/updated`` a host hears, by URI."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+        self.heard = anyio.Event()
+
+    async def on_message(self, message) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            self.uris.append(str(message.params.uri))
+            self.heard.set()
+
+    async def wait_for(self, uri: str) -> None:
+        with anyio.fail_after(UPDATE_WAIT):
+            while uri not in self.uris:
+                await self.heard.wait()
+                self.heard = anyio.Event()
+
+
+@pytest.mark.skipif(not (EVERYTHING.is_file() and NODE), reason="no server-everything")
+async def test_updates_arrive_after_subscribe_and_stop_after_unsubscribe(tmp_path):
+    updates = Updates()
+    async with stdio_gateway(tmp_path, {"everything": everything()}, "--expose", "tools", mode="legacy",
+                             message_handler=updates.on_message) as client:
+        assert client.server_capabilities.resources.subscribe is True
+        listed = [str(item.uri) for item in (await client.list_resources()).resources]
+        kept, dropped = [uri for uri in listed if uri.startswith("hostlink://everything/demo://resource/static/")][:2]
+        await client.session.subscribe_resource(kept)
+        await client.session.subscribe_resource(dropped)
+        assert updates.uris == []
+        await client.call_tool(TOGGLE, {})  # on: one update of each subscribed resource at once
+        await updates.wait_for(kept)
+        await updates.wait_for(dropped)
+
+        await client.session.unsubscribe_resource(dropped)
+        await client.call_tool(TOGGLE, {})  # off, so that no periodic update is in flight
+        updates.uris.clear()
+        await client.call_tool(TOGGLE, {})  # on again: an update of what is still subscribed
+        await updates.wait_for(kept)
+        assert dropped not in updates.uris, updates.uris
+        await client.call_tool(TOGGLE, {})
+    assert leftovers(tmp_path) == []
+
+
+async def test_a_server_without_subscriptions_is_refused_by_name(tmp_path):
+    servers = {"plain": {**demo(), "protocolVersion": "legacy"}}  # demo on the handshake era offers none
+    async with stdio_gateway(tmp_path, servers, "--expose", "tools", mode="legacy") as client:
+        with pytest.raises(MCPError) as refused:
+            await client.session.subscribe_resource("hostlink://plain/demo://readme")
+        assert "MCP server 'plain' does not offer resource subscriptions" in refused.value.error.message
+        with pytest.raises(MCPError) as unknown:
+            await client.session.subscribe_resource("demo://readme")
+        assert "Unknown resource: demo://readme" in unknown.value.error.message
+        assert unknown.value.error.code == -32602
+
+
+async def test_a_2026_server_is_followed_through_a_listen_stream(tmp_path):
+    """demo on 2026-07-28 offers subscriptions only as subscriptions/listen streams."""
+    async with stdio_gateway(tmp_path, {"demo": demo()}, "--expose", "tools", mode="legacy") as client:
+        await client.session.subscribe_resource("hostlink://demo/demo://readme")
+        await client.session.unsubscribe_resource("hostlink://demo/demo://readme")
+        await client.session.subscribe_resource("hostlink://demo/demo://readme")
+        assert (await client.read_resource("hostlink://demo/demo://readme")).contents
