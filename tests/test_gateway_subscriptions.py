@@ -6,15 +6,33 @@ followed through a ``subscriptions/listen`` stream."""
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import anyio
+import httpx2
 import pytest
 from mcp import MCPError
 
-from gateway_support import EVERYTHING, NODE, demo, everything, leftovers, stdio_gateway
+from gateway_support import (
+    EVERYTHING,
+    HOSTLINK,
+    NODE,
+    demo,
+    everything,
+    gateway_env,
+    leftovers,
+    live_mentioning,
+    stdio_gateway,
+)
 
 # The host speaks the handshake era, where resources/subscribe is (the SDK warns it is gone on 2026-07-28).
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
 UPDATE_WAIT = 10  # seconds: server-everything sends one update at once when its updates are switched on
+RECORDER = Path(__file__).parent / "fakes" / "mcp_recording_server.py"
 TOGGLE = "everything__toggle-subscriber-updates"  # its updates on, then off, at each call
 
 
@@ -81,3 +99,44 @@ async def test_a_2026_server_is_followed_through_a_listen_stream(tmp_path):
         await client.session.unsubscribe_resource("hostlink://demo/demo://readme")
         await client.session.subscribe_resource("hostlink://demo/demo://readme")
         assert (await client.read_resource("hostlink://demo/demo://readme")).contents
+
+
+def _received(log) -> list[str]:
+    return [json.loads(line)["method"] for line in log.read_text().splitlines()] if log.exists() else []
+
+
+async def _wait_until(predicate) -> None:
+    with anyio.fail_after(UPDATE_WAIT):
+        while not predicate():
+            await anyio.sleep(0.05)
+
+
+async def test_a_host_connection_ending_drops_its_subscriptions(tmp_path):
+    """Over HTTP (one gateway, many host connections): the upstream subscription is made once,
+    and undone only when the last host connection that followed the resource has ended."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    log = tmp_path / "received.jsonl"
+    recorder = {"command": sys.executable, "args": [str(RECORDER), str(log)], "protocolVersion": "legacy"}
+    proc = subprocess.Popen([HOSTLINK, "mcp", "serve", "--http", "--port", "0", "--expose", "tools"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env=gateway_env(tmp_path, {"rec": recorder}), cwd=tmp_path)
+    try:
+        url = proc.stdout.readline().decode().rsplit(" ", 1)[1].strip()
+        key_file = Path(proc.stdout.readline().decode().split("$(cat ", 1)[1].rstrip(")\n"))
+        headers = {"Authorization": f"Bearer {key_file.read_text()}"}
+        async with httpx2.AsyncClient(headers=headers) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode="legacy") as first:
+                await first.session.subscribe_resource("hostlink://rec/note://x")
+                async with Client(streamable_http_client(url, http_client=http), mode="legacy") as second:
+                    await second.session.subscribe_resource("hostlink://rec/note://x")
+                await anyio.sleep(0.5)  # the second connection has ended; the first still follows
+                assert _received(log).count("resources/subscribe") == 1
+                assert "resources/unsubscribe" not in _received(log)
+            await _wait_until(lambda: "resources/unsubscribe" in _received(log))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+    assert b"Traceback" not in proc.stderr.read()
+    assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
