@@ -20,7 +20,8 @@ for raw in sys.stdin:
     log.write(json.dumps({"method": method, "id": ident, "requestId": params.get("requestId")}) + "\n")
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": ident, "result": {"protocolVersion": params["protocolVersion"],
-              "capabilities": {"tools": {}, "resources": {"subscribe": True}}, "serverInfo": {"name": "recording", "version": "1"}}})
+              "capabilities": {"tools": {}, "resources": {"subscribe": True}},
+              "serverInfo": {"name": "recording", "version": "1"}}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": ident, "result": {"tools": [
             {"name": name, "inputSchema": {"type": "object"}} for name in ("wait", "echo")]}})
