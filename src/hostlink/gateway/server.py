@@ -202,6 +202,7 @@ class Gateway:
     async def unsubscribe(self, ctx: Any, params: Any) -> Any:
         import mcp_types
 
+        await self._fresh(ctx)
         server, uri = self._resource(str(params.uri))
         await self._served(ctx, lambda: self.subscriptions.remove(host_connection(ctx), self.runtime, server, uri))
         return mcp_types.EmptyResult()
