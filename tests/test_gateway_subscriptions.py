@@ -23,6 +23,7 @@ from gateway_support import (
     NODE,
     demo,
     everything,
+    fixture,
     gateway_env,
     leftovers,
     live_mentioning,
@@ -93,12 +94,24 @@ async def test_a_server_without_subscriptions_is_refused_by_name(tmp_path):
 
 
 async def test_a_2026_server_is_followed_through_a_listen_stream(tmp_path):
-    """demo on 2026-07-28 offers subscriptions only as subscriptions/listen streams."""
-    async with stdio_gateway(tmp_path, {"demo": demo()}, "--expose", "tools", mode="legacy") as client:
-        await client.session.subscribe_resource("hostlink://demo/demo://readme")
-        await client.session.unsubscribe_resource("hostlink://demo/demo://readme")
-        await client.session.subscribe_resource("hostlink://demo/demo://readme")
-        assert (await client.read_resource("hostlink://demo/demo://readme")).contents
+    """The fixture on 2026-07-28 offers subscriptions as subscriptions/listen streams only, and
+    sends an update of the resource its tool change_tools names."""
+    updates = Updates()
+    readme, escapes = "hostlink://fx/fixture://readme", "hostlink://fx/fixture://escapes"
+    async with stdio_gateway(tmp_path, {"fx": fixture()}, "--expose", "tools", mode="legacy",
+                             message_handler=updates.on_message) as client:
+        await client.session.subscribe_resource(readme)
+        await client.session.subscribe_resource(escapes)
+        await client.call_tool("fx__change_tools", {"name": "one", "updated": "fixture://escapes"})
+        await updates.wait_for(escapes)
+
+        await client.session.unsubscribe_resource(escapes)
+        updates.uris.clear()
+        await client.call_tool("fx__change_tools", {"name": "two", "updated": "fixture://escapes"})
+        await client.call_tool("fx__change_tools", {"name": "three", "updated": "fixture://readme"})
+        await updates.wait_for(readme)
+        assert updates.uris == [readme]
+        assert (await client.read_resource(readme)).contents
 
 
 def _received(log) -> list[str]:
