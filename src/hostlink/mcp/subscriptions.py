@@ -47,10 +47,10 @@ class ResourceSubscriptions:
         """Subscribe at ``server`` (once); CallFailed naming it when it offers no subscriptions."""
 
         async def work(client: Client, group: anyio.abc.TaskGroup) -> None:
-            held = self._held.pop((server, uri), None)
+            held = self._held.get((server, uri))
             if held is not None and held.client is client:
-                self._held[(server, uri)] = held
                 return
+            self._held.pop((server, uri), None)  # made on a connection since replaced
             resources = getattr(client.server_capabilities, "resources", None)
             if not getattr(resources, "subscribe", False):
                 raise CallFailed(f"MCP server {server!r} does not offer resource subscriptions")
@@ -96,6 +96,7 @@ class ResourceSubscriptions:
         from hostlink.host.output import one_line
 
         assert held.stream is not None
+        started = False
         with held.stream:
             try:
                 async with held.client.listen(resource_subscriptions=[uri]) as stream:
@@ -103,14 +104,15 @@ class ResourceSubscriptions:
                         raise CallFailed(f"MCP server {server!r} did not accept a subscription to this resource")
                     self._held[(server, uri)] = held
                     task_status.started()
+                    started = True
                     async for _ in stream:
                         pass
             except MCPError as error:
-                if (server, uri) not in self._held:
+                if not started:
                     raise CallFailed(f"MCP server {server!r} rejected the subscription: "
                                      f"{one_line(error.message, 300)}") from None
             except (RuntimeError, TimeoutError) as error:  # the stream was lost (or never acknowledged)
-                if (server, uri) not in self._held:
+                if not started:
                     raise CallFailed(f"MCP server {server!r}: the subscription failed ({type(error).__name__})"
                                      ) from None
             finally:
