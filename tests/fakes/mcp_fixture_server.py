@@ -111,8 +111,9 @@ def build_server():
         return "app-only tool was called"
 
     @server.tool(description="Add a tool named `name` (and a prompt of that name), then tell the client its "
-                             "tool, prompt and resource lists changed.")
-    async def change_tools(ctx: Context, name: str = "added") -> str:
+                             "tool, prompt and resource lists changed (and, on 2026-07-28, that the resource "
+                             "`updated` was updated, when given).")
+    async def change_tools(ctx: Context, name: str = "added", updated: str = "") -> str:
         def added() -> str:
             return f"{name} was added"
 
@@ -122,6 +123,8 @@ def build_server():
             await ctx.notify_tools_changed()
             await ctx.notify_prompts_changed()
             await ctx.notify_resources_changed()
+            if updated:  # to the streams subscribed to that resource
+                await ctx.notify_resource_updated(updated)
         else:
             await ctx.session.send_tool_list_changed()
             await ctx.session.send_prompt_list_changed()

@@ -1,7 +1,7 @@
 """A stdio MCP server (stdlib only, legacy handshake) that records what it receives:
 ``python mcp_recording_server.py LOG``. Each message's method (and for a cancellation its
 ``requestId``) goes to LOG as one JSON line. Tool ``wait`` never answers; ``echo`` answers
-``text``."""
+``text``; ``resources/subscribe`` and ``resources/unsubscribe`` are accepted."""
 
 import json
 import sys
@@ -20,12 +20,15 @@ for raw in sys.stdin:
     log.write(json.dumps({"method": method, "id": ident, "requestId": params.get("requestId")}) + "\n")
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": ident, "result": {"protocolVersion": params["protocolVersion"],
-              "capabilities": {"tools": {}}, "serverInfo": {"name": "recording", "version": "1"}}})
+              "capabilities": {"tools": {}, "resources": {"subscribe": True}},
+              "serverInfo": {"name": "recording", "version": "1"}}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": ident, "result": {"tools": [
             {"name": name, "inputSchema": {"type": "object"}} for name in ("wait", "echo")]}})
     elif method == "tools/call" and params.get("name") == "echo":
         text = (params.get("arguments") or {}).get("text", "")
         send({"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": text}]}})
+    elif method in ("resources/subscribe", "resources/unsubscribe"):
+        send({"jsonrpc": "2.0", "id": ident, "result": {}})
     elif ident is not None and method != "tools/call":
         send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "not found"}})

@@ -19,6 +19,7 @@ import anyio
 from hostlink.gateway import results
 from hostlink.gateway.peer import Peer
 from hostlink.gateway.session import ConfigWatch, GatewaySession, StderrNotifier, reload, start
+from hostlink.gateway.subscriptions import HostSubscriptions, host_connection
 from hostlink.gateway.tools_face import ToolsFace, Unknown, resource
 from hostlink.host import CancelSignal, ToolResult
 from hostlink.host.output import one_line
@@ -47,6 +48,7 @@ class Gateway:
         self.extension = McpExtension(roots=self.peer.roots, auth_factory=self._auth)
         self.host = GatewaySession([self.extension], self.peer)
         self.tools = ToolsFace()
+        self.subscriptions = HostSubscriptions()
         self._watch: ConfigWatch | None = None
         self._heard: Any = None  # the MCP host's latest session: told when a sign-in ends
 
@@ -197,6 +199,23 @@ class Gateway:
         return mcp_types.ReadResourceResult(
             contents=results.resource_contents(read.contents, str(params.uri), self.host.output))
 
+    async def subscribe(self, ctx: Any, params: Any) -> Any:
+        """Follow a resource's updates (routed to the server that owns it; see subscriptions)."""
+        import mcp_types
+
+        await self._fresh(ctx)
+        server, uri = self._resource(str(params.uri))
+        await self._served(ctx, lambda: self.subscriptions.add(host_connection(ctx), self.runtime, server, uri))
+        return mcp_types.EmptyResult()
+
+    async def unsubscribe(self, ctx: Any, params: Any) -> Any:
+        import mcp_types
+
+        await self._fresh(ctx)
+        server, uri = self._resource(str(params.uri))
+        await self._served(ctx, lambda: self.subscriptions.remove(host_connection(ctx), self.runtime, server, uri))
+        return mcp_types.EmptyResult()
+
     async def list_prompts(self, ctx: Any, params: Any) -> Any:
         import mcp_types
 
@@ -262,7 +281,8 @@ class Gateway:
         if self.face == "tools":
             handlers.update(on_list_resources=self.list_resources, on_list_resource_templates=self.list_templates,
                             on_read_resource=self.read_resource, on_list_prompts=self.list_prompts,
-                            on_get_prompt=self.get_prompt, on_completion=self.complete)
+                            on_get_prompt=self.get_prompt, on_completion=self.complete,
+                            on_subscribe_resource=self.subscribe, on_unsubscribe_resource=self.unsubscribe)
         server = Server(NAME, version=_version(), instructions=_INSTRUCTIONS[self.face], **handlers)
         server.add_request_handler("logging/setLevel", mcp_types.SetLevelRequestParams, _no_logs)
         return server

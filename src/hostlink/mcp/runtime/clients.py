@@ -112,14 +112,10 @@ class McpRuntime:
                  cache: ToolCache | None = None) -> None:
         take_over_sdk_logging()
         self._roots = root if isinstance(root, Roots) else Roots(root)  # the trusted project's directory
-        self._servers = dict(servers)
-        self._broken = dict(broken or {})
-        self._auth = auth
-        self._elicitation = elicitation
-        self._sampling = sampling
-        self._cache = cache
-        self._command = command
+        self._servers, self._broken, self._auth = dict(servers), dict(broken or {}), auth
+        self._elicitation, self._sampling, self._cache, self._command = elicitation, sampling, cache, command
         self._conns: dict[str, _Connection] = {}
+        self.notice_listeners: list[Callable[[str, Any], Awaitable[None]]] = []  # hear every server's notices
         self._closed = False
 
     # --- state -------------------------------------------------------------------------
@@ -230,6 +226,7 @@ class McpRuntime:
         conn.lister = ToolLister(name, config, conn.group, lambda cursor: self._request(
             name, "tools/list", lambda client: client.list_tools(cursor=cursor), conn),
             lambda tools, filtered: self._listed(conn, tools, filtered), lambda: self._drop_cache(name))
+        conn.lister.listeners = self.notice_listeners
         factory = client_factory(config, elicit, sample, self._roots.callback(config), conn.lister.on_message)
         client = await conn.transport.connect(stack, conn.group, factory, mode)
         if conn.transport.pid is not None:
@@ -395,6 +392,12 @@ class McpRuntime:
         return await self._request(name, f"the call of tool {tool!r}",
                                    lambda client: call_with_progress(client, name, tool, arguments, ms), conn)
 
+    async def on_client(self, name: str, what: str, work: Callable[[Client, anyio.abc.TaskGroup], Awaitable[T]]) -> T:
+        """``work(client, its owner's task group)`` as one request ``what``: for protocol steps
+        kept in modules of their own (resource subscriptions); failures mapped as for any request."""
+        conn = await self._ready(name)
+        return await self._request(name, what, lambda client: work(client, conn.group), conn)  # type: ignore[arg-type]
+
     async def list_resources(self, name: str, cursor: str | None = None) -> Any:
         return await self._request(name, "resources/list", lambda client: client.list_resources(cursor=cursor))
 
@@ -489,10 +492,5 @@ def _describe(client: Client) -> dict[str, Any]:
     info = client.server_info
     caps = client.server_capabilities
     present = {key for key in ("tools", "resources", "prompts", "completions") if getattr(caps, key, None) is not None}
-    return {
-        "protocol_version": client.protocol_version,
-        "server_name": info.name if info else None,
-        "server_version": info.version if info else None,
-        "capabilities": frozenset(present),
-        "error": None,
-    }
+    return {"protocol_version": client.protocol_version, "server_name": info.name if info else None,
+            "server_version": info.version if info else None, "capabilities": frozenset(present), "error": None}

@@ -61,6 +61,7 @@ class ToolLister:
         self.flight: Flight | None = None
         self.changes = 0
         self.listed = -1
+        self.listeners: list[Callable[[str, Any], Awaitable[None]]] = []  # hear every notice (the runtime's list)
 
     async def tools_now(self, refresh: bool) -> tuple[Any, ...]:
         """The listing: the published one when ``refresh`` is False and no notice made it
@@ -114,7 +115,10 @@ class ToolLister:
 
     async def on_message(self, message: Any) -> None:
         """The SDK's message handler: a tools notice marks the listing stale and refreshes
-        it in the background; it never waits, so the SDK's reader goes on at once."""
+        it in the background; it never waits, so the SDK's reader goes on at once (the SDK runs
+        each notice in a task of its own, where ``listeners`` hear it: resource updates)."""
+        for listener in list(self.listeners):
+            await listener(self.name, message)
         if getattr(message, "method", None) != TOOLS_CHANGED:
             return
         self.changes += 1
