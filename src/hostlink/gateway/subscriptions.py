@@ -1,7 +1,7 @@
 """The MCP hosts' resource subscriptions (tools face).
 
 ``resources/subscribe`` of ``hostlink://<server>/<uri>`` subscribes at that server once,
-however many host connections ask (:mod:`hostlink.mcp.subscriptions`); each update the
+however many host connections ask (:mod:`hostlink.mcp.runtime.subscriptions`); each update the
 server sends goes to every host connection subscribed to it, under the prefixed URI.
 ``resources/unsubscribe`` undoes a connection's subscription, and a connection's end drops
 all of its own; the upstream subscription ends when no connection is left on it.
@@ -15,11 +15,10 @@ import anyio
 
 from hostlink.gateway.naming import prefixed_uri
 from hostlink.gateway.tools_face import MAX_URI_CHARS
-from hostlink.mcp.errors import McpError
+from hostlink.mcp import McpError
 
 if TYPE_CHECKING:
-    from hostlink.mcp.runtime import McpRuntime
-    from hostlink.mcp.subscriptions import ResourceSubscriptions
+    from hostlink.mcp import McpRuntime, ResourceSubscriptions
 
 
 def host_connection(ctx: Any) -> Any:
@@ -40,7 +39,7 @@ class HostSubscriptions:
         self._lock = anyio.Lock()
 
     def _at(self, runtime: McpRuntime) -> ResourceSubscriptions:
-        from hostlink.mcp.subscriptions import ResourceSubscriptions
+        from hostlink.mcp import ResourceSubscriptions
 
         if self._upstream is None or self._runtime is not runtime:  # a new session's runtime
             self._upstream, self._runtime, self._hosts = ResourceSubscriptions(runtime, self._updated), runtime, {}
@@ -85,7 +84,7 @@ class HostSubscriptions:
         sub-resource of), under the prefixed URI; a URI that is not plain text is not passed."""
         if len(uri) > MAX_URI_CHARS or not uri.isprintable():
             return
-        told = []
+        told: list[Any] = []
         for (owner, followed), hosts in list(self._hosts.items()):
             if owner == server and (uri == followed or uri.startswith(followed.rstrip("/") + "/")):
                 told.extend(connection for connection in hosts if connection not in told)

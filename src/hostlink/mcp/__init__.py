@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from hostlink.mcp.render import filter_note, server_words, status_rows, table, tool_line, transport_of
     from hostlink.mcp.runtime.cache import CachedTool, ToolCache, cache_directory
     from hostlink.mcp.runtime.clients import McpRuntime
+    from hostlink.mcp.runtime.subscriptions import ResourceSubscriptions
     from hostlink.mcp.runtime.visibility import model_visible
     from hostlink.mcp.tool import SEE_TOOLS
 
@@ -48,6 +49,7 @@ _WHERE = {
         "render": ("filter_note", "server_words", "status_rows", "table", "tool_line", "transport_of"),
         "runtime.cache": ("CachedTool", "ToolCache", "cache_directory"),
         "runtime.clients": ("McpRuntime",),
+        "runtime.subscriptions": ("ResourceSubscriptions",),
         "runtime.visibility": ("model_visible",),
         "tool": ("SEE_TOOLS",),
     }.items()
@@ -67,6 +69,7 @@ __all__ = [
     "McpError",
     "McpExtension",
     "McpRuntime",
+    "ResourceSubscriptions",
     "SecureStore",
     "StdioServer",
     "ToolCache",

@@ -23,7 +23,7 @@ from hostlink.mcp.errors import CallFailed
 if TYPE_CHECKING:
     from mcp import Client
 
-    from hostlink.mcp.runtime import McpRuntime
+    from hostlink.mcp.runtime.clients import McpRuntime
 
 UPDATED = "notifications/resources/updated"
 
