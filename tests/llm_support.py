@@ -57,6 +57,8 @@ class LlmDirs:
             "HOSTLINK_RUNTIME_DIR": str(self.runtime),
             "LANG": "C.UTF-8",
         }
+        if "COVERAGE_PROCESS_CONFIG" in os.environ:  # scripts/check: llm and its children are measured too
+            env["COVERAGE_PROCESS_CONFIG"] = os.environ["COVERAGE_PROCESS_CONFIG"]
         env.update(extra)
         return env
 
