@@ -78,6 +78,22 @@ async def collect(provider: ClaudeCodeProvider, ctx: Context, signal: CancelSign
     return [event async for event in provider.stream(MODEL, ctx, signal or CancelSignal())]
 
 
+def records(request: dict) -> list[dict]:
+    """The transcript records (JSON texts) Claude was sent in one API request."""
+    found = []
+    for message in request["messages"]:
+        if message["role"] != "user" or isinstance(message["content"], str):
+            continue
+        for block in message["content"]:
+            if block.get("type") == "text":
+                for line in block["text"].splitlines():
+                    try:
+                        found.append(json.loads(line))
+                    except ValueError:
+                        continue
+    return found
+
+
 class FakeClaude:
     """A fake ``claude`` install: a wrapper executable plus a per-test script and log."""
 

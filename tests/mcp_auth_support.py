@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx2
@@ -28,6 +30,8 @@ __all__ = [
     "keyring_required",
     "no_browser",
     "sign_in",
+    "start_keyring_daemon",
+    "stop_keyring_daemon",
 ]
 
 
@@ -118,3 +122,31 @@ async def sign_in(manager, name: str, server) -> None:
     answer = await follow_link(raised.value.link)
     assert answer.status_code == 200
     await manager.wait_login(name, server, 30)
+
+
+def _bus_call(method: str, *args: str):
+    from jeepney import DBusAddress, new_method_call
+    from jeepney.io.blocking import open_dbus_connection
+
+    bus = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus")
+    with open_dbus_connection(bus="SESSION") as connection:
+        return connection.send_and_get_reply(new_method_call(bus, method, "s" * len(args), args)).body[0]
+
+
+def _wait_for_owner(present: bool) -> None:
+    deadline = time.monotonic() + 20
+    while _bus_call("NameHasOwner", "org.freedesktop.secrets") != present:
+        assert time.monotonic() < deadline, "the keyring daemon did not change state"
+        time.sleep(0.05)
+
+
+def stop_keyring_daemon() -> None:
+    pid = _bus_call("GetConnectionUnixProcessID", "org.freedesktop.secrets")
+    os.kill(pid, signal.SIGTERM)  # the daemon scripts/with-keyring started, found by its bus name
+    _wait_for_owner(False)
+
+
+def start_keyring_daemon() -> None:
+    subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], check=True,
+                   input=os.environ["HOSTLINK_TEST_KEYRING_PASSWORD"].encode(), stdout=subprocess.DEVNULL)
+    _wait_for_owner(True)

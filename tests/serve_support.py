@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_transport_support import live_processes_mentioning
+from claude_transport_support import live_processes_mentioning, records
 from hostlink.claude_code import metrics
 from peers import CLAUDE_BIN
 
@@ -23,11 +23,19 @@ FAKES = Path(__file__).parent / "fakes"
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
 
-from test_llm_end_to_end import records  # noqa: E402 - the transcript records one API request carried
-
 KEY = "serve-test-key-0123456789"
 HOST_SCRIPT = Path(__file__).with_name("serve_host.py")
 TOOL_PREFIX = "mcp__hostlink__"  # how Claude names a client tool (the proposal server's catalog)
+# The README's Codex provider (config.toml): written by the Codex test, compared with the docs' block.
+CODEX_CONFIG = """model = "sonnet"
+model_provider = "hostlink"
+
+[model_providers.hostlink]
+name = "hostlink serve"
+base_url = "{base_url}/v1"
+env_key = "HOSTLINK_KEY"
+wire_api = "responses"
+"""
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 

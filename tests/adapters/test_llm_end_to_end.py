@@ -17,18 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from claude_transport_support import api  # noqa: F401 - fixtures
+from claude_transport_support import api, records  # noqa: F401 - fixtures
 from hostlink.claude_code import metrics
 from llm_support import LlmDirs, leftover_files, leftover_processes, run_llm
 
-FAKES = Path(__file__).parent / "fakes"
+FAKES = Path(__file__).parents[1] / "fakes"
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
 
 from peers import CLAUDE_BIN, requires_claude  # noqa: E402
 
 BIN = CLAUDE_BIN
-HOST = [sys.executable, str(Path(__file__).with_name("llm_e2e_host.py"))]
+HOST = [sys.executable, str(Path(__file__).parents[1] / "llm_e2e_host.py")]
 SECRET_WORD = "xyzzy-4711"  # appears only in the proposed call and in the server's answer
 CALL = {"action": "call", "server": "demo", "tool": "echo", "args": {"text": SECRET_WORD}}
 
@@ -43,22 +43,6 @@ def dirs(tmp_path: Path) -> LlmDirs:
 def llm(dirs: LlmDirs, api: fa.FakeAnthropic, *args: str):
     path = f"{BIN}:{Path(sys.executable).parent}:/usr/bin:/bin"
     return run_llm(dirs, api.base_url, *args, path=path, command=HOST, timeout=180)
-
-
-def records(request: dict) -> list[dict]:
-    """The transcript records (JSON texts) Claude was sent in one API request."""
-    found = []
-    for message in request["messages"]:
-        if message["role"] != "user" or isinstance(message["content"], str):
-            continue
-        for block in message["content"]:
-            if block.get("type") == "text":
-                for line in block["text"].splitlines():
-                    try:
-                        found.append(json.loads(line))
-                    except ValueError:
-                        continue
-    return found
 
 
 def assert_nothing_left(dirs: LlmDirs) -> None:

@@ -140,7 +140,7 @@ def calls_for_big_output(messages: list[ModelMessage], info: AgentInfo) -> Model
 
 def test_a_process_that_ends_inside_the_agent_context_leaves_nothing(project, marker, runtime_dir):
     """The call overflows into a private file; the process exits without leaving the context."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}  # this module too
     done = subprocess.run([sys.executable, "-c", ENDS_ENTERED, str(project)], capture_output=True, text=True,
                           env=env, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr[-2000:]

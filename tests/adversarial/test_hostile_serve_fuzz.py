@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serve_attack import request
 
+from adversarial.serve_attack import request
 from hostlink.claude_code.catalog import CatalogError, build_catalog
 from hostlink.claude_code.models import MODELS
 from hostlink.claude_code.transcript import TranscriptError, serialize

@@ -14,8 +14,8 @@ import threading
 import time
 
 import pytest
-from serve_attack import MIB, assert_quiet, closed_by_peer, descriptors, memory_mib, request, reset_peak
 
+from adversarial.serve_attack import MIB, assert_quiet, closed_by_peer, descriptors, memory_mib, request, reset_peak
 from hostlink.serve.connections import ACCEPT_BACKLOG, REQUEST_SECONDS, OncePerKind, log, loop_exception
 from peers import requires_claude
 from serve_support import (

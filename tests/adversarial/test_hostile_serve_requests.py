@@ -3,7 +3,7 @@ headers, the CLI's logs) and the classes that held (Origin/Host, smuggling, gian
 compressed bodies, fetched URLs, ``@`` paths, concurrency, signals), each with its figure.
 
 The real server, the real ``claude`` CLI and the fake API; the API's own error shapes are
-checked here in brief and in full in ``tests/test_serve_errors.py``.
+checked here in brief and in full in ``tests/serve/test_errors.py``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import signal
 import threading
 
 import pytest
-from serve_attack import MIB, assert_quiet, memory_mib, request
-from support import untouched_url
 
+from adversarial.serve_attack import MIB, assert_quiet, memory_mib, request
+from adversarial.support import untouched_url
 from hostlink.serve.body import MAX_JSON_DEPTH
 from peers import requires_claude
 from serve_support import (

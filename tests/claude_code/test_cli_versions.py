@@ -212,7 +212,7 @@ async def test_an_early_exit_is_the_web_search_tools_error(tmp_path, runtime_dir
 def test_an_early_exit_is_the_llm_error(tmp_path):
     dirs = LlmDirs(tmp_path).create()
     dying_claude(tmp_path / "bin")
-    host = [sys.executable, str(Path(__file__).with_name("llm_e2e_host.py")), "http://127.0.0.1:9"]
+    host = [sys.executable, str(Path(__file__).parents[1] / "llm_e2e_host.py"), "http://127.0.0.1:9"]
     result = run_llm(dirs, "-m", "claude-code/sonnet", "-u", "hello", command=host,
                      path=f"{tmp_path / 'bin'}:{Path(sys.executable).parent}:/usr/bin:/bin", timeout=120)
     assert result.returncode != 0 and "Traceback" not in result.stderr
@@ -281,7 +281,7 @@ def test_the_verified_range_is_the_measured_one():
     inside = [m for m in compatibility.MEASURED
               if compatibility.VERIFIED_MIN <= m.version <= compatibility.VERIFIED_MAX]
     assert all(m.passed is not False for m in inside)
-    pinned = json.loads((Path(__file__).resolve().parents[1] / "package.json").read_text())
+    pinned = json.loads((Path(__file__).resolve().parents[2] / "package.json").read_text())
     assert (compatibility.parse_version(pinned["dependencies"]["@anthropic-ai/claude-code"])
             == compatibility.VERIFIED_MAX)
     since = compatibility.FLAGS["--permission-prompts"].since

@@ -66,7 +66,7 @@ def checks(diagnosis) -> dict[str, doctor.Check]:
 
 
 def test_pinned_cli_version_is_in_the_verified_range():
-    pinned = json.loads((Path(__file__).resolve().parents[1] / "package.json").read_text())
+    pinned = json.loads((Path(__file__).resolve().parents[2] / "package.json").read_text())
     version = pinned["dependencies"]["@anthropic-ai/claude-code"]
     assert compatibility.check_version(f"{version} (Claude Code)")[0]
 

@@ -1,6 +1,6 @@
 """The plan's usage reports, the extra-usage guard, the usage views and the provider hooks, on
 their own (parsing, persistence, the fake ``claude`` for the hooks). The real CLI end to end is
-in test_claude_plan_real_cli.py."""
+in test_plan_real_cli.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The Claude plan end to end with the real ``claude`` CLI: the fake Anthropic API sends the
 ``anthropic-ratelimit-unified-*`` headers, the CLI (signed in as a subscription by a setup token,
 the code-only test option) reports them, hostlink acts — on the hostlink host session, in
-pydantic-ai and in llm (serve: test_serve_plan.py).
+pydantic-ai and in llm (serve: tests/serve/test_plan.py).
 
 A ``claude`` wrapper first on PATH logs every start, so "refused before any claude starts" is
 asserted by the log and by the fake API's request count, not inferred.
@@ -224,7 +224,7 @@ def test_pydantic_ai_refuse_is_a_quota_error_and_plan_refusals_their_own(api, ho
 # --- llm ---------------------------------------------------------------------------------------
 
 
-LLM_HOST = [sys.executable, str(Path(__file__).with_name("llm_e2e_host.py"))]
+LLM_HOST = [sys.executable, str(Path(__file__).parents[1] / "llm_e2e_host.py")]
 
 
 def llm(dirs: LlmDirs, api, claude: CountingClaude, *args: str):

@@ -16,8 +16,8 @@ from hostlink.cli.mcp_output import Sink, write_whole
 from hostlink.cli.session import Fail
 from hostlink.host import TextContent, ToolResult
 from hostlink.host.output import OutputSession, bound_content
+from mcp_cli_support import configure, hostlink
 from mcp_runtime_support import FIXTURE, fixture_children
-from test_mcp_cli_ux import configure, hostlink
 
 DEMO = {"command": sys.executable, "args": ["-m", "hostlink.demo"]}
 FX = {"command": sys.executable, "args": [FIXTURE]}

@@ -17,9 +17,9 @@ import pytest
 
 from hostlink.cli.progress_line import ERASE_LINE
 from hostlink.host.progress import CallWatch, watching
+from mcp_cli_support import EVERY, configure, hostlink, needs_everything
 from mcp_runtime_support import FIXTURE, fixture_children
 from terminal_support import on_a_terminal
-from test_mcp_cli_ux import EVERY, configure, hostlink, needs_everything
 
 LONG = "trigger-long-running-operation"
 FX = {"command": sys.executable, "args": [FIXTURE]}

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from gateway_support import HOSTLINK, gateway_env, stdio_gateway
-
-sys.path.insert(0, str(Path(__file__).parent))
 from adversarial.support import stdio
+from gateway_support import HOSTLINK, gateway_env, stdio_gateway
 
 PROGRAMS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "gemini")
 

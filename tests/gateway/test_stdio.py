@@ -25,7 +25,7 @@ from gateway_support import (
 from hostlink.gateway.naming import MAX_NAME, exposed_names, split_uri
 
 pytestmark = pytest.mark.anyio
-RECORDER = Path(__file__).parent / "fakes" / "mcp_recording_server.py"
+RECORDER = Path(__file__).parents[1] / "fakes" / "mcp_recording_server.py"
 
 
 def text(result) -> str:

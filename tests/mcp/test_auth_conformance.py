@@ -20,7 +20,7 @@ from mcp_auth_support import FAKES
 from peers import CONFORMANCE as HARNESS
 from peers import conformance_node
 
-BASELINE = Path(__file__).parent / "conformance" / "auth-baseline.yml"
+BASELINE = Path(__file__).parents[1] / "conformance" / "auth-baseline.yml"
 AUTH_SCENARIOS = [
     "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
     "auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",

@@ -19,9 +19,9 @@ from hostlink.host import Answer, CancelSignal, Question
 from hostlink.host.session import HostSession
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.schema import StdioServer
+from mcp_cli_support import configure, hostlink
 from mcp_runtime_support import FIXTURE
-from terminal_support import on_a_terminal
-from test_mcp_cli_ux import configure, hostlink
+from terminal_support import typed
 
 ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 
@@ -89,12 +89,6 @@ async def test_without_opt_in_or_a_host_that_can_ask_nothing_is_offered(opted_in
 
 
 # --- on a terminal ----------------------------------------------------------------------------
-
-
-def typed(env: dict[str, str], cwd: Path, answers: list[bytes], *argv: str) -> tuple[int, str, str]:
-    """The CLI with stdin and stderr on a terminal, each answer typed after the next prompt."""
-    code, out, seen = on_a_terminal(env, cwd, *argv, answers=answers)
-    return code, out, seen.decode(errors="replace")
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from mcp_runtime_support import Host, alive, text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-ENTRY = Path(__file__).parents[1] / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+ENTRY = Path(__file__).parents[2] / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 NODE = shutil.which("node")
 
 if not (ENTRY.is_file() and NODE) and not os.environ.get("CI"):

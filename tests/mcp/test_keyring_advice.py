@@ -19,7 +19,7 @@ import time
 import pytest
 
 from mcp_auth_support import *  # noqa: F403 - fixtures
-from test_mcp_store import _start_daemon, _stop_daemon
+from mcp_auth_support import start_keyring_daemon, stop_keyring_daemon
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
 HOSTLINK = [sys.executable, "-c", "from hostlink.cli import main; main()"]
@@ -135,5 +135,5 @@ async def test_a_locked_collection_says_how_to_unlock_and_that_way_works(configu
         assert "signed out" in status.stdout, status.stdout
     finally:
         if _locked():  # leave the next test an unlocked keyring whatever happened here
-            _stop_daemon()
-            _start_daemon()
+            stop_keyring_daemon()
+            start_keyring_daemon()

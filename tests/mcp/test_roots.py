@@ -20,7 +20,7 @@ from hostlink.mcp.schema import SchemaError, parse_server
 from mcp_runtime_support import Host, text
 
 pytestmark = pytest.mark.anyio
-FIXTURE = str(Path(__file__).parent / "fakes" / "mcp_fixture_server.py")
+FIXTURE = str(Path(__file__).parents[1] / "fakes" / "mcp_fixture_server.py")
 
 
 def fixture(**fields):

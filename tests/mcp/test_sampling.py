@@ -156,8 +156,8 @@ async def test_the_claude_code_provider_answers_a_servers_request(tmp_path, runt
 
 
 def test_on_a_terminal_the_request_is_shown_and_a_no_refuses_it(tmp_path):
-    from test_mcp_cli_ux import configure
-    from test_mcp_elicitation import typed
+    from mcp_cli_support import configure
+    from terminal_support import typed
 
     env = configure(tmp_path, {"asker": {"command": sys.executable, "args": [ASKER],
                                          "sampling": {"model": "claude-code/haiku", "maxTokens": 30}}})

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import stat
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from hostlink.mcp.store import (
     record_key,
 )
 from mcp_auth_support import *  # noqa: F403 - fixtures
-from mcp_auth_support import FAKES, http_server, sign_in
+from mcp_auth_support import FAKES, http_server, sign_in, start_keyring_daemon, stop_keyring_daemon
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
 
@@ -162,38 +161,10 @@ async def test_refresh_is_shared_in_process(fake_oauth):
     await manager.aclose()
 
 
-def _bus_call(method: str, *args: str):
-    from jeepney import DBusAddress, new_method_call
-    from jeepney.io.blocking import open_dbus_connection
-
-    bus = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus")
-    with open_dbus_connection(bus="SESSION") as connection:
-        return connection.send_and_get_reply(new_method_call(bus, method, "s" * len(args), args)).body[0]
-
-
-def _wait_for_owner(present: bool) -> None:
-    deadline = time.monotonic() + 20
-    while _bus_call("NameHasOwner", "org.freedesktop.secrets") != present:
-        assert time.monotonic() < deadline, "the keyring daemon did not change state"
-        time.sleep(0.05)
-
-
-def _stop_daemon() -> None:
-    pid = _bus_call("GetConnectionUnixProcessID", "org.freedesktop.secrets")
-    os.kill(pid, signal.SIGTERM)  # the daemon scripts/with-keyring started, found by its bus name
-    _wait_for_owner(False)
-
-
-def _start_daemon() -> None:
-    subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], check=True,
-                   input=os.environ["HOSTLINK_TEST_KEYRING_PASSWORD"].encode(), stdout=subprocess.DEVNULL)
-    _wait_for_owner(True)
-
-
 async def test_keyring_daemon_restart():
     store = SecureStore()
     await store.save("test-restart", _record(server="restart"))
-    _stop_daemon()
+    stop_keyring_daemon()
     for fresh in (store, SecureStore()):
         with pytest.raises(StoreError) as raised:
             await fresh.read_raw("test-restart")
@@ -202,7 +173,7 @@ async def test_keyring_daemon_restart():
             await fresh.save("test-restart", _record(server="other"))
     server = http_server("http://127.0.0.1:1/mcp", auth="oauth")
     assert await AuthManager().credential_state("r", server) == "keyring unavailable"
-    _start_daemon()
+    start_keyring_daemon()
     assert parse_record(await store.read_raw("test-restart")).server == "restart"
     await store.delete("test-restart")
     assert await SecureStore().read_raw("test-restart") is None
@@ -260,8 +231,8 @@ async def test_a_locked_keyring_is_reported_as_locked(fake_oauth):
             await manager.http_auth("l", server)
         assert fake_oauth.counters()["metadata"] == 0
     finally:
-        _stop_daemon()  # a restart with the password is how this headless keyring unlocks again
-        _start_daemon()
+        stop_keyring_daemon()  # a restart with the password is how this headless keyring unlocks again
+        start_keyring_daemon()
     assert await SecureStore().read_raw("test-locked") is None
 
 

@@ -20,7 +20,7 @@ from hostlink.mcp.schema import SchemaError, parse_server
 from hostlink.mcp.tool_filter import filter_tools, hidden_by
 from mcp_runtime_support import Host, text
 
-ENTRY = Path(__file__).parents[1] / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+ENTRY = Path(__file__).parents[2] / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 NODE = shutil.which("node")
 needs_everything = pytest.mark.skipif(not (ENTRY.is_file() and NODE) and not os.environ.get("CI"),
                                       reason="npm peer @modelcontextprotocol/server-everything or node is missing")

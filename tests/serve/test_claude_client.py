@@ -30,7 +30,7 @@ from serve_support import (
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
-CLAUDE = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "claude"
+CLAUDE = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "claude"
 
 
 @pytest.fixture(scope="module")

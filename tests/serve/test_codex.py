@@ -15,6 +15,7 @@ import pytest
 from netns_support import AVAILABLE, only_loopback_port
 from peers import NODE_BIN, requires
 from serve_support import (
+    CODEX_CONFIG,
     KEY,
     TOOL_PREFIX,
     api,  # noqa: F401 - a fixture
@@ -28,17 +29,6 @@ from serve_support import (
 CODEX = NODE_BIN / "codex"
 pytestmark = [pytest.mark.slow, requires((NODE_BIN / "claude").exists() and CODEX.exists(), "claude and codex CLIs"),
               requires(AVAILABLE, "unshare and ip")]
-
-CONFIG = """model = "sonnet"
-model_provider = "hostlink"
-
-[model_providers.hostlink]
-name = "hostlink serve"
-base_url = "{base_url}/v1"
-env_key = "HOSTLINK_KEY"
-wire_api = "responses"
-"""
-
 
 @pytest.fixture(scope="module")
 def server(api, tmp_path_factory):
@@ -55,7 +45,7 @@ def codex(server, tmp_path):
     """Codex looks up api.github.com and chatgpt.com at start: it runs where only the endpoint's
     port is reachable."""
     (tmp_path / ".codex").mkdir()
-    (tmp_path / ".codex" / "config.toml").write_text(CONFIG.format(base_url=server.base_url))
+    (tmp_path / ".codex" / "config.toml").write_text(CODEX_CONFIG.format(base_url=server.base_url))
     env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(tmp_path), "CODEX_HOME": str(tmp_path / ".codex"),
            "HOSTLINK_KEY": KEY}
     with only_loopback_port(server.base_url.rsplit(":", 1)[1]) as isolated:
