@@ -13,8 +13,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from claude_transport_support import live_processes_mentioning, records
 from hostlink.claude_code import metrics
 from peers import CLAUDE_BIN
@@ -134,23 +132,9 @@ def api_images(request: dict) -> list[dict]:
             if block.get("type") == "image"]
 
 
-@pytest.fixture(scope="module")
-def api():
-    with fa.FakeAnthropic() as fake:
-        yield fake
-
-
 def start_server(api: fa.FakeAnthropic, tmp_path_factory, *args: str, nofile: int | None = None):
     """A module's server: yields it, then stops it and checks that nothing is left."""
     served = ServeProcess(tmp_path_factory.mktemp("serve"), api, *args, nofile=nofile)
     yield served
     served.stop()
     assert served.leftovers() == ([], [])
-
-
-def reset_between_tests(api: fa.FakeAnthropic, server: ServeProcess):
-    """An empty script for each test, and no claude left after it."""
-    while not api.script.empty():
-        api.script.get_nowait()
-    yield
-    server.wait_no_claude()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_transport_support import api, records  # noqa: F401 - fixtures
+from claude_transport_support import records
 from hostlink.claude_code import metrics
 from llm_support import LlmDirs, leftover_files, leftover_processes, run_llm
 

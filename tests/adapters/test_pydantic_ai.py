@@ -24,7 +24,6 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from claude_transport_support import (
     FAKES,
-    api,  # noqa: F401 - fixtures
     live_processes_mentioning,
 )
 from hostlink.adapters.pydantic_ai import ClaudeCodeModel, HostlinkMcp

@@ -11,14 +11,7 @@ import json
 import socket
 import urllib.request
 
-import pytest
-
-from serve_support import KEY, api, start_server  # noqa: F401 - api is a fixture
-
-
-@pytest.fixture(scope="module")
-def server(api, tmp_path_factory):
-    yield from start_server(api, tmp_path_factory)
+from serve_support import KEY
 
 
 def models(server) -> dict:

@@ -24,25 +24,12 @@ from serve_support import (
     KEY,
     PNG,
     ServeProcess,
-    api,  # noqa: F401 - a fixture
     fa,
-    reset_between_tests,
-    start_server,
 )
 
-pytestmark = [pytest.mark.slow, requires_claude]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"), requires_claude]
 
 MESSAGES, CHAT = "/v1/messages", "/v1/chat/completions"
-
-
-@pytest.fixture(scope="module")
-def server(api, tmp_path_factory):
-    yield from start_server(api, tmp_path_factory)
-
-
-@pytest.fixture(autouse=True)
-def fresh_script(api, server):
-    yield from reset_between_tests(api, server)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import time
 import anyio
 import pytest
 
-from claude_transport_support import OPENING, FakeClaude, collect, context
+from claude_transport_support import OPENING, collect, context
 from hostlink.claude_code import metrics, plan, protocol, usage
 from hostlink.claude_code.guard import PlanGuard
 from hostlink.claude_code.process import ENV_ALLOWLIST, ClaudeTransportOptions, child_environment
@@ -34,13 +34,6 @@ OVERAGE = {"status": "rejected", "resetsAt": NOW + 3600, "rateLimitType": "five_
            "unifiedWindows": {"five_hour": {"utilization": 1, "resetsAt": NOW + 3600},
                               "seven_day": {"utilization": 0.5, "resetsAt": NOW + 86400}}}
 MODEL = ModelSpec("sonnet", "Claude Sonnet")
-
-
-@pytest.fixture
-def stored(runtime_dir):
-    """The runtime dir, whose last-request record (kept on purpose) is removed after the test."""
-    yield runtime_dir
-    (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)
 
 
 # --- parsing ---------------------------------------------------------------------------
@@ -293,11 +286,6 @@ async def test_before_handlers_replace_the_context_in_order():
 
 class Hooks(Registry):
     """A registry whose hooks a test scripts."""
-
-
-@pytest.fixture
-def fake(tmp_path):
-    return FakeClaude(tmp_path)
 
 
 @pytest.mark.anyio

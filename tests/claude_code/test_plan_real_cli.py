@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import ModelQuotaExceededError
 
-from claude_transport_support import FAKES, api, context, home  # noqa: F401 - fixtures
+from claude_transport_support import FAKES, context
 from hostlink.adapters.pydantic_ai import ClaudeCodeModel, ClaudePlanRefusedError
 from hostlink.claude_code import doctor, metrics, plan
 from hostlink.claude_code.extension import ClaudeCodeExtension
@@ -67,12 +67,6 @@ class CountingClaude:
 @pytest.fixture
 def claude(tmp_path):
     return CountingClaude(tmp_path)
-
-
-@pytest.fixture
-def stored(runtime_dir):
-    yield runtime_dir
-    (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)
 
 
 def subscription(api) -> ClaudeTransportOptions:

@@ -16,16 +16,14 @@ import time
 import anyio
 import pytest
 
-from claude_transport_support import (  # noqa: F401 - fixtures
+from claude_transport_support import (
     DOTTED,
     ECHO,
     FAKES,
     MODEL,
     OPENING,
     FakeClaude,
-    api,
     context,
-    home,
     live_processes_mentioning,
 )
 from host_support import Notices

@@ -14,7 +14,6 @@ from claude_transport_support import (
     ECHO,
     MODEL,
     OPENING,
-    FakeClaude,
     collect,
     context,
     live_processes_mentioning,
@@ -23,11 +22,6 @@ from hostlink.claude_code.catalog import build_catalog
 from hostlink.host import CancelSignal, Done, ErrorEvent, TextDelta, ThinkingDelta, ToolCallEvent
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def fake(tmp_path):
-    return FakeClaude(tmp_path)
 
 
 def alias_of(tool) -> str:

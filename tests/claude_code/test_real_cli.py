@@ -18,13 +18,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from claude_transport_support import (  # noqa: F401 - fixtures  # noqa: F401 - fixtures
+from claude_transport_support import (
     ECHO,
     FAKES,
-    api,
     collect,
     context,
-    home,
     live_processes_mentioning,
 )
 from hostlink.claude_code import compatibility, conversation, preflight, protocol

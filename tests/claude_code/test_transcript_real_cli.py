@@ -19,7 +19,6 @@ import pytest
 from claude_transport_support import (
     FAKES,
     MODEL,
-    home,  # noqa: F401 - fixtures
 )
 from hostlink.claude_code.catalog import MAX_TOOL_NAME_LENGTH, TOOL_PREFIX, build_catalog
 from hostlink.claude_code.process import ClaudeTransportOptions

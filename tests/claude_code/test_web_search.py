@@ -48,11 +48,6 @@ SEARCH_INIT = {
 
 
 @pytest.fixture
-def fake(tmp_path):
-    return FakeClaude(tmp_path)
-
-
-@pytest.fixture
 def output(runtime_dir):
     session = OutputSession()
     yield session

@@ -8,10 +8,9 @@ import sys
 
 import pytest
 
-from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import follow_link
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
 HOSTLINK = [sys.executable, "-c", "from hostlink.cli import main; main()"]
 
 

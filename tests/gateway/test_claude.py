@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from claude_transport_support import api, fa, home  # noqa: F401 - fixtures
+from claude_transport_support import fa
 from gateway_support import EVERYTHING, HOSTLINK, NODE, demo, everything, gateway_env, leftovers, live_mentioning
 from peers import CLAUDE, requires_claude
 

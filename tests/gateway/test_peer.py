@@ -12,15 +12,9 @@ import anyio
 import pytest
 
 from gateway_support import FIXTURE, fixture, stdio_gateway
-from mcp_auth_support import (  # noqa: F401 - fixtures
-    fake_oauth,
-    follow_link,
-    isolated_state,
-    keyring_required,
-    no_browser,
-)
+from mcp_auth_support import follow_link
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_browser", "isolated_state")]
 ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 
 

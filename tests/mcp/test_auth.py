@@ -17,10 +17,9 @@ from hostlink.mcp.auth import AuthManager
 from hostlink.mcp.errors import AuthError, AuthRequired, McpError
 from hostlink.mcp.runtime import McpRuntime
 from hostlink.mcp.store import SecureStore, record_key
-from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import FAKES, follow_link, http_server, sign_in
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
 
 
 async def whoami(runtime: McpRuntime, name: str) -> str:

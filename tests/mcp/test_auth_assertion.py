@@ -15,10 +15,9 @@ from hostlink.mcp.auth import AuthManager
 from hostlink.mcp.errors import AuthError, AuthRequired, McpError
 from hostlink.mcp.runtime import McpRuntime
 from hostlink.mcp.store import SecureStore, record_key
-from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import http_server
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
 
 
 def key_pair(alg: str, *, password: bytes | None = None) -> tuple[str, str]:

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import FAKES
 from peers import CONFORMANCE as HARNESS
 from peers import conformance_node
@@ -32,7 +31,7 @@ AUTH_SCENARIOS = [
     "auth/cross-app-access-complete-flow",
 ]
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("keyring_required")]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
 
 
 @pytest.fixture

@@ -18,10 +18,9 @@ import time
 
 import pytest
 
-from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import start_keyring_daemon, stop_keyring_daemon
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
 HOSTLINK = [sys.executable, "-c", "from hostlink.cli import main; main()"]
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">

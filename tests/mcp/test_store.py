@@ -28,10 +28,9 @@ from hostlink.mcp.store import (
     parse_record,
     record_key,
 )
-from mcp_auth_support import *  # noqa: F403 - fixtures
 from mcp_auth_support import FAKES, http_server, sign_in, start_keyring_daemon, stop_keyring_daemon
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required")]
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
 
 
 def _dead_pid() -> int:

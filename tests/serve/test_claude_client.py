@@ -19,28 +19,15 @@ from serve_support import (
     KEY,
     PNG,
     TOOL_PREFIX,
-    api,  # noqa: F401 - a fixture
     api_images,
     fa,
     records,
-    reset_between_tests,
-    start_server,
     tool_results,
 )
 
-pytestmark = [pytest.mark.slow, requires_claude]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"), requires_claude]
 
 CLAUDE = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "claude"
-
-
-@pytest.fixture(scope="module")
-def server(api, tmp_path_factory):
-    yield from start_server(api, tmp_path_factory)
-
-
-@pytest.fixture(autouse=True)
-def fresh_script(api, server):
-    yield from reset_between_tests(api, server)
 
 
 @pytest.fixture

@@ -18,27 +18,15 @@ from serve_support import (
     CODEX_CONFIG,
     KEY,
     TOOL_PREFIX,
-    api,  # noqa: F401 - a fixture
     fa,
     records,
-    reset_between_tests,
-    start_server,
     tool_results,
 )
 
 CODEX = NODE_BIN / "codex"
-pytestmark = [pytest.mark.slow, requires((NODE_BIN / "claude").exists() and CODEX.exists(), "claude and codex CLIs"),
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"),
+              requires((NODE_BIN / "claude").exists() and CODEX.exists(), "claude and codex CLIs"),
               requires(AVAILABLE, "unshare and ip")]
-
-@pytest.fixture(scope="module")
-def server(api, tmp_path_factory):
-    yield from start_server(api, tmp_path_factory)
-
-
-@pytest.fixture(autouse=True)
-def fresh_script(api, server):
-    yield from reset_between_tests(api, server)
-
 
 @pytest.fixture
 def codex(server, tmp_path):

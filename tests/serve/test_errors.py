@@ -20,13 +20,11 @@ from peers import requires_claude
 from serve_support import (
     KEY,
     PNG,
-    api,  # noqa: F401 - a fixture
     fa,
-    reset_between_tests,
     start_server,
 )
 
-pytestmark = [pytest.mark.slow, requires_claude]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"), requires_claude]
 
 SECRET = "prompt-secret-9931"
 MESSAGES = "/v1/messages"
@@ -36,11 +34,6 @@ CHAT = "/v1/chat/completions"
 @pytest.fixture(scope="module")
 def server(api, tmp_path_factory):
     yield from start_server(api, tmp_path_factory, "--max-concurrent", "1")
-
-
-@pytest.fixture(autouse=True)
-def fresh_script(api, server):
-    yield from reset_between_tests(api, server)
 
 
 def post(server, path: str, body: bytes | dict, headers: dict | None = None) -> tuple[int, dict, dict]:

@@ -56,12 +56,6 @@ def request(server: ServeProcess, method: str, path: str, body: dict | None = No
         connection.close()
 
 
-@pytest.fixture(scope="module")
-def api():
-    with fa.FakeAnthropic() as fake:
-        yield fake
-
-
 def served(api, root: Path, mode: str) -> tuple[ServeProcess, Counting]:
     counting = Counting(root)
     return ServeProcess(root, api, "--subscription", "--extra-usage", mode, path=counting.path), counting

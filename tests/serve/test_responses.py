@@ -18,15 +18,12 @@ from serve_support import (
     KEY,
     TOOL_PREFIX,
     WEATHER_SCHEMA,
-    api,  # noqa: F401 - a fixture
     fa,
     records,
-    reset_between_tests,
-    start_server,
     tool_results,
 )
 
-pytestmark = [pytest.mark.slow, requires_claude]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"), requires_claude]
 
 OUTPUT_TOOL = TOOL_PREFIX + "respond_with_json"
 FUNCTION = {"type": "function", "name": "get_weather", "description": "The weather in a city",
@@ -36,21 +33,6 @@ FUNCTION = {"type": "function", "name": "get_weather", "description": "The weath
 class City(BaseModel):
     name: str
     population: int
-
-
-@pytest.fixture(scope="module")
-def server(api, tmp_path_factory):
-    yield from start_server(api, tmp_path_factory)
-
-
-@pytest.fixture(autouse=True)
-def fresh_script(api, server):
-    yield from reset_between_tests(api, server)
-
-
-@pytest.fixture
-def gpt(server):
-    return openai.OpenAI(base_url=server.base_url + "/v1", api_key=KEY, max_retries=0)
 
 
 def offered(request: dict) -> dict[str, dict]:

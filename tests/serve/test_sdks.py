@@ -12,7 +12,6 @@ import signal
 import socket
 
 import anthropic
-import openai
 import pytest
 
 from peers import requires_claude
@@ -22,15 +21,12 @@ from serve_support import (
     TOOL_PREFIX,
     WEATHER_SCHEMA,
     ServeProcess,
-    api,  # noqa: F401 - a fixture
     api_images,
     fa,
-    reset_between_tests,
-    start_server,
     tool_results,
 )
 
-pytestmark = [pytest.mark.slow, requires_claude]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"), requires_claude]
 
 WEATHER_TOOL = {"name": "get_weather", "description": "The weather in a city", "input_schema": WEATHER_SCHEMA}
 OPENAI_TOOL = {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city",
@@ -42,24 +38,9 @@ def weather(city: str) -> str:
     return f"sunny-{city.lower()}-4711"
 
 
-@pytest.fixture(scope="module")
-def server(api, tmp_path_factory):
-    yield from start_server(api, tmp_path_factory)
-
-
-@pytest.fixture(autouse=True)
-def fresh_script(api, server):
-    yield from reset_between_tests(api, server)
-
-
 @pytest.fixture
 def claude(server):
     return anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0)
-
-
-@pytest.fixture
-def gpt(server):
-    return openai.OpenAI(base_url=server.base_url + "/v1", api_key=KEY, max_retries=0)
 
 
 def test_banner_prints_base_urls_and_export_lines(server):

@@ -20,26 +20,13 @@ from serve_support import (
     PNG,
     TOOL_PREFIX,
     ServeProcess,
-    api,  # noqa: F401 - a fixture
     fa,
     records,
-    reset_between_tests,
-    start_server,
 )
 
-pytestmark = [pytest.mark.slow, requires_claude]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"), requires_claude]
 
 SECRET = "prompt-secret-5521"
-
-
-@pytest.fixture(scope="module")
-def server(api, tmp_path_factory):
-    yield from start_server(api, tmp_path_factory)
-
-
-@pytest.fixture(autouse=True)
-def fresh_script(api, server):
-    yield from reset_between_tests(api, server)
 
 
 def call(server, method: str, path: str, body: dict | None = None, key: str | None = KEY) -> tuple[int, dict, bytes]:
