@@ -62,7 +62,8 @@ class ServeProcess:
                 cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, text=True,
                 preexec_fn=limit)
         self._lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         self.banner = [self._line(60) for _ in range(5)]
         self.base_url = self.banner[0].split("listening on ")[1].split(" ")[0]
         self.port = int(self.base_url.rsplit(":", 1)[1])
@@ -74,6 +75,9 @@ class ServeProcess:
             line = ""
         if not line:
             self.process.kill()
+            self.process.wait()
+            self._reader.join(10)  # it reads until the killed process's stdout ends
+            self.process.stdout.close()
             raise AssertionError(f"hostlink serve did not start: {self.stderr()[-2000:]}")
         return line.rstrip("\n")
 

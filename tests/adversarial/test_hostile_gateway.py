@@ -68,8 +68,11 @@ class Host:
         self.proc.stdin.close()
         _, status, usage = os.wait4(self.proc.pid, 0)
         self.proc.returncode = os.waitstatus_to_exitcode(status)
+        err = self.proc.stderr.read()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
         assert usage.ru_maxrss / 1024 < PEAK_RSS_MIB
-        return self.proc.stderr.read()
+        return err
 
 
 def strings(value):
