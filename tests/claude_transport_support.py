@@ -1,6 +1,5 @@
-"""Helpers for the Claude transport tests: the fake ``claude``, event collection, leak checks,
-and the ``api`` (the fake Anthropic API) and ``home`` (a throwaway HOME) fixtures a test
-module takes by importing them."""
+"""Helpers for the Claude transport tests: the fake ``claude``, event collection, leak checks.
+The ``api`` (the fake Anthropic API) and ``home`` (a throwaway HOME) fixtures are in tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -10,15 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.claude_code.provider import ClaudeCodeProvider
 from hostlink.host import CancelSignal, Context, ModelSpec, TextContent, ToolDefinition, UserMessage
 
 FAKES = Path(__file__).parent / "fakes"
 sys.path.insert(0, str(FAKES))
-import fake_anthropic as fa  # noqa: E402
+import fake_anthropic as fa  # noqa: E402, F401 - the tests and conftest take it from here
 
 MODEL = ModelSpec("sonnet", "Claude Sonnet")
 ECHO = ToolDefinition("echo", "Echo the text back", {"type": "object", "properties": {"text": {"type": "string"}}})
@@ -78,6 +75,22 @@ async def collect(provider: ClaudeCodeProvider, ctx: Context, signal: CancelSign
     return [event async for event in provider.stream(MODEL, ctx, signal or CancelSignal())]
 
 
+def records(request: dict) -> list[dict]:
+    """The transcript records (JSON texts) Claude was sent in one API request."""
+    found = []
+    for message in request["messages"]:
+        if message["role"] != "user" or isinstance(message["content"], str):
+            continue
+        for block in message["content"]:
+            if block.get("type") == "text":
+                for line in block["text"].splitlines():
+                    try:
+                        found.append(json.loads(line))
+                    except ValueError:
+                        continue
+    return found
+
+
 class FakeClaude:
     """A fake ``claude`` install: a wrapper executable plus a per-test script and log."""
 
@@ -131,18 +144,3 @@ class FakeClaude:
 
 # The usual opening of a request: control handshake, user message, a valid init.
 OPENING = ({"op": "control"}, {"op": "read_user"}, {"op": "init"})
-
-
-@pytest.fixture
-def api():
-    """The fake Anthropic Messages API on 127.0.0.1, for one test."""
-    with fa.FakeAnthropic() as fake:
-        yield fake
-
-
-@pytest.fixture
-def home(tmp_path):
-    """A throwaway HOME for the ``claude`` child."""
-    path = tmp_path / "home"
-    path.mkdir()
-    return path

@@ -1,4 +1,6 @@
-"""Suite-wide fixtures, and the guard that tests stop every process they start.
+"""Fixtures shared by several test folders, and the guard that tests stop every process they start.
+
+A folder's own fixtures are in its conftest.py; plain helpers are in the flat *_support.py modules.
 
 The pytest process becomes a child subreaper, so whatever the tests start stays its
 descendant even when orphaned. At the end of the run, a descendant still running one of
@@ -7,11 +9,18 @@ CLI, the proposal server) is a leak: it is reported, killed, and the run fails.
 """
 
 import ctypes
+import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from claude_transport_support import fa
+from mcp_auth_support import FAKES, FakeOAuth
+from serve_support import ServeProcess, start_server
 
 _WATCHED = ("tests/fakes/", "tests/adversarial/", "serve_host.py", "hostlink.demo", "node_modules", "proposal_server",
             "claude")
@@ -34,6 +43,102 @@ def runtime_dir(tmp_path, monkeypatch):
     yield root
     left = sorted(p.name for p in root.iterdir()) if root.exists() else []
     assert left == [], f"private state left behind: {left}"
+
+
+# --- the fake Anthropic API and the claude child's HOME (claude_code, gateway, adapters, mcp) ----------
+
+
+@pytest.fixture
+def api():
+    """The fake Anthropic Messages API on 127.0.0.1, for one test (the serve folders take one per module)."""
+    with fa.FakeAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+def home(tmp_path):
+    """A throwaway HOME for the ``claude`` child."""
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+# --- MCP auth: the fake OAuth server, a real keyring, browser stubs (mcp, cli, gateway, adversarial) ---
+# The keyring tests need the private Secret Service that ``scripts/with-keyring`` provides; outside
+# CI they are skipped without it, in CI (``CI`` set) they fail.
+
+BROWSERS = ("open", "xdg-open", "sensible-browser", "x-www-browser", "www-browser", "gnome-open", "kde-open")
+
+
+@pytest.fixture
+def keyring_required():
+    if not os.environ.get("HOSTLINK_TEST_KEYRING_PASSWORD"):
+        if os.environ.get("CI"):
+            pytest.fail("CI must run these tests under scripts/with-keyring (a private Secret Service)")
+        pytest.skip("needs scripts/with-keyring (private D-Bus + gnome-keyring)")
+
+
+@pytest.fixture
+def no_browser(tmp_path, monkeypatch):
+    """Browser launchers on PATH that record being run; a test fails if any was."""
+    stubs = tmp_path / "browser-stubs"
+    stubs.mkdir()
+    marker = tmp_path / "browser-launched"
+    for name in BROWSERS:
+        script = stubs / name
+        script.write_text(f"#!/bin/sh\necho {name} >> '{marker}'\nexit 1\n")
+        script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stubs}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("BROWSER", str(stubs / "xdg-open"))
+    had_webbrowser = "webbrowser" in sys.modules
+    yield
+    assert not marker.exists(), f"a browser launcher was run: {marker.read_text()}"
+    assert had_webbrowser or "webbrowser" not in sys.modules, "the webbrowser module was imported"
+
+
+@pytest.fixture
+def isolated_state(tmp_path, monkeypatch):
+    """Lock files of each test in its own state dir."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
+
+
+@pytest.fixture
+def fake_oauth():
+    proc = subprocess.Popen([sys.executable, str(FAKES / "fake_oauth_server.py")], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line, "the fake OAuth server did not start"
+        yield FakeOAuth(proc, json.loads(line))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+
+
+# --- hostlink serve as a process (serve, adversarial) ------------------------------------------------
+# Both folders override ``api`` with one fake API per module: the module's server talks to it.
+
+
+@pytest.fixture(scope="module")
+def server(api, tmp_path_factory):
+    """A module's ``hostlink serve``; a module that needs other options overrides this fixture."""
+    yield from start_server(api, tmp_path_factory)
+
+
+@pytest.fixture
+def fresh_script(api, server: ServeProcess):
+    """An empty script for each test, and no claude left after it (modules use it for every test:
+    ``pytest.mark.usefixtures("fresh_script")``)."""
+    while not api.script.empty():
+        api.script.get_nowait()
+    yield
+    server.wait_no_claude()
+
+
+# --- the guard -----------------------------------------------------------------------------------
 
 
 def _processes() -> dict[int, tuple[int, str]]:

@@ -13,9 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
-from claude_transport_support import live_processes_mentioning
+from claude_transport_support import live_processes_mentioning, records
 from hostlink.claude_code import metrics
 from peers import CLAUDE_BIN
 
@@ -23,11 +21,19 @@ FAKES = Path(__file__).parent / "fakes"
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa  # noqa: E402
 
-from test_llm_end_to_end import records  # noqa: E402 - the transcript records one API request carried
-
 KEY = "serve-test-key-0123456789"
 HOST_SCRIPT = Path(__file__).with_name("serve_host.py")
 TOOL_PREFIX = "mcp__hostlink__"  # how Claude names a client tool (the proposal server's catalog)
+# The README's Codex provider (config.toml): written by the Codex test, compared with the docs' block.
+CODEX_CONFIG = """model = "sonnet"
+model_provider = "hostlink"
+
+[model_providers.hostlink]
+name = "hostlink serve"
+base_url = "{base_url}/v1"
+env_key = "HOSTLINK_KEY"
+wire_api = "responses"
+"""
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
@@ -56,7 +62,8 @@ class ServeProcess:
                 cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, text=True,
                 preexec_fn=limit)
         self._lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         self.banner = [self._line(60) for _ in range(5)]
         self.base_url = self.banner[0].split("listening on ")[1].split(" ")[0]
         self.port = int(self.base_url.rsplit(":", 1)[1])
@@ -68,6 +75,9 @@ class ServeProcess:
             line = ""
         if not line:
             self.process.kill()
+            self.process.wait()
+            self._reader.join(10)  # it reads until the killed process's stdout ends
+            self.process.stdout.close()
             raise AssertionError(f"hostlink serve did not start: {self.stderr()[-2000:]}")
         return line.rstrip("\n")
 
@@ -126,23 +136,9 @@ def api_images(request: dict) -> list[dict]:
             if block.get("type") == "image"]
 
 
-@pytest.fixture(scope="module")
-def api():
-    with fa.FakeAnthropic() as fake:
-        yield fake
-
-
 def start_server(api: fa.FakeAnthropic, tmp_path_factory, *args: str, nofile: int | None = None):
     """A module's server: yields it, then stops it and checks that nothing is left."""
     served = ServeProcess(tmp_path_factory.mktemp("serve"), api, *args, nofile=nofile)
     yield served
     served.stop()
     assert served.leftovers() == ([], [])
-
-
-def reset_between_tests(api: fa.FakeAnthropic, server: ServeProcess):
-    """An empty script for each test, and no claude left after it."""
-    while not api.script.empty():
-        api.script.get_nowait()
-    yield
-    server.wait_no_claude()

@@ -41,3 +41,9 @@ def on_a_terminal(env: dict[str, str], cwd: Path, *argv: str,
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+def typed(env: dict[str, str], cwd: Path, answers: list[bytes], *argv: str) -> tuple[int, str, str]:
+    """The CLI with stdin and stderr on a terminal, each answer typed after the next prompt."""
+    code, out, seen = on_a_terminal(env, cwd, *argv, answers=answers)
+    return code, out, seen.decode(errors="replace")

@@ -188,9 +188,9 @@ def test_recipe_blocks_stand_under_the_test_that_runs_them(block):
     named = re.findall(r"`(tests/[\w/]+\.py)`", heading)
     assert named and all((ROOT / name).is_file() for name in named), f"{block}: {heading!r} names no test that exists"
     if block.language == "toml":  # the Codex provider block is the one its test writes
-        from test_serve_codex import CONFIG
+        from serve_support import CODEX_CONFIG
 
-        assert tomllib.loads(block.text) == tomllib.loads(CONFIG.format(base_url="http://127.0.0.1:8484"))
+        assert tomllib.loads(block.text) == tomllib.loads(CODEX_CONFIG.format(base_url="http://127.0.0.1:8484"))
 
 
 @pytest.mark.parametrize("block", of_kind("script"), ids=str)

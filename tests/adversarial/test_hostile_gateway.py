@@ -68,8 +68,11 @@ class Host:
         self.proc.stdin.close()
         _, status, usage = os.wait4(self.proc.pid, 0)
         self.proc.returncode = os.waitstatus_to_exitcode(status)
+        err = self.proc.stderr.read()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
         assert usage.ru_maxrss / 1024 < PEAK_RSS_MIB
-        return self.proc.stderr.read()
+        return err
 
 
 def strings(value):
@@ -124,21 +127,9 @@ def test_hostile_servers_behind_the_tools_face(tmp_path):
     assert b"left out: at most 1000 are offered" in err and b"Traceback" not in err
 
 
-@pytest.fixture
-def hostile_http():
-    proc = subprocess.Popen([sys.executable, str(HERE / "hostile_http.py")], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    try:
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stdout.close()
-
-
 @pytest.mark.slow
-def test_hostile_http_servers_behind_the_gateway(tmp_path, hostile_http):
-    servers = {name: {"url": f"{hostile_http}/{name}/mcp", "protocolVersion": "legacy", "requestTimeoutMs": 2000}
+def test_hostile_http_servers_behind_the_gateway(tmp_path, hostile):
+    servers = {name: {"url": f"{hostile}/{name}/mcp", "protocolVersion": "legacy", "requestTimeoutMs": 2000}
                for name in ("bomb-call", "bomb-init", "redirect", "endless-sse")}
     host = Host(tmp_path, servers)
     try:

@@ -8,31 +8,16 @@ child process and assert its peak memory, its one-line error and that nothing le
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx2
 import pytest
 
 from adversarial.support import assert_contained, run_cli
-from mcp_auth_support import *  # noqa: F403 - keyring_required, the no-browser and state fixtures
+from mcp_auth_support import http_server
 
 HERE = Path(__file__).parent
-
-
-@pytest.fixture(scope="module")
-def hostile():
-    proc = subprocess.Popen([sys.executable, str(HERE / "hostile_http.py")], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    try:
-        url = proc.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), "the hostile server did not start"
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stdout.close()
+pytestmark = pytest.mark.usefixtures("no_browser", "isolated_state")
 
 
 def forbidden_requests(base: str) -> dict[str, int]:
@@ -46,7 +31,7 @@ async def sign_in_error(url: str, **oauth) -> str:
     from hostlink.mcp.auth.manager import AuthManager
     from hostlink.mcp.errors import AuthError
 
-    server = http_server(url, auth="oauth", **({"oauth": oauth} if oauth else {}))  # noqa: F405
+    server = http_server(url, auth="oauth", **({"oauth": oauth} if oauth else {}))
     manager = AuthManager()
     try:
         with pytest.raises(AuthError) as raised:
@@ -122,7 +107,7 @@ async def test_after_a_bomb_the_connection_keeps_serving(hostile):
     from hostlink.mcp.errors import CallFailed
     from hostlink.mcp.runtime.clients import McpRuntime
 
-    server = http_server(f"{hostile}/bomb-call/mcp", protocolVersion="legacy")  # noqa: F405
+    server = http_server(f"{hostile}/bomb-call/mcp", protocolVersion="legacy")
     runtime = McpRuntime({"bomb": server})
     try:
         with pytest.raises(CallFailed, match="exceeded 32 MiB once decoded"):

@@ -6,12 +6,7 @@ text) on stderr; a redirect's 60 KB ``Location`` was logged verbatim.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-import pytest
-
-from adversarial.support import HERE, assert_contained, run_cli, stdio
+from adversarial.support import assert_contained, run_cli, stdio
 
 
 def test_a_flood_of_malformed_lines_is_one_line_on_stderr(tmp_path):
@@ -19,18 +14,6 @@ def test_a_flood_of_malformed_lines_is_one_line_on_stderr(tmp_path):
     assert run.code == 0 and run.out == "done\n", run.err
     assert len(run.err.splitlines()) <= 3 and "not json" not in run.err
     assert_contained(run, max_bytes=2048)
-
-
-@pytest.fixture
-def hostile():
-    proc = subprocess.Popen([sys.executable, str(HERE / "hostile_http.py")], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    try:
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stdout.close()
 
 
 def test_a_huge_redirect_location_is_not_logged_verbatim(tmp_path, hostile):

@@ -1,7 +1,7 @@
 """Hostile clients of ``hostlink serve``: slow and half-sent requests, garbage on the socket.
 
 The error cases of the API itself (oversized and malformed bodies, forged Host/Origin, wrong
-keys, disconnects) are in ``tests/test_serve_errors.py``; here, connections that never finish
+keys, disconnects) are in ``tests/serve/test_errors.py``; here, connections that never finish
 a request must neither block other clients nor leave anything behind.
 """
 
@@ -11,14 +11,7 @@ import json
 import socket
 import urllib.request
 
-import pytest
-
-from serve_support import KEY, api, start_server  # noqa: F401 - api is a fixture
-
-
-@pytest.fixture(scope="module")
-def server(api, tmp_path_factory):
-    yield from start_server(api, tmp_path_factory)
+from serve_support import KEY
 
 
 def models(server) -> dict:

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serve_attack import request
 
+from adversarial.serve_attack import request
 from hostlink.claude_code.catalog import CatalogError, build_catalog
 from hostlink.claude_code.models import MODELS
 from hostlink.claude_code.transcript import TranscriptError, serialize
@@ -35,9 +35,6 @@ from peers import requires_claude
 from serve_support import (
     PNG,
     WEATHER_SCHEMA,
-    api,  # noqa: F401 - a fixture
-    reset_between_tests,
-    start_server,
 )
 
 KEY = "fuzz-key-0123456789abcdef"
@@ -237,16 +234,6 @@ def test_a_bug_is_a_500_in_the_api_shape_with_an_id_in_the_one_log_line(app, nam
 
 
 # --- the real server ---------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def server(api, tmp_path_factory):
-    yield from start_server(api, tmp_path_factory)
-
-
-@pytest.fixture
-def fresh_script(api, server):
-    yield from reset_between_tests(api, server)
 
 
 @requires_claude

@@ -14,20 +14,18 @@ import threading
 import time
 
 import pytest
-from serve_attack import MIB, assert_quiet, closed_by_peer, descriptors, memory_mib, request, reset_peak
 
+from adversarial.serve_attack import MIB, assert_quiet, closed_by_peer, descriptors, memory_mib, request, reset_peak
 from hostlink.serve.connections import ACCEPT_BACKLOG, REQUEST_SECONDS, OncePerKind, log, loop_exception
 from peers import requires_claude
 from serve_support import (
     KEY,
     ServeProcess,
-    api,  # noqa: F401 - a fixture
     fa,
-    reset_between_tests,
     start_server,
 )
 
-pytestmark = [pytest.mark.slow, requires_claude]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"), requires_claude]
 
 NOFILE = 256
 BOUND = 136
@@ -37,11 +35,6 @@ ASK = {"model": "sonnet", "max_tokens": 16, "messages": [{"role": "user", "conte
 @pytest.fixture(scope="module")
 def server(api, tmp_path_factory):
     yield from start_server(api, tmp_path_factory, "--max-concurrent", "2", nofile=NOFILE)
-
-
-@pytest.fixture(autouse=True)
-def fresh_script(api, server):
-    yield from reset_between_tests(api, server)
 
 
 def test_an_admitted_body_is_parsed_in_about_twice_its_size(server):

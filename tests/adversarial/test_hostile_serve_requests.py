@@ -3,7 +3,7 @@ headers, the CLI's logs) and the classes that held (Origin/Host, smuggling, gian
 compressed bodies, fetched URLs, ``@`` paths, concurrency, signals), each with its figure.
 
 The real server, the real ``claude`` CLI and the fake API; the API's own error shapes are
-checked here in brief and in full in ``tests/test_serve_errors.py``.
+checked here in brief and in full in ``tests/serve/test_errors.py``.
 """
 
 from __future__ import annotations
@@ -15,34 +15,21 @@ import signal
 import threading
 
 import pytest
-from serve_attack import MIB, assert_quiet, memory_mib, request
-from support import untouched_url
 
+from adversarial.serve_attack import MIB, assert_quiet, memory_mib, request
+from adversarial.support import untouched_url
 from hostlink.serve.body import MAX_JSON_DEPTH
 from peers import requires_claude
 from serve_support import (
     KEY,
     PNG,
     ServeProcess,
-    api,  # noqa: F401 - a fixture
     fa,
-    reset_between_tests,
-    start_server,
 )
 
-pytestmark = [pytest.mark.slow, requires_claude]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"), requires_claude]
 
 MESSAGES, CHAT = "/v1/messages", "/v1/chat/completions"
-
-
-@pytest.fixture(scope="module")
-def server(api, tmp_path_factory):
-    yield from start_server(api, tmp_path_factory)
-
-
-@pytest.fixture(autouse=True)
-def fresh_script(api, server):
-    yield from reset_between_tests(api, server)
 
 
 @pytest.fixture

@@ -1,0 +1,186 @@
+"""``hostlink mcp …`` as a person meets it (issue 15): per-server config problems, the
+server's own words, exit codes, ``--json`` errors, argument errors, progress, full output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mcp_cli_support import EVERY, configure, hostlink, needs_everything
+from mcp_runtime_support import FIXTURE, fixture_children
+
+FX = {"command": sys.executable, "args": [FIXTURE]}
+GITHUB = {"url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}
+
+
+# --- 1. one bad entry stops only itself ----------------------------------------------
+
+
+def test_an_unset_variable_breaks_only_its_server_and_status_shows_why(tmp_path):
+    env = configure(tmp_path, {"fx": FX, "github": GITHUB, "off": {**GITHUB, "disabled": True}})
+    listed = hostlink(env, tmp_path, "mcp", "tools", "fx")
+    assert listed.returncode == 0, listed.stderr
+    assert "echo" in listed.stdout
+
+    status = hostlink(env, tmp_path, "mcp", "status")
+    assert status.returncode == 0, status.stderr
+    rows = {line.split()[0]: line for line in status.stdout.splitlines()}
+    assert "misconfigured" in rows["github"] and rows["off"].split()[3] == "yes"
+    source = tmp_path / "config" / "mcp" / "mcp.json"
+    assert (f"github: misconfigured: {source}: mcpServers.github.headers.Authorization: "
+            "environment variable GITHUB_TOKEN is not set") in status.stdout.splitlines()
+
+    shown = json.loads(hostlink(env, tmp_path, "mcp", "status", "--json").stdout)
+    by_name = {entry["name"]: entry for entry in shown}
+    assert "GITHUB_TOKEN is not set" in by_name["github"]["error"]
+    assert by_name["fx"]["error"] is None and by_name["off"]["disabled"] is True
+
+    used = hostlink(env, tmp_path, "mcp", "tools", "github")
+    assert used.returncode != 0
+    assert "GITHUB_TOKEN is not set" in used.stderr
+    assert fixture_children() == []
+
+
+# --- 8. an empty status says where a configuration goes -------------------------------
+
+
+def test_empty_status_names_the_config_paths(tmp_path):
+    env = configure(tmp_path, {})
+    result = hostlink(env, tmp_path, "mcp", "status")
+    assert result.returncode == 0
+    assert str(tmp_path / "config" / "mcp" / "mcp.json") in result.stdout
+    assert str(tmp_path / "config" / "hostlink" / "mcp.json") in result.stdout
+    assert ".mcp.json" in result.stdout and "--trust-project" in result.stdout
+
+
+# --- 5. exit codes and --json errors; complete --json ------------------------------------
+
+FATAL = {"command": sys.executable,
+         "args": ["-c", "import sys; sys.stderr.write('FATAL: missing API_KEY\\n'); sys.exit(3)"]}
+AUTHED = {"url": "http://127.0.0.1:9/mcp", "auth": "bearer", "bearerTokenEnv": "UX_UNSET_TOKEN"}
+
+
+@pytest.mark.parametrize(("argv", "code", "name"), [
+    (["call", "fx", "fail"], 1, None),
+    (["call", "ghost", "echo"], 2, "unknown_server"),
+    (["call", "fx", "add", "[1]"], 2, "invalid_arguments"),
+    (["call", "fx", "add", '{"a": 1}'], 2, "invalid_arguments"),
+    (["call", "fx", "ehco"], 2, "unknown_tool"),
+    (["call", "github", "x"], 2, "invalid_config"),
+    (["call", "fatal", "x"], 3, "connection_failed"),
+    (["call", "authed", "x"], 4, "auth_required"),
+    (["tools", "fatal"], 3, "connection_failed"),
+    (["connect", "ghost"], 2, "unknown_server"),
+])
+def test_exit_codes_and_json_errors(tmp_path, argv, code, name):
+    env = configure(tmp_path, {"fx": FX, "fatal": FATAL, "github": GITHUB, "authed": AUTHED})
+    plain = hostlink(env, tmp_path, "mcp", *argv)
+    assert plain.returncode == code, plain.stderr
+    as_json = hostlink(env, tmp_path, "mcp", *argv, "--json")
+    assert as_json.returncode == code, as_json.stderr
+    shown = json.loads(as_json.stdout)
+    if name is None:
+        assert shown["isError"] is True
+    else:
+        assert list(shown) == ["error"] and shown["error"]["code"] == name
+        assert shown["error"]["message"] and "\n" not in shown["error"]["message"]
+        assert as_json.stderr == ""
+
+
+@needs_everything
+def test_json_is_complete_with_the_real_server(tmp_path):
+    env = configure(tmp_path, {"everything": EVERY})
+    tools = {t["name"]: t for t in json.loads(hostlink(env, tmp_path, "mcp", "tools", "everything", "--json").stdout)}
+    assert tools["echo"]["title"] == "Echo Tool" and tools["echo"]["annotations"]["readOnlyHint"] is True
+    assert tools["get-structured-content"]["outputSchema"]["type"] == "object"
+    called = hostlink(env, tmp_path, "mcp", "call", "everything", "get-structured-content",
+                      '{"location": "New York"}', "--json")
+    assert called.returncode == 0, called.stderr
+    result = json.loads(called.stdout)
+    assert set(result["structuredContent"]) == {"temperature", "conditions", "humidity"}
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+
+
+def test_status_help_says_array():
+    assert "JSON array" in subprocess.run([sys.executable, "-c", "from hostlink.cli import main; main()", "mcp",
+                                           "status", "--help"], capture_output=True, text=True).stdout
+
+
+# --- 4. argument errors --------------------------------------------------------------------
+
+
+@needs_everything
+def test_argument_errors_list_every_violation_with_the_parameters(tmp_path):
+    env = configure(tmp_path, {"everything": EVERY})
+    wrong = hostlink(env, tmp_path, "mcp", "call", "everything", "echo", '{"msg": "hi"}')
+    assert wrong.returncode == 2
+    assert wrong.stderr.splitlines() == [
+        "arguments do not match the input schema of tool 'echo':",
+        "- 'message' is a required property at (root)",
+        "- unexpected property 'msg' (not a parameter of the tool)",
+        "parameters: message (string, required)",
+    ]
+    typo = hostlink(env, tmp_path, "mcp", "call", "everything", "ecoh", "{}")
+    assert typo.returncode == 2
+    assert "did you mean 'echo'?" in typo.stderr and "`hostlink mcp tools everything`" in typo.stderr
+    assert "action 'tools'" not in typo.stderr
+    piped = hostlink(env, tmp_path, "mcp", "call", "everything", "echo", "-", stdin='{\n "message": "from stdin"}')
+    assert (piped.returncode, piped.stdout) == (0, "Echo: from stdin\n"), piped.stderr
+
+
+def test_json_errors_say_where_and_servers_get_a_suggestion(tmp_path):
+    env = configure(tmp_path, {"fx": FX})
+    bad = hostlink(env, tmp_path, "mcp", "call", "fx", "add", '{"a": 1,\n "b": }')
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == ("hostlink mcp: the arguments are not valid JSON: Expecting value at line 2 column 7")
+    piped = hostlink(env, tmp_path, "mcp", "call", "fx", "add", "-", stdin="[1, 2]")
+    assert "the arguments on stdin must be a JSON object" in piped.stderr and piped.returncode == 2
+    typo = hostlink(env, tmp_path, "mcp", "tools", "f")
+    assert typo.returncode == 2 and "unknown MCP server 'f' (known: fx)" in typo.stderr
+    near = hostlink(env, tmp_path, "mcp", "tools", "fxx")
+    assert "did you mean 'fx'?" in near.stderr
+
+
+# --- 7. tools that require task augmentation are hidden, with a count -------------------------
+
+
+@needs_everything
+def test_a_task_required_tool_is_hidden_and_counted(tmp_path):
+    env = configure(tmp_path, {"everything": EVERY})
+    listed = hostlink(env, tmp_path, "mcp", "tools", "everything")
+    names = [line.split()[0] for line in listed.stdout.splitlines()]
+    assert "echo" in names and "simulate-research-query" not in names
+    as_json = json.loads(hostlink(env, tmp_path, "mcp", "tools", "everything", "--json").stdout)
+    assert "simulate-research-query" not in [tool["name"] for tool in as_json]
+    connected = hostlink(env, tmp_path, "mcp", "connect", "everything")
+    assert "1 hidden: they require tasks" in connected.stdout
+    called = hostlink(env, tmp_path, "mcp", "call", "everything", "simulate-research-query", '{"topic": "x"}')
+    assert called.returncode == 2
+    assert "requires task augmentation, which hostlink does not support" in called.stderr
+    assert "-32601" not in called.stderr
+
+
+# --- 5. a tool's own error under --json is the result object, not {"error": …} ---------------
+
+
+def test_a_tool_error_under_json_is_the_result_object(tmp_path):
+    env = configure(tmp_path, {"fx": FX, "demo": {"command": sys.executable, "args": ["-m", "hostlink.demo"]}})
+    fixture = hostlink(env, tmp_path, "mcp", "call", "fx", "fail", "--json")
+    assert (fixture.returncode, fixture.stderr) == (1, "")
+    assert json.loads(fixture.stdout) == {"isError": True, "content": [{"type": "text", "text": "fixture failure"}]}
+    raised = hostlink(env, tmp_path, "mcp", "call", "demo", "fail", '{"reason": "\\u001b[31mno\\u001b[0m luck"}',
+                      "--json")
+    assert raised.returncode == 1 and raised.stderr == ""
+    shown = json.loads(raised.stdout)
+    assert shown["isError"] is True and "error" not in shown
+    assert "no luck" in shown["content"][0]["text"]
+    assert "\x1b" not in raised.stdout and "\\u001b" not in raised.stdout
+    structured = hostlink(env, tmp_path, "mcp", "call", "fx", "fail", '{"structured": true}', "--json")
+    assert structured.returncode == 1
+    assert "\x1b" not in structured.stdout  # structured data stays data: JSON-escaped, never raw on the terminal
+    assert json.loads(structured.stdout)["structuredContent"] == {"code": 7, "why": "\x1b[31mfixture\x1b[0m"}
+    plain = hostlink(env, tmp_path, "mcp", "call", "fx", "fail")
+    assert (plain.returncode, plain.stdout, plain.stderr) == (1, "", "fixture failure\n")

@@ -1,0 +1,121 @@
+"""MCP elicitation (form mode) through the host's ``ask``, against a fixture server whose
+tools ask questions: opt-in per server and offered only when the host can ask; a form is
+sanitized before it is shown, a secret is never asked for, a web page never opened, an
+answer checked against the form. On a real pseudo-terminal: answers typed, a value that
+does not fit asked again, a decline, a cancel (Ctrl-D); without a terminal nothing is
+offered and the server is told so.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from host_support import Notices
+from hostlink.host import Answer, CancelSignal, Question
+from hostlink.host.session import HostSession
+from hostlink.mcp.config.schema import StdioServer
+from hostlink.mcp.extension import McpExtension
+from mcp_cli_support import configure, hostlink
+from mcp_runtime_support import FIXTURE
+from terminal_support import typed
+
+ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
+
+
+
+async def ask_through_a_host(tool: str, ask, *, opted_in: bool = True,
+                             protocol: str = "auto") -> tuple[dict, list[str]]:
+    server = StdioServer(command=sys.executable, args=[ASKER], elicitation=opted_in, protocol_version=protocol)
+    host, notices = HostSession([McpExtension(servers={"asker": server})]), Notices()
+    await host.start(cwd=Path.cwd(), project_trusted=False, notifier=notices, ask=ask)
+    try:
+        result = await host.run_tool("mcp", {"action": "call", "server": "asker", "tool": tool}, CancelSignal())
+    finally:
+        await host.shutdown()
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text), notices.messages
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])  # embedded in the call's result / a request of its own
+async def test_an_accepted_answer_reaches_the_server_and_the_form_was_sanitized(protocol):
+    asked: list[Question] = []
+
+    async def ask(question: Question) -> Answer:
+        asked.append(question)
+        return Answer("accept", {"name": "Ada", "age": 36, "color": "blue"})
+
+    said, _ = await ask_through_a_host("ask_user", ask, protocol=protocol)
+    assert said == {"action": "accept", "content": {"name": "Ada", "age": 36, "color": "blue"}}
+    (question,) = asked
+    assert question.asker == "asker" and question.message == "Tell me about you"  # the OSC title is gone
+    name = question.fields["properties"]["name"]
+    assert name == {"type": "string", "title": "Your name", "description": "as printed", "maxLength": 20}
+    assert question.fields["required"] == ["name", "age"] and question.fields["additionalProperties"] is False
+
+
+@pytest.mark.anyio
+async def test_an_answer_that_does_not_fit_the_form_is_cancelled_and_the_person_told():
+    async def ask(question: Question) -> Answer:
+        return Answer("accept", {"name": "Ada", "age": "old"})
+
+    said, notices = await ask_through_a_host("ask_user", ask)
+    assert said == {"action": "cancel", "content": None}
+    assert any("did not fit its form" in notice for notice in notices)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("tool", "reason"), [("ask_secret", "asks for a secret"), ("ask_page", "web page")])
+async def test_a_secret_or_a_web_page_is_declined_without_asking(tool, reason):
+    async def ask(question: Question) -> Answer:
+        raise AssertionError("the person must not be asked")
+
+    said, notices = await ask_through_a_host(tool, ask)
+    assert said["action"] == "decline" and any(reason in notice for notice in notices), notices
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("opted_in", "can_ask"), [(False, True), (True, False)])
+async def test_without_opt_in_or_a_host_that_can_ask_nothing_is_offered(opted_in, can_ask):
+    async def ask(question: Question) -> Answer:
+        raise AssertionError("the person must not be asked")
+
+    said, _ = await ask_through_a_host("ask_user", ask if can_ask else None, opted_in=opted_in)
+    assert "error" in said  # the server's request was refused: the capability was never advertised
+
+
+# --- on a terminal ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def env(tmp_path):
+    return configure(tmp_path, {"asker": {"command": sys.executable, "args": [ASKER], "elicitation": True}})
+
+
+def test_answers_typed_on_a_terminal_with_a_misfit_asked_again(env, tmp_path):
+    code, out, shown = typed(env, tmp_path, [b"y\n", b"Ada\n", b"old\n", b"36\n", b"\n", b"y\n"],
+                             "mcp", "call", "asker", "ask_user", "{}")
+    assert code == 0, shown
+    assert json.loads(out) == {"action": "accept", "content": {"name": "Ada", "age": 36, "color": "green",
+                                                               "subscribe": True}}
+    assert "MCP server 'asker' asks (its words, not hostlink's):" in shown and "| Tell me about you" in shown
+    assert "a whole number is needed; try again" in shown  # "old" for the age
+    assert "one of: 1) red, 2) green, 3) blue; Enter: green" in shown
+    assert "\x1b]0;" not in shown and "\x1b[31m" not in shown
+
+
+@pytest.mark.parametrize(("answers", "action"), [([b"n\n"], "decline"), ([b"y\n", b"\x04"], "cancel")])
+def test_a_decline_and_a_cancel_on_a_terminal(env, tmp_path, answers, action):
+    code, out, shown = typed(env, tmp_path, answers, "mcp", "call", "asker", "ask_user", "{}")
+    assert code == 0, shown
+    assert json.loads(out) == {"action": action, "content": None}
+
+
+def test_without_a_terminal_the_server_is_told_nothing_can_be_asked(env, tmp_path):
+    result = hostlink(env, tmp_path, "mcp", "call", "asker", "ask_user", "{}", stdin="")
+    assert result.returncode == 0, result.stderr
+    assert "error" in json.loads(result.stdout)
