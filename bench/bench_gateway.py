@@ -1,13 +1,13 @@
-"""``hostlink mcp serve``: what an MCP host loads into its context, and what a call costs.
+"""`hostlink mcp serve`: what an MCP host loads into its context, and what a call costs.
 
-Context: the bytes of the ``tools/list`` answers an MCP host receives with three servers
-configured (the demo server, ``server-everything`` when installed, a 100-tool server):
+Context: the bytes of the `tools/list` answers an MCP host receives with three servers
+configured (the demo server, `server-everything` when installed, a 100-tool server):
 straight from each server, summed, against the one answer of the gateway's proxy face (and,
-for reference, its tools face). Call: the p50 of an ``echo`` call of the demo server made by
+for reference, its tools face). Call: the p50 of an `echo` call of the demo server made by
 an SDK client straight to it, against the same call through the gateway (two hops), each
 on its own open session, interleaved in one event loop; and, to tell the gateway's own cost
 from what any second hop costs, the same call through a pass-through proxy written with
-nothing but the SDK (``bench/sdk_proxy.py``): against straight (the floor of two hops) and
+nothing but the SDK (`bench/sdk_proxy.py`): against straight (the floor of two hops) and
 against the gateway.
 """
 
@@ -48,8 +48,8 @@ async def _client(stack: AsyncExitStack, command: str, args: list[str], env: dic
 
 
 async def _open_all(stack: AsyncExitStack, specs: list[tuple[Any, ...]]) -> list[Any]:
-    """SDK clients of every ``(command, args[, env])`` in ``specs``, started at once (each
-    start imports an SDK), open until ``stack`` closes."""
+    """SDK clients of every `(command, args[, env])` in `specs`, started at once (each
+    start imports an SDK), open until `stack` closes."""
     clients: list[Any] = [None] * len(specs)
     ready = [anyio.Event() for _ in specs]
     done = anyio.Event()

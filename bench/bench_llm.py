@@ -1,16 +1,16 @@
-"""End to end through llm: one tool round trip, ``llm -m claude-code/sonnet -T mcp``, against
-the two bare ``claude -p`` runs the same round trip needs at least, and against the sum of
-all its unavoidable parts: llm's own start (``llm --version``, no plugins), the two bare
+"""End to end through llm: one tool round trip, `llm -m claude-code/sonnet -T mcp`, against
+the two bare `claude -p` runs the same round trip needs at least, and against the sum of
+all its unavoidable parts: llm's own start (`llm --version`, no plugins), the two bare
 runs, and the MCP server's own first connect (a bare SDK client, its modules already
 imported: the SDK import is what hostlink hides behind the first provider request).
 
-The fake Anthropic API answers the first request with a call of the ``mcp`` tool (``echo``
-on ``server-everything``) and the second with text; the bare runs get text answers. The
-``claude-code`` provider takes a local API only from code, never from the environment, so
+The fake Anthropic API answers the first request with a call of the `mcp` tool (`echo`
+on `server-everything`) and the second with text; the bare runs get text answers. The
+`claude-code` provider takes a local API only from code, never from the environment, so
 llm's own CLI runs in a small wrapper process that hands llm the two extensions configured
-for the fake (``hostlink.adapters.llm.use_extensions``) before calling ``llm.cli``. Both
-sides use a throwaway HOME, the same allowlisted environment for ``claude`` and a cwd
-outside the repository; the wrapper's exit stops the MCP server and every ``claude``.
+for the fake (`hostlink.adapters.llm.use_extensions`) before calling `llm.cli`. Both
+sides use a throwaway HOME, the same allowlisted environment for `claude` and a cwd
+outside the repository; the wrapper's exit stops the MCP server and every `claude`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ cli(sys.argv[5:])
 
 def _run_interruptibly(argv: list[str], env: dict[str, str], cwd: str) -> tuple[int, str, str]:
     """Run the wrapper; past the time limit interrupt it (SIGINT: the plugin stops its MCP
-    server and ``claude`` children on the way out) and kill it only if that fails."""
+    server and `claude` children on the way out) and kill it only if that fails."""
     process = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     try:

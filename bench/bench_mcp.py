@@ -1,10 +1,10 @@
-"""MCP call overhead: a small ``echo`` call through the registered ``mcp`` tool (its
-``execute``, as a host calls it) against the SDK's own ``Client.call_tool`` on an already
+"""MCP call overhead: a small `echo` call through the registered `mcp` tool (its
+`execute`, as a host calls it) against the SDK's own `Client.call_tool` on an already
 open session to another copy of the same stdio server, interleaved in one event loop; and
 the throughput of 100 concurrent calls on one session, hostlink against the SDK alone.
 
-Servers: the embedded demo server (``python -m hostlink.demo``) and the reference
-``server-everything`` (when ``node_modules`` holds it). Every server process is stopped at
+Servers: the embedded demo server (`python -m hostlink.demo`) and the reference
+`server-everything` (when `node_modules` holds it). Every server process is stopped at
 the end of its block: the SDK client by leaving its context, hostlink by session shutdown.
 """
 
@@ -42,7 +42,7 @@ def servers() -> list[tuple[str, str, list[str], dict[str, Any]]]:
 
 async def interleaved_async(baseline: Callable[[], Awaitable[object]], candidate: Callable[[], Awaitable[object]],
                             repeats: int) -> tuple[list[float], list[float]]:
-    """:func:`bench.common.interleaved` for coroutines on one loop: alternate which goes first."""
+    """`bench.common.interleaved` for coroutines on one loop: alternate which goes first."""
     times: dict[object, list[float]] = {baseline: [], candidate: []}
     for index in range(repeats):
         for function in (baseline, candidate) if index % 2 == 0 else (candidate, baseline):
@@ -53,7 +53,7 @@ async def interleaved_async(baseline: Callable[[], Awaitable[object]], candidate
 
 
 async def burst(call: Callable[[], Awaitable[object]], count: int) -> float:
-    """Calls per second of ``count`` concurrent calls."""
+    """Calls per second of `count` concurrent calls."""
     start = time.perf_counter()
     async with anyio.create_task_group() as group:
         for _ in range(count):
@@ -74,7 +74,7 @@ async def open_sdk(stack: AsyncExitStack, command: str, args: list[str]) -> Any:
 
 
 async def open_hostlink(stack: AsyncExitStack, label: str, command: str, args: list[str]) -> Any:
-    """The registered ``mcp`` tool of a started host session; shutdown goes on the stack."""
+    """The registered `mcp` tool of a started host session; shutdown goes on the stack."""
     from hostlink.host.session import HostSession
     from hostlink.mcp.config.schema import StdioServer
     from hostlink.mcp.extension import McpExtension

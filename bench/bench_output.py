@@ -1,5 +1,5 @@
 """Output bounding: a 50 MiB text result and an 8 MiB escape-laden one through
-``hostlink.host.output.bound_text``, against one plain pass over the same text (encode it in
+`hostlink.host.output.bound_text`, against one plain pass over the same text (encode it in
 chunks and write it to a file, the least any overflow file costs); and the peak RSS of each,
 in fresh processes, against the input size."""
 

@@ -1,17 +1,17 @@
 """The Claude Code provider against its floors, in one run.
 
-- One request's wall time through ``ClaudeCodeProvider.stream`` (private directory, the
+- One request's wall time through `ClaudeCodeProvider.stream` (private directory, the
   proposal server, handshake and inventory checks, cleanup) against a bare
-  ``claude -p --output-format stream-json`` run, both on the real CLI against the same local
+  `claude -p --output-format stream-json` run, both on the real CLI against the same local
   fake Anthropic API, with the same allowlisted environment and a throwaway HOME.
 - A follow-up request after a tool call against the same bare run: the first request ends
-  with a proposal, the host "runs the tool" (a sleep of ``TOOL_SECONDS``, as long as a start
+  with a proposal, the host "runs the tool" (a sleep of `TOOL_SECONDS`, as long as a start
   takes, so that the prewarmed child's start is overlapped with it), and only the follow-up
   on the prewarmed child is timed. A second row times a follow-up asked at once (no tool
   time), where the follow-up waits for the prewarmed child's start.
-- The proposal server's start alone (start, answer ``initialize``, exit at end of input)
-  against ``python -I -S -c pass``.
-- ``transcript.serialize`` for 10 to 10,000 messages against one ``json.dumps`` of the same
+- The proposal server's start alone (start, answer `initialize`, exit at end of input)
+  against `python -I -S -c pass`.
+- `transcript.serialize` for 10 to 10,000 messages against one `json.dumps` of the same
   records as plain dicts, per message, so linearity shows down the column.
 """
 
@@ -45,7 +45,7 @@ def _fake_anthropic():
 
 
 def conversation(count: int):
-    """``count`` messages cycling user text, assistant text plus a tool call, tool result."""
+    """`count` messages cycling user text, assistant text plus a tool call, tool result."""
     from hostlink.host import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 
     words = "the quick brown fox jumps over the lazy dog " * 4
@@ -66,7 +66,7 @@ def conversation(count: int):
 
 
 def plain_records(count: int) -> list[dict]:
-    """The records ``serialize`` writes for :func:`conversation`, as ready-made dicts."""
+    """The records `serialize` writes for `conversation`, as ready-made dicts."""
     words = "the quick brown fox jumps over the lazy dog " * 4
     records = []
     for index in range(count):

@@ -1,11 +1,11 @@
-"""``hostlink serve`` against the provider it puts on the wire, in one run.
+"""`hostlink serve` against the provider it puts on the wire, in one run.
 
-- One request: ``POST /v1/messages`` (non-streaming, one text answer) to a running
-  ``hostlink serve`` against the same provider request made in-process on a host session,
+- One request: `POST /v1/messages` (non-streaming, one text answer) to a running
+  `hostlink serve` against the same provider request made in-process on a host session,
   both with the real CLI against the same local fake Anthropic API, interleaved; p50 of each.
 - Four requests at once against the same four one after another, as requests per second.
-  The fake API holds each answer for ``MODEL_SECONDS`` first, as a model takes time to
-  answer, so the row shows whether requests wait for each other. Four ``claude`` starts at
+  The fake API holds each answer for `MODEL_SECONDS` first, as a model takes time to
+  answer, so the row shows whether requests wait for each other. Four `claude` starts at
   once also compete for the CPU (a 2-core machine runs two at a time), which no server can
   hide: a third row makes the same four requests at once in-process, the floor the server's
   concurrency is compared with.
@@ -35,7 +35,7 @@ BODY = json.dumps({"model": MODEL, "max_tokens": 64, "messages": [{"role": "user
 
 
 class _Server:
-    """A ``hostlink serve`` process on an ephemeral port; stopped (SIGTERM) on exit."""
+    """A `hostlink serve` process on an ephemeral port; stopped (SIGTERM) on exit."""
 
     def __init__(self, api_url: str, home: str, runtime: str) -> None:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("ANTHROPIC_", "OPENAI_"))}
@@ -96,7 +96,7 @@ class _Quiet:
 
 
 def _at_once(work, count: int) -> float:
-    """Seconds for ``count`` runs of ``work`` started together."""
+    """Seconds for `count` runs of `work` started together."""
     errors: list[BaseException] = []
 
     def run() -> None:

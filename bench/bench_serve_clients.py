@@ -1,7 +1,7 @@
-"""``hostlink serve`` for the clients of issue 23, in one run against one local fake API.
+"""`hostlink serve` for the clients of issue 23, in one run against one local fake API.
 
 - The Responses API against Chat Completions: the same one-text-answer request as
-  ``POST /v1/responses`` and ``POST /v1/chat/completions`` (non-streaming) to one running
+  `POST /v1/responses` and `POST /v1/chat/completions` (non-streaming) to one running
   server, interleaved; p50 of each. Both run the same provider request, so the difference is
   what the Responses wire costs (its parse, its store, its answer).
 - The same pair in-process, without the provider: each wire's parse and answers (streamed
@@ -10,7 +10,7 @@
 - A 10-round client tool loop: a client that runs its own tool ten times, then gets the
   answer — through the endpoint (Chat Completions, each round a new request with the whole
   conversation) against the same loop on the in-process provider of a host session. Both
-  sides prewarm the next ``claude`` while the client runs its tool, so the row shows what the
+  sides prewarm the next `claude` while the client runs its tool, so the row shows what the
   HTTP hop and the wire formats add to a real agent loop.
 """
 

@@ -1,7 +1,7 @@
 """Start costs: `hostlink --help` and `hostlink mcp status` (with no configuration, and with
 four servers configured) against a bare Python start,
 `llm --help` with the hostlink plugin against `llm --help` with no plugins loaded, and the
-first ``mcp`` call of a session (start the server, set up, list tools, call ``echo``) against
+first `mcp` call of a session (start the server, set up, list tools, call `echo`) against
 a bare SDK client doing the same from nothing, with the modules already imported."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _four_servers(config_home: str) -> str:
 
 
 async def _first_calls(repeats: int) -> list[Row]:
-    """Time to the first ``echo`` result from a closed state; closing is not timed.
+    """Time to the first `echo` result from a closed state; closing is not timed.
 
     One untimed round first, so that neither side pays the parent's lazy imports."""
     from bench.bench_mcp import open_hostlink, open_sdk, servers

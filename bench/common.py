@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Row:
-    """One comparison: ``baseline`` and ``hostlink`` in ``unit``; ``goal`` is prose."""
+    """One comparison: `baseline` and `hostlink` in `unit`; `goal` is prose."""
 
     name: str
     baseline: float
@@ -29,7 +29,7 @@ class Row:
 
 def interleaved(baseline: Callable[[], object], candidate: Callable[[], object],
                 repeats: int) -> tuple[list[float], list[float]]:
-    """Time both callables ``repeats`` times each, alternating which goes first."""
+    """Time both callables `repeats` times each, alternating which goes first."""
     base_times: list[float] = []
     cand_times: list[float] = []
     for index in range(repeats):
@@ -54,7 +54,7 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 
 @contextmanager
 def private_runtime() -> Iterator[str]:
-    """A throwaway ``HOSTLINK_RUNTIME_DIR`` for the block; the previous value comes back after."""
+    """A throwaway `HOSTLINK_RUNTIME_DIR` for the block; the previous value comes back after."""
     previous = os.environ.get("HOSTLINK_RUNTIME_DIR")
     with tempfile.TemporaryDirectory() as runtime:
         os.environ["HOSTLINK_RUNTIME_DIR"] = runtime

@@ -1,7 +1,7 @@
-"""Run the benchmarks and print one table: ``python -m bench.run [--quick] [--json FILE] [NAME ...]``.
+"""Run the benchmarks and print one table: `python -m bench.run [--quick] [--json FILE] [NAME ...]`.
 
-``--quick`` is the CI smoke: tiny sizes and one repetition, so a benchmark cannot rot; its
-numbers mean nothing. ``--json FILE`` also writes the table (machine, commit, rows) for
+`--quick` is the CI smoke: tiny sizes and one repetition, so a benchmark cannot rot; its
+numbers mean nothing. `--json FILE` also writes the table (machine, commit, rows) for
 tracking runs over time. Benchmarks never fail on a number.
 """
 
@@ -63,7 +63,7 @@ def _compile_hostlink() -> None:
 
 
 def _commit() -> str | None:
-    """The checkout's commit, with ``-dirty`` when it has changes; None outside git."""
+    """The checkout's commit, with `-dirty` when it has changes; None outside git."""
     try:
         described = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"], capture_output=True,
                                    text=True, timeout=10, cwd=Path(__file__).parent)

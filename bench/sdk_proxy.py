@@ -1,7 +1,7 @@
 """A pass-through MCP server written with nothing but the SDK, for the gateway's call rows:
 the floor of a second hop. It connects to the stdio server on its command line as hostlink's
-client does (``auto`` mode), offers that server's tools as they are and forwards each call
-unchanged (no bounds, no policy): ``python bench/sdk_proxy.py COMMAND [ARG ...]``."""
+client does (`auto` mode), offers that server's tools as they are and forwards each call
+unchanged (no bounds, no policy): `python bench/sdk_proxy.py COMMAND [ARG ...]`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Helpers for the Claude transport tests: the fake ``claude``, event collection, leak checks.
-The ``api`` (the fake Anthropic API) and ``home`` (a throwaway HOME) fixtures are in tests/conftest.py."""
+"""Helpers for the Claude transport tests: the fake `claude`, event collection, leak checks.
+The `api` (the fake Anthropic API) and `home` (a throwaway HOME) fixtures are in tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ HELP_OPTIONS = ["--allowedTools, --allowed-tools <tools...>", "--disable-slash-c
 
 
 def help_text(lacks=()) -> str:
-    """A ``claude --help`` in the real CLI's layout listing :data:`HELP_OPTIONS` minus ``lacks``."""
+    """A `claude --help` in the real CLI's layout listing `HELP_OPTIONS` minus `lacks`."""
     kept = [option for option in HELP_OPTIONS if not any(name.split(" ")[0] in lacks for name in option.split(", "))]
     return "Usage: claude [options]\n\nOptions:\n" + "".join(f"  {option:36}  An option\n" for option in kept)
 
@@ -50,7 +50,7 @@ exec "{python}" "{fake}" "$@"
 
 
 def live_processes_mentioning(text: str) -> list[int]:
-    """Pids of live (non-zombie) processes whose command line contains ``text``."""
+    """Pids of live (non-zombie) processes whose command line contains `text`."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -92,7 +92,7 @@ def records(request: dict) -> list[dict]:
 
 
 class FakeClaude:
-    """A fake ``claude`` install: a wrapper executable plus a per-test script and log."""
+    """A fake `claude` install: a wrapper executable plus a per-test script and log."""
 
     def __init__(self, tmp_path: Path) -> None:
         self.config_dir = tmp_path / "claude-config"
@@ -107,13 +107,13 @@ class FakeClaude:
         self._preflight("2.1.332", ())
 
     def script(self, *steps: dict[str, Any], version: str = "2.1.332", lacks=(), **cli: Any) -> None:
-        """The steps of every start; ``version`` and ``lacks`` shape ``--version`` and
-        ``--help``; ``cli`` may set ``stderr`` (see ``fake_claude.py``)."""
+        """The steps of every start; `version` and `lacks` shape `--version` and
+        `--help`; `cli` may set `stderr` (see `fake_claude.py`)."""
         (self.config_dir / "fake-claude.json").write_text(json.dumps({"steps": list(steps), **cli}))
         self._preflight(version, lacks)
 
     def script_runs(self, *runs: list[dict[str, Any]]) -> None:
-        """One script per start of the fake, in order (see ``fake_claude.py``)."""
+        """One script per start of the fake, in order (see `fake_claude.py`)."""
         (self.config_dir / "fake-claude.json").write_text(json.dumps({"runs": list(runs)}))
         self._preflight("2.1.332", ())
 

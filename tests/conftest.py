@@ -57,7 +57,7 @@ def api():
 
 @pytest.fixture
 def home(tmp_path):
-    """A throwaway HOME for the ``claude`` child."""
+    """A throwaway HOME for the `claude` child."""
     path = tmp_path / "home"
     path.mkdir()
     return path
@@ -124,14 +124,14 @@ def fake_oauth():
 
 @pytest.fixture(scope="module")
 def server(api, tmp_path_factory):
-    """A module's ``hostlink serve``; a module that needs other options overrides this fixture."""
+    """A module's `hostlink serve`; a module that needs other options overrides this fixture."""
     yield from start_server(api, tmp_path_factory)
 
 
 @pytest.fixture
 def fresh_script(api, server: ServeProcess):
     """An empty script for each test, and no claude left after it (modules use it for every test:
-    ``pytest.mark.usefixtures("fresh_script")``)."""
+    `pytest.mark.usefixtures("fresh_script")`)."""
     while not api.script.empty():
         api.script.get_nowait()
     yield

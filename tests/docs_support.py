@@ -1,5 +1,5 @@
 """The docs' code blocks, as the tests find them: every fenced block in docs/ and the README is preceded by
-``<!-- check: KIND -->`` (snippet includes expanded first), so none can go unchecked."""
+`<!-- check: KIND -->` (snippet includes expanded first), so none can go unchecked."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class Block:
 
 
 def page_text(path: Path) -> str:
-    """The page as mkdocs sees it, with ``--8<-- "FILE[:START:]"`` includes expanded."""
+    """The page as mkdocs sees it, with `--8<-- "FILE[:START:]"` includes expanded."""
     def include(match: re.Match[str]) -> str:
         lines = (ROOT / match.group(1)).read_text().splitlines()
         return "\n".join(lines[int(match.group(2) or 1) - 1:])

@@ -1,4 +1,4 @@
-"""Running ``hostlink mcp serve`` as the MCP hosts do (a child process), with a config of
+"""Running `hostlink mcp serve` as the MCP hosts do (a child process), with a config of
 the given servers in a throwaway HOME, and checking that nothing it started outlives it."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def everything() -> dict[str, Any]:
 
 
 def gateway_env(tmp_path: Path, servers: dict[str, Any]) -> dict[str, str]:
-    """Environment for a gateway whose user config holds ``servers``."""
+    """Environment for a gateway whose user config holds `servers`."""
     config = tmp_path / "config" / "mcp"
     config.mkdir(parents=True, exist_ok=True)
     (config / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
@@ -44,7 +44,7 @@ def gateway_env(tmp_path: Path, servers: dict[str, Any]) -> dict[str, str]:
 
 @asynccontextmanager
 async def stdio_gateway(tmp_path: Path, servers: dict[str, Any], *args: str, errlog: Any = None, **client: Any):
-    """An SDK client connected to ``hostlink mcp serve ARGS`` over stdio (its stderr to ``errlog``)."""
+    """An SDK client connected to `hostlink mcp serve ARGS` over stdio (its stderr to `errlog`)."""
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -56,8 +56,8 @@ async def stdio_gateway(tmp_path: Path, servers: dict[str, Any], *args: str, err
 
 def live_mentioning(text: str) -> list[int]:
     """Pids of live processes (not this one) whose command line, environment or working
-    directory mentions ``text``: a test's gateway and the servers it started (they run in, or
-    inherit HOME and the config directory from, the test's ``tmp_path``)."""
+    directory mentions `text`: a test's gateway and the servers it started (they run in, or
+    inherit HOME and the config directory from, the test's `tmp_path`)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != os.getpid():

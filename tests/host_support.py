@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class Notices:
-    """A host's notifier that keeps every notice: ``seen`` holds (message, level) pairs."""
+    """A host's notifier that keeps every notice: `seen` holds (message, level) pairs."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, str]] = []

@@ -1,9 +1,9 @@
-"""``python llm_e2e_host.py BASE_URL [--subscription] LLM_ARGS…``: the real ``llm`` CLI, with
-hostlink's Claude Code provider pointed at a fake Anthropic API on 127.0.0.1 (``--subscription``:
+"""`python llm_e2e_host.py BASE_URL [--subscription] LLM_ARGS…`: the real `llm` CLI, with
+hostlink's Claude Code provider pointed at a fake Anthropic API on 127.0.0.1 (`--subscription`:
 signed in by a setup token instead of an API key, so the CLI reports the plan's rate limits).
 
-The only test-specific part is the provider's code-only ``ClaudeTransportOptions``, handed to
-the plugin through :func:`hostlink.adapters.llm.use_extensions` before llm starts; llm then
+The only test-specific part is the provider's code-only `ClaudeTransportOptions`, handed to
+the plugin through `hostlink.adapters.llm.use_extensions` before llm starts; llm then
 loads the hostlink plugin from its entry point as always and runs its own CLI.
 """
 

@@ -1,4 +1,4 @@
-"""Running the real ``llm`` CLI in a subprocess with throwaway HOME, XDG and llm dirs.
+"""Running the real `llm` CLI in a subprocess with throwaway HOME, XDG and llm dirs.
 
 Also finds what a run left behind: processes that still carry the run's private paths (in
 their command line or environment: every child inherits HOME) and files in its hostlink
@@ -77,7 +77,7 @@ def run_llm(dirs: LlmDirs, *args: str, path: str | None = None, command: list[st
 
 
 def leftover_processes(marker: str) -> list[str]:
-    """Command lines of live processes whose command line or environment mentions ``marker``."""
+    """Command lines of live processes whose command line or environment mentions `marker`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():

@@ -1,8 +1,8 @@
 """Helpers of the MCP auth tests: the fake OAuth server's handle, sign-in, the keyring daemon.
 
-Their fixtures (``fake_oauth``, ``keyring_required``, ``no_browser``, ``isolated_state``) are in
+Their fixtures (`fake_oauth`, `keyring_required`, `no_browser`, `isolated_state`) are in
 tests/conftest.py; a module opts in to the browser stubs and its own state dir with
-``pytest.mark.usefixtures("no_browser", "isolated_state")``.
+`pytest.mark.usefixtures("no_browser", "isolated_state")`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Running ``hostlink mcp …`` as a person does: a config file in a temporary HOME, the command in a
+"""Running `hostlink mcp …` as a person does: a config file in a temporary HOME, the command in a
 fresh interpreter (the CLI tests of issue 15: output, progress, errors, elicitation)."""
 
 from __future__ import annotations

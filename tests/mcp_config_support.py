@@ -1,4 +1,4 @@
-"""Running ``hostlink`` on real configuration files in a temporary HOME (config commands
+"""Running `hostlink` on real configuration files in a temporary HOME (config commands
 and import tests)."""
 
 from __future__ import annotations

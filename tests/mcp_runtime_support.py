@@ -23,7 +23,7 @@ _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def stdio(*args: str, **fields: Any):
-    """A StdioServer config running the SDK fixture server with ``args``."""
+    """A StdioServer config running the SDK fixture server with `args`."""
     return parse_server({"command": sys.executable, "args": [FIXTURE, *args], **fields})
 
 
@@ -47,7 +47,7 @@ def fixture_children() -> list[int]:
 
 
 def alive(pid: int) -> bool:
-    """Whether ``pid`` is a running (not zombie) process."""
+    """Whether `pid` is a running (not zombie) process."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
@@ -100,7 +100,7 @@ class Notes:
 
 
 class Host:
-    """A real host session over one extension, with its ``mcp`` tool at hand."""
+    """A real host session over one extension, with its `mcp` tool at hand."""
 
     def __init__(self, extension: McpExtension, tmp_path: Path, trusted: bool = False) -> None:
         self.extension = extension

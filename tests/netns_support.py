@@ -1,6 +1,6 @@
 """Run a third-party program that phones home where only one loopback port is reachable: a
-network namespace of its own (``unshare -n``), bridged to that port through a Unix socket
-(``tests/fakes/loopback_netns.py``). No packet it sends can leave the machine."""
+network namespace of its own (`unshare -n`), bridged to that port through a Unix socket
+(`tests/fakes/loopback_netns.py`). No packet it sends can leave the machine."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ AVAILABLE = shutil.which("unshare") is not None and shutil.which("ip") is not No
 
 @contextmanager
 def only_loopback_port(port: int | str) -> Iterator[list[str]]:
-    """The command prefix that runs a program in its own namespace, ``127.0.0.1:port`` there
+    """The command prefix that runs a program in its own namespace, `127.0.0.1:port` there
     reaching the same port here."""
     with tempfile.TemporaryDirectory(prefix="hostlink-bridge-") as folder:
         socket_path = str(Path(folder) / "bridge.sock")

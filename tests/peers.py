@@ -1,9 +1,9 @@
 """Where the real peers the tests drive live, and one rule for a missing one: skip on a
 developer machine, but run (and so fail) in CI, where scripts/setup-test installs them all.
 
-``HOSTLINK_TEST_CLAUDE`` (read here only) points the real-CLI tests at another ``claude``
+`HOSTLINK_TEST_CLAUDE` (read here only) points the real-CLI tests at another `claude`
 executable than the pinned one, e.g. another version installed into a throwaway npm prefix
-by ``scripts/verify-claude-cli``. Tests that put the CLI on PATH use :data:`CLAUDE_BIN`."""
+by `scripts/verify-claude-cli`. Tests that put the CLI on PATH use `CLAUDE_BIN`."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ CONFORMANCE = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / 
 
 
 def requires(present: bool, what: str) -> pytest.MarkDecorator:
-    """Skip when ``what`` is missing, except in CI."""
+    """Skip when `what` is missing, except in CI."""
     return pytest.mark.skipif(
         not present and not os.environ.get("CI"), reason=f"{what} is not installed (run scripts/setup-test)"
     )

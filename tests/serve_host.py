@@ -1,6 +1,6 @@
-"""``python serve_host.py FAKE_API_URL SERVE_ARGS…``: ``hostlink serve`` itself, with the Claude
+"""`python serve_host.py FAKE_API_URL SERVE_ARGS…`: `hostlink serve` itself, with the Claude
 Code provider pointed at a fake Anthropic API on 127.0.0.1 (the code-only test option; with
-``--subscription`` signed in by a setup token, so the CLI reports the plan's rate limits)."""
+`--subscription` signed in by a setup token, so the CLI reports the plan's rate limits)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shared by the serve tests (no tests here): the fake API upstream, ``hostlink serve`` as a
+"""Shared by the serve tests (no tests here): the fake API upstream, `hostlink serve` as a
 real process on an ephemeral 127.0.0.1 port, and the leak checks."""
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, 
 
 
 class ServeProcess:
-    """``hostlink serve`` (through tests/serve_host.py) with its own HOME and runtime dir.
+    """`hostlink serve` (through tests/serve_host.py) with its own HOME and runtime dir.
 
-    Its stderr goes to a file (``stderr_bytes()`` counts it while it runs); ``nofile`` lowers
-    its descriptor limit (``ulimit -n``); ``path`` replaces its PATH; ``claude_bin`` is the
-    folder its ``claude`` comes from."""
+    Its stderr goes to a file (`stderr_bytes()` counts it while it runs); `nofile` lowers
+    its descriptor limit (`ulimit -n`); `path` replaces its PATH; `claude_bin` is the
+    folder its `claude` comes from."""
 
     def __init__(self, root: Path, api: fa.FakeAnthropic, *args: str, path: str | None = None,
                  nofile: int | None = None, claude_bin: Path = CLAUDE_BIN) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 def on_a_terminal(env: dict[str, str], cwd: Path, *argv: str,
                   answers: list[bytes] | None = None) -> tuple[int, str, bytes]:
     """Run the CLI with stderr on a pseudo-terminal and stdout a pipe: exit status, stdout, and
-    every byte the terminal received. With ``answers``, stdin is the terminal too and each
+    every byte the terminal received. With `answers`, stdin is the terminal too and each
     answer is typed after the next prompt (output ending in ':'); otherwise stdin is empty."""
     master, slave = pty.openpty()
     stdin = slave if answers is not None else subprocess.DEVNULL

@@ -1,7 +1,7 @@
 """The layering, read from the code: host API -> extensions -> hosts, no cycle, small modules.
 
-Every ``import`` of every hostlink module counts, function-local ones and those under
-``if TYPE_CHECKING:`` too: a cycle only the type checker sees is still two modules that cannot
+Every `import` of every hostlink module counts, function-local ones and those under
+`if TYPE_CHECKING:` too: a cycle only the type checker sees is still two modules that cannot
 be understood one without the other.
 """
 
@@ -43,7 +43,7 @@ def _imports(tree: ast.AST, *, typing: bool) -> list[ast.Import | ast.ImportFrom
 
 
 def imports_of(name: str, path: Path, known: dict[str, Path], *, typing: bool = True) -> set[str]:
-    """The hostlink modules ``name`` imports, for the type checker too unless ``typing`` is False
+    """The hostlink modules `name` imports, for the type checker too unless `typing` is False
     (then only those it imports when it runs)."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()

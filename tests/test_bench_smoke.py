@@ -1,4 +1,4 @@
-"""The benchmarks' CI smoke: ``python -m bench.run --quick`` prints a full table.
+"""The benchmarks' CI smoke: `python -m bench.run --quick` prints a full table.
 
 It checks the shape only (a row for each benchmark, a number in every cell, a ratio in
 every row), never how big a number is: benchmarks do not fail on speed.

@@ -65,7 +65,7 @@ def _words(line: str) -> list[str]:
 
 
 def _check_click(root: click.Command, words: list[str], line: str) -> None:
-    """Follow the subcommands the line names (``a|b`` names both), then check its options."""
+    """Follow the subcommands the line names (`a|b` names both), then check its options."""
     commands_ = [root]
     rest = words[1:]
     while rest and isinstance(commands_[0], click.Group):
@@ -229,11 +229,27 @@ def test_troubleshooting_quotes_messages_that_exist():
 
 
 def _build(root: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    """``mkdocs build --strict`` as CI runs it. Not --quiet: mkdocs 1.6 then drops the warnings
+    """`mkdocs build --strict` as CI runs it. Not --quiet: mkdocs 1.6 then drops the warnings
     --strict counts, and a broken link builds with exit status 0."""
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
                           cwd=root, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
+def _docstrings(path: Path) -> list[tuple[int, str]]:
+    """Every string statement of a module: its docstrings and those of its attributes."""
+    return [(node.lineno, node.value.value) for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)]
+
+
+def test_docstrings_are_markdown_as_the_reference_renders_them():
+    """One markup: Markdown code spans; reST roles and double backticks render as noise."""
+    rest = re.compile(r"``|:(?:class|func|meth|mod|attr|data|exc|obj|const):`")
+    found = [f"{path.relative_to(ROOT)}:{line}" for folder in ("src", "tests", "bench", "docs")
+             for path in sorted((ROOT / folder).rglob("*.py"))
+             for line, text in _docstrings(path) if rest.search(text) or text.count("`") % 2]
+    assert found == []
 
 
 def test_the_strict_build_fails_on_a_broken_link(tmp_path):

@@ -1,4 +1,4 @@
-"""The public faces: ``hostlink.host``, ``hostlink.mcp`` and ``hostlink.claude_code`` list exactly the
+"""The public faces: `hostlink.host`, `hostlink.mcp` and `hostlink.claude_code` list exactly the
 names hosts use, each name resolves, the type checker sees each one, and importing a face stays
 free (its names load on first use)."""
 

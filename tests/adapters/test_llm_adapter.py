@@ -1,7 +1,7 @@
 """The llm adapter in-process: history conversion, the async->sync bridge, tool loops.
 
-Extensions here are small real ``hostlink.host`` extensions (a scripted provider, a tool),
-driven through llm's own Python API (``model.chain``), so llm's chain loop, tool execution
+Extensions here are small real `hostlink.host` extensions (a scripted provider, a tool),
+driven through llm's own Python API (`model.chain`), so llm's chain loop, tool execution
 and history building are the real ones.
 """
 
@@ -87,7 +87,7 @@ class Scripted:
 
 
 class Echo:
-    """A tool extension: ``echo`` returns its text, ``fails`` an error, ``picture`` an image."""
+    """A tool extension: `echo` returns its text, `fails` an error, `picture` an image."""
 
     def __init__(self) -> None:
         self.calls: list[dict] = []
@@ -234,7 +234,7 @@ def test_tool_call_runs_and_result_reaches_the_next_request(make_host):
 
 
 def test_a_parameter_of_several_json_types_is_listed_as_any(make_host):
-    """JSON Schema allows ``"type": ["string", "null"]``; it once crashed the whole tool listing."""
+    """JSON Schema allows `"type": ["string", "null"]`; it once crashed the whole tool listing."""
     schema = {"type": "object", "properties": {"note": {"type": ["string", "null"]}, "n": {"type": "integer"}}}
 
     async def noop(args, signal):

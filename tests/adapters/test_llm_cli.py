@@ -1,4 +1,4 @@
-"""The plugin as the real ``llm`` CLI loads it: models, tools, commands, and its start cost."""
+"""The plugin as the real `llm` CLI loads it: models, tools, commands, and its start cost."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Acceptance: the real ``llm`` CLI, the real ``claude`` CLI (against the fake Anthropic API) and
+"""Acceptance: the real `llm` CLI, the real `claude` CLI (against the fake Anthropic API) and
 the demo MCP server, in one run.
 
-Claude proposes a call of the ``mcp`` tool; llm runs it (its own non-interactive tool loop)
+Claude proposes a call of the `mcp` tool; llm runs it (its own non-interactive tool loop)
 against the demo server; the result reaches the second API request; the final text prints;
 and afterwards no claude child, MCP server or private file is left.
 """

@@ -1,4 +1,4 @@
-"""The real ``mcp`` tool through the llm adapter, against the demo server over stdio."""
+"""The real `mcp` tool through the llm adapter, against the demo server over stdio."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The pydantic-ai host with a real pydantic-ai ``Agent``: ``ClaudeCodeModel`` drives the real
-``claude`` CLI against the fake Anthropic API on 127.0.0.1; ``HostlinkMcp`` runs the real
-``mcp`` tool against the demo server over stdio, configured in a trusted project's
-``.mcp.json``. After each test no ``claude``, no server process and no private file is left.
+"""The pydantic-ai host with a real pydantic-ai `Agent`: `ClaudeCodeModel` drives the real
+`claude` CLI against the fake Anthropic API on 127.0.0.1; `HostlinkMcp` runs the real
+`mcp` tool against the demo server over stdio, configured in a trusted project's
+`.mcp.json`. After each test no `claude`, no server process and no private file is left.
 """
 
 from __future__ import annotations

@@ -1,24 +1,24 @@
 """A hostile Streamable HTTP MCP server and authorization server in one (stdlib only).
 
-Run as ``python tests/adversarial/hostile_http.py``; it listens on 127.0.0.1 (ephemeral port)
-and prints its base URL. Each attack is a path prefix, its MCP endpoint ``/<attack>/mcp``:
+Run as `python tests/adversarial/hostile_http.py`; it listens on 127.0.0.1 (ephemeral port)
+and prints its base URL. Each attack is a path prefix, its MCP endpoint `/<attack>/mcp`:
 
-- ``cleartext-as``: a 401 whose protected-resource metadata names ``http://0.0.0.0:PORT/as``
+- `cleartext-as`: a 401 whose protected-resource metadata names `http://0.0.0.0:PORT/as`
   (cleartext, not loopback) as the authorization server.
-- ``foreign-prm``: a 401 whose ``resource_metadata`` is on another origin
-  (``http://localhost:PORT/...`` — the same process, so a request there is counted).
-- ``cleartext-endpoints``: honest metadata on 127.0.0.1, but the authorization server's
-  metadata names registration, token and authorization endpoints on ``http://0.0.0.0:PORT``.
-- ``bomb-as``: the authorization server's metadata is a gzip body that inflates to 1 GiB.
-- ``bomb-call``: a legacy MCP server whose ``tools/call`` answer is a gzip body of 1 GiB.
-- ``bomb-init``: the ``initialize`` answer itself is that bomb.
-- ``bomb-sse``: ``tools/call`` answers an event stream, gzip-encoded, of one endless event.
-- ``endless-sse``: ``tools/call`` answers an event stream of keep-alive comments that never
+- `foreign-prm`: a 401 whose `resource_metadata` is on another origin
+  (`http://localhost:PORT/...` — the same process, so a request there is counted).
+- `cleartext-endpoints`: honest metadata on 127.0.0.1, but the authorization server's
+  metadata names registration, token and authorization endpoints on `http://0.0.0.0:PORT`.
+- `bomb-as`: the authorization server's metadata is a gzip body that inflates to 1 GiB.
+- `bomb-call`: a legacy MCP server whose `tools/call` answer is a gzip body of 1 GiB.
+- `bomb-init`: the `initialize` answer itself is that bomb.
+- `bomb-sse`: `tools/call` answers an event stream, gzip-encoded, of one endless event.
+- `endless-sse`: `tools/call` answers an event stream of keep-alive comments that never
   carries the response.
-- ``redirect``: every request is answered 307 to another origin, a 60 KB ``Location`` full of escapes.
+- `redirect`: every request is answered 307 to another origin, a 60 KB `Location` full of escapes.
 
-``GET /_counters`` answers how many requests reached each path that a safe client must never
-request (``/as``…, the foreign metadata, the cleartext endpoints).
+`GET /_counters` answers how many requests reached each path that a safe client must never
+request (`/as`…, the foreign metadata, the cleartext endpoints).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ lock = threading.Lock()
 
 
 def gzip_bomb(mebibytes: int, fill: bytes = b" ", prefix: bytes = b"") -> bytes:
-    """A valid gzip stream of ``prefix`` then ``mebibytes`` MiB of ``fill``, built from one
+    """A valid gzip stream of `prefix` then `mebibytes` MiB of `fill`, built from one
     repeated deflate block (so it is made in milliseconds)."""
     block = fill * MIB
     compressor = zlib.compressobj(9, zlib.DEFLATED, -15)

@@ -1,23 +1,23 @@
-"""A hostile stdio MCP server (stdlib only, legacy handshake): ``python hostile_stdio.py ATTACK``.
+"""A hostile stdio MCP server (stdlib only, legacy handshake): `python hostile_stdio.py ATTACK`.
 
 Attacks:
-- ``many-tools``: lists 20,000 tools, each with a long description.
-- ``huge-name``: reports a 1 MiB ``serverInfo.name`` full of escape sequences.
-- ``tool-error CODE``: ``tools/call`` answers a JSON-RPC error with CODE (e.g. -32000).
-- ``bad-utf8``: ``tools/call`` of ``bad`` answers with one invalid UTF-8 byte in the text;
-  ``ok`` answers normally.
-- ``big-line MIB``: ``tools/call`` answers one text result of MIB MiB on one line.
-- ``many-items N``: ``tools/call`` answers N text items (one line of about 27 bytes each).
-- ``log-flood N``: before answering ``tools/call``, writes N malformed lines to stdout.
-- ``notification-flood N``: before answering ``tools/call``, sends N log notifications.
-- ``server-request``: before answering ``tools/call``, asks the client for sampling and roots
+- `many-tools`: lists 20,000 tools, each with a long description.
+- `huge-name`: reports a 1 MiB `serverInfo.name` full of escape sequences.
+- `tool-error CODE`: `tools/call` answers a JSON-RPC error with CODE (e.g. -32000).
+- `bad-utf8`: `tools/call` of `bad` answers with one invalid UTF-8 byte in the text;
+  `ok` answers normally.
+- `big-line MIB`: `tools/call` answers one text result of MIB MiB on one line.
+- `many-items N`: `tools/call` answers N text items (one line of about 27 bytes each).
+- `log-flood N`: before answering `tools/call`, writes N malformed lines to stdout.
+- `notification-flood N`: before answering `tools/call`, sends N log notifications.
+- `server-request`: before answering `tools/call`, asks the client for sampling and roots
   (requests the client never advertised) and reports what came back.
-- ``remote-ref URL``: the tools' input schemas refer to a schema at URL (``$ref``), which
+- `remote-ref URL`: the tools' input schemas refer to a schema at URL (`$ref`), which
   would make a validator that fetches references request it.
-- ``fatal``: writes two lines to stderr (one with an escape sequence) and exits 3 at start.
-- ``stderr-flood N``: writes N numbered lines to stderr, then exits 3 at start.
-- ``noise``: writes a usage text (not JSON-RPC, with escapes) to stdout and exits 1 at start.
-- ``grandchild PIDFILE`` / ``setsid-grandchild PIDFILE``: at start, starts a sleeping child
+- `fatal`: writes two lines to stderr (one with an escape sequence) and exits 3 at start.
+- `stderr-flood N`: writes N numbered lines to stderr, then exits 3 at start.
+- `noise`: writes a usage text (not JSON-RPC, with escapes) to stdout and exits 1 at start.
+- `grandchild PIDFILE` / `setsid-grandchild PIDFILE`: at start, starts a sleeping child
   that keeps the server's stdout open (the second one in a session of its own) and writes
   the child's pid to PIDFILE.
 """

@@ -1,9 +1,9 @@
-"""Run a command and report its own peak memory: ``peak_rss.py REPORT COMMAND...``.
+"""Run a command and report its own peak memory: `peak_rss.py REPORT COMMAND...`.
 
-Linux keeps a process's peak RSS across ``exec``, and a child that pytest spawns (by vfork or
+Linux keeps a process's peak RSS across `exec`, and a child that pytest spawns (by vfork or
 fork) starts from pytest's own high-water mark, which earlier tests raise. Spawned from this
-small process instead, the command's ``wait4`` figure is its own. REPORT gets
-``{"status": <wait status>, "maxrss_kib": <peak>}``; this exits as the command did.
+small process instead, the command's `wait4` figure is its own. REPORT gets
+`{"status": <wait status>, "maxrss_kib": <peak>}`; this exits as the command did.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""What the hostile ``hostlink serve`` tests share: raw requests, and the server's descriptors and memory.
+"""What the hostile `hostlink serve` tests share: raw requests, and the server's descriptors and memory.
 
-The figures come from ``/proc/<pid>``: open descriptors, resident memory now (``VmRSS``) and
-its peak (``VmHWM``, reset by writing 5 to ``clear_refs``).
+The figures come from `/proc/<pid>`: open descriptors, resident memory now (`VmRSS`) and
+its peak (`VmHWM`, reset by writing 5 to `clear_refs`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def descriptors(server: ServeProcess) -> int:
 
 
 def memory_mib(server: ServeProcess) -> dict[str, float]:
-    """``VmRSS`` and ``VmHWM`` of the server, in MiB."""
+    """`VmRSS` and `VmHWM` of the server, in MiB."""
     figures = {}
     for line in Path(f"/proc/{server.process.pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
@@ -59,7 +59,7 @@ def request(server: ServeProcess, method: str, path: str, body: bytes | dict | N
 
 
 def closed_by_peer(sock: socket.socket) -> bool:
-    """Whether the server has closed ``sock`` (without waiting)."""
+    """Whether the server has closed `sock` (without waiting)."""
     sock.settimeout(0.01)
     try:
         return sock.recv(1 << 16) == b"" or closed_by_peer(sock)
@@ -70,8 +70,8 @@ def closed_by_peer(sock: socket.socket) -> bool:
 
 
 def assert_quiet(server: ServeProcess, max_bytes: int, since: int = 0) -> int:
-    """The server's stderr from byte ``since`` on (a shared server's earlier requests have their
-    access-log lines): at most ``max_bytes``, no traceback; returns its size."""
+    """The server's stderr from byte `since` on (a shared server's earlier requests have their
+    access-log lines): at most `max_bytes`, no traceback; returns its size."""
     size = server.stderr_bytes() - since
     text = server.stderr().encode()[since:].decode(errors="replace")[-20000:]
     assert size <= max_bytes, f"{size} bytes on stderr: {text[-1500:]}"

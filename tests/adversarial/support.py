@@ -1,10 +1,10 @@
-"""Running the real ``hostlink`` CLI against hostile peers, and the rules every run must keep.
+"""Running the real `hostlink` CLI against hostile peers, and the rules every run must keep.
 
-``run_cli`` writes the given servers into a fresh user config, runs ``hostlink ARGV`` in a
-child process and returns what it did, with the child's own peak memory (``peak_rss.py``).
-``assert_contained`` is the standing check: no control byte but newline and tab on either
-stream, no Python traceback, at most ``max_bytes`` printed, peak memory bounded, and no
-private file left in the runtime directory. ``untouched_url`` is a URL nothing may request.
+`run_cli` writes the given servers into a fresh user config, runs `hostlink ARGV` in a
+child process and returns what it did, with the child's own peak memory (`peak_rss.py`).
+`assert_contained` is the standing check: no control byte but newline and tab on either
+stream, no Python traceback, at most `max_bytes` printed, peak memory bounded, and no
+private file left in the runtime directory. `untouched_url` is a URL nothing may request.
 """
 
 from __future__ import annotations

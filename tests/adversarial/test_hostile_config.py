@@ -1,8 +1,8 @@
-"""Hostile configuration files: structure-aware fuzzing of whole ``mcpServers`` documents.
+"""Hostile configuration files: structure-aware fuzzing of whole `mcpServers` documents.
 
 Every document either loads or fails with one ConfigError that names the file, carries no
 control character and never repeats a planted secret (a literal value or one reached through
-``${VAR}``); no other exception escapes. The keys are the schema's own, so most examples get
+`${VAR}`); no other exception escapes. The keys are the schema's own, so most examples get
 past the JSON shape and reach the field rules.
 """
 

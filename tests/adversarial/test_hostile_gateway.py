@@ -1,4 +1,4 @@
-"""Hostile servers behind ``hostlink mcp serve``: whatever they send, the MCP host gets no
+"""Hostile servers behind `hostlink mcp serve`: whatever they send, the MCP host gets no
 escape or control character in any text, no unbounded answer, no traceback, and the gateway
 keeps serving; what a hostile client sends gets a JSON-RPC error."""
 

@@ -1,8 +1,8 @@
 """Hostile HTTP servers: cleartext or foreign OAuth endpoints named by metadata, decompression bombs.
 
-Every attack runs against ``hostile_http.py`` on 127.0.0.1. The OAuth attacks assert that
-nothing was sent where the metadata pointed (the server counts such requests: ``0.0.0.0``
-and ``localhost`` reach the same process); the bombs run the real ``hostlink`` CLI in a
+Every attack runs against `hostile_http.py` on 127.0.0.1. The OAuth attacks assert that
+nothing was sent where the metadata pointed (the server counts such requests: `0.0.0.0`
+and `localhost` reach the same process); the bombs run the real `hostlink` CLI in a
 child process and assert its peak memory, its one-line error and that nothing leaks.
 """
 

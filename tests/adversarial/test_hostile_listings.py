@@ -1,7 +1,7 @@
 """Hostile listings: what the CLI prints of a server's tools and identity stays bounded.
 
-Before: 20,000 tools printed 2.6 MB (``tools``) and 21 MB (``tools --json``); a 1 MiB
-``serverName`` came back whole from ``connect --json``.
+Before: 20,000 tools printed 2.6 MB (`tools`) and 21 MB (`tools --json`); a 1 MiB
+`serverName` came back whole from `connect --json`.
 """
 
 from __future__ import annotations

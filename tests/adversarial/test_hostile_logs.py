@@ -1,7 +1,7 @@
 """What the MCP SDK logs about a hostile server reaches stderr as a few bounded lines.
 
 Before: 100,000 malformed stdout lines put 87 MB of tracebacks (each quoting the server's
-text) on stderr; a redirect's 60 KB ``Location`` was logged verbatim.
+text) on stderr; a redirect's 60 KB `Location` was logged verbatim.
 """
 
 from __future__ import annotations

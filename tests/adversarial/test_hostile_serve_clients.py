@@ -1,7 +1,7 @@
-"""Hostile clients of ``hostlink serve``: slow and half-sent requests, garbage on the socket.
+"""Hostile clients of `hostlink serve`: slow and half-sent requests, garbage on the socket.
 
 The error cases of the API itself (oversized and malformed bodies, forged Host/Origin, wrong
-keys, disconnects) are in ``tests/serve/test_errors.py``; here, connections that never finish
+keys, disconnects) are in `tests/serve/test_errors.py`; here, connections that never finish
 a request must neither block other clients nor leave anything behind.
 """
 

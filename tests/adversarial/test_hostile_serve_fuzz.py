@@ -1,15 +1,15 @@
 """Property: any mutation of a valid request gets 200 or a 4xx in the API's own shape, never a 500.
 
-Each API shape is one :class:`Shape` entry in ``SHAPES`` (a valid request, its path, how its
+Each API shape is one `Shape` entry in `SHAPES` (a valid request, its path, how its
 errors look): a new API (the Responses API) is one more entry. Two runs of the same property:
 
 - in-process, many examples: the real ASGI app (admission, body reading, parsing, the
   conversation rules) over a provider whose stream runs the Claude Code provider's real request
-  preparation (tool catalog and transcript) and then answers, without starting ``claude``;
-- against the real server with the real ``claude`` CLI and the fake API, a few examples.
+  preparation (tool catalog and transcript) and then answers, without starting `claude`;
+- against the real server with the real `claude` CLI and the fake API, a few examples.
 
 Mutations replace any value with any JSON value, delete or add keys and repeat list items.
-Before the ``media_type`` fix, a list there was a ``TypeError`` and a plain-text 500.
+Before the `media_type` fix, a list there was a `TypeError` and a plain-text 500.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ JSON = st.recursive(
 
 
 def paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every place in ``value`` (the root too)."""
+    """Every place in `value` (the root too)."""
     found = [prefix]
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
@@ -148,8 +148,8 @@ BUG = "secret-9931: make the provider fail"
 
 
 async def prepared_answer(model, context, signal):
-    """The Claude Code provider's real request preparation, then an answer without ``claude``
-    (or, for the text ``BUG``, an exception: a bug the last resort must answer)."""
+    """The Claude Code provider's real request preparation, then an answer without `claude`
+    (or, for the text `BUG`, an exception: a bug the last resort must answer)."""
     if context.messages[-1].content == (TextContent(BUG),):
         raise RuntimeError(BUG)
     try:

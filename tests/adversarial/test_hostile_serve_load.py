@@ -1,7 +1,7 @@
-"""``hostlink serve`` under load from local processes: idle connections, slow bodies, big bodies.
+"""`hostlink serve` under load from local processes: idle connections, slow bodies, big bodies.
 
-The server runs under ``ulimit -n 256`` with ``--max-concurrent 2``, so its connection bound
-is 256 - 32 - 64 - 2 x 12 = 136 (``hostlink.serve.connections``). Each test states the figure
+The server runs under `ulimit -n 256` with `--max-concurrent 2`, so its connection bound
+is 256 - 32 - 64 - 2 x 12 = 136 (`hostlink.serve.connections`). Each test states the figure
 it protects: descriptors, resident memory, time to answer a keyed request, stderr bytes.
 """
 

@@ -1,9 +1,9 @@
-"""Hostile requests to ``hostlink serve``: what broke (depth, key headers, upstream errors, cache
+"""Hostile requests to `hostlink serve`: what broke (depth, key headers, upstream errors, cache
 headers, the CLI's logs) and the classes that held (Origin/Host, smuggling, giant headers,
-compressed bodies, fetched URLs, ``@`` paths, concurrency, signals), each with its figure.
+compressed bodies, fetched URLs, `@` paths, concurrency, signals), each with its figure.
 
-The real server, the real ``claude`` CLI and the fake API; the API's own error shapes are
-checked here in brief and in full in ``tests/serve/test_errors.py``.
+The real server, the real `claude` CLI and the fake API; the API's own error shapes are
+checked here in brief and in full in `tests/serve/test_errors.py`.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_a_964_level_tool_schema_is_a_400(server, path, since):
 
 @pytest.mark.parametrize("path", [MESSAGES, CHAT])
 def test_a_tool_schema_the_cli_refuses_is_a_400_naming_the_tool(server, path, since):
-    """Found by the Responses API's fuzzing: ``required`` naming a property twice makes the CLI
+    """Found by the Responses API's fuzzing: `required` naming a property twice makes the CLI
     drop the tool, and its init then lacked it — a 500 "tool inventory" protocol error before."""
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city", "city"]}
     tools = ([{"name": "get_weather", "input_schema": schema}] if path == MESSAGES else

@@ -1,8 +1,8 @@
 """SIGTERM and SIGHUP while a call hangs: every host stops its servers and removes its files.
 
-Before: ``hostlink mcp call`` or the llm host, terminated while a call hung, left the server
+Before: `hostlink mcp call` or the llm host, terminated while a call hung, left the server
 running (re-parented to init) and its overflow file behind. Here pytest is a child subreaper,
-so a server left behind would become pytest's child, which ``fixture_children`` sees.
+so a server left behind would become pytest's child, which `fixture_children` sees.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ except KeyboardInterrupt:  # what llm's click does with it: "Aborted!", exit 1
 
 
 def _server_under(parent: int, timeout: float = 30) -> int:
-    """The pid of the fixture server that ``parent`` started."""
+    """The pid of the fixture server that `parent` started."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for entry in os.listdir("/proc"):

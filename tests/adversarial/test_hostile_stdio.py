@@ -2,10 +2,10 @@
 invalid UTF-8, very long lines, secrets in the command.
 
 Before (the adversarial battery): a grandchild holding stdout, or one in its own session,
-outlived ``hostlink mcp call``; a tool's JSON-RPC error -32000 latched the connection as
+outlived `hostlink mcp call`; a tool's JSON-RPC error -32000 latched the connection as
 closed and -32001 read as a timeout; one invalid UTF-8 byte left a dead session that said
-"connected"; a 50 MiB line took past the 15 s timeout (quadratic reads); ``"command":
-"${SECRET}"`` printed the secret, and a missing ``cwd`` read as "command not found".
+"connected"; a 50 MiB line took past the 15 s timeout (quadratic reads); `"command":
+"${SECRET}"` printed the secret, and a missing `cwd` read as "command not found".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Claude Code tests' fixtures: the fake ``claude`` and the runtime dir whose metrics are cleaned."""
+"""The Claude Code tests' fixtures: the fake `claude` and the runtime dir whose metrics are cleaned."""
 
 import pytest
 
@@ -8,7 +8,7 @@ from hostlink.claude_code import metrics
 
 @pytest.fixture
 def fake(tmp_path):
-    """The fake ``claude`` (tests/fakes/fake_claude.py) in ``tmp_path``."""
+    """The fake `claude` (tests/fakes/fake_claude.py) in `tmp_path`."""
     return FakeClaude(tmp_path)
 
 

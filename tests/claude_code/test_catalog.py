@@ -140,7 +140,7 @@ def test_schema_without_type_is_served_as_an_object_schema():
 
 
 def nested(levels: int) -> dict:
-    """A schema of ``levels`` objects, each the property of the one around it (2 x - 1 JSON levels)."""
+    """A schema of `levels` objects, each the property of the one around it (2 x - 1 JSON levels)."""
     schema: dict = {"type": "object"}
     for _ in range(levels - 1):
         schema = {"type": "object", "properties": {"a": schema}}

@@ -1,5 +1,5 @@
-"""The ``claude`` CLI a user actually has: every flag a child gets is checked against its
-``--help`` (and version) before the child starts, a safe one is dropped, any other refusal
+"""The `claude` CLI a user actually has: every flag a child gets is checked against its
+`--help` (and version) before the child starts, a safe one is dropped, any other refusal
 names the flag, the version and the fix; a child that exits before it was initialized says
 why, in every host's own error shape."""
 
@@ -159,7 +159,7 @@ STDERR = "\x1b[31merror: unknown option '--max-turns'\x1b[0m (config in $HOME/.c
 
 
 def dying_claude(directory: Path) -> Path:
-    """A ``claude`` whose help lists every option but which dies at start, saying why on stderr."""
+    """A `claude` whose help lists every option but which dies at start, saying why on stderr."""
     directory.mkdir(parents=True)
     script = directory / "claude"
     help_lines = "".join(f"  {flag}  An option\\n" for flag in compatibility.FLAGS)

@@ -1,4 +1,4 @@
-"""``hostlink claude-code doctor``: real CLI checks, fix-it messages, a content-free report."""
+"""`hostlink claude-code doctor`: real CLI checks, fix-it messages, a content-free report."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ SIGNED_IN = {
 
 def fake_cli(directory: Path, version: str = "2.1.332 (Claude Code)", auth: dict | None = None,
              hang: bool = False, lacks=()) -> Path:
-    """A tiny stand-in ``claude`` that answers ``--version``, ``--help`` and ``auth status``."""
+    """A tiny stand-in `claude` that answers `--version`, `--help` and `auth status`."""
     directory.mkdir(parents=True, exist_ok=True)
     script = directory / "claude"
     # Hanging, it keeps its own path on its command line, so the test can look for it.

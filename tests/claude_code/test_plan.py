@@ -1,5 +1,5 @@
 """The plan's usage reports, the extra-usage guard, the usage views and the provider hooks, on
-their own (parsing, persistence, the fake ``claude`` for the hooks). The real CLI end to end is
+their own (parsing, persistence, the fake `claude` for the hooks). The real CLI end to end is
 in test_plan_real_cli.py."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""The Claude plan end to end with the real ``claude`` CLI: the fake Anthropic API sends the
-``anthropic-ratelimit-unified-*`` headers, the CLI (signed in as a subscription by a setup token,
+"""The Claude plan end to end with the real `claude` CLI: the fake Anthropic API sends the
+`anthropic-ratelimit-unified-*` headers, the CLI (signed in as a subscription by a setup token,
 the code-only test option) reports them, hostlink acts — on the hostlink host session, in
 pydantic-ai and in llm (serve: tests/serve/test_plan.py).
 
-A ``claude`` wrapper first on PATH logs every start, so "refused before any claude starts" is
+A `claude` wrapper first on PATH logs every start, so "refused before any claude starts" is
 asserted by the log and by the fake API's request count, not inferred.
 """
 
@@ -45,7 +45,7 @@ THIRD_PARTY = "Third-party apps now draw from your extra usage, not your plan li
 
 
 class CountingClaude:
-    """A ``claude`` first on PATH that logs each start, then runs the real CLI."""
+    """A `claude` first on PATH that logs each start, then runs the real CLI."""
 
     def __init__(self, root: Path) -> None:
         self.bin = root / "counting-bin"
@@ -85,7 +85,7 @@ class Notices:
 
 
 async def ask(extension: ClaudeCodeExtension, notices: Notices, home: Path, *, options: dict | None = None) -> list:
-    """One request through a hostlink host session over ``extension``."""
+    """One request through a hostlink host session over `extension`."""
     host = HostSession([extension], lasting=False)
     await host.start(cwd=home, project_trusted=False, notifier=notices)
     try:

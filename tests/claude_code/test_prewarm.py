@@ -1,9 +1,9 @@
 """Prewarmed follow-up children: a request that ends with tool calls has the session start the
-next ``claude`` at once; the next request uses it when it matches, and otherwise, after its
+next `claude` at once; the next request uses it when it matches, and otherwise, after its
 idle bound or at shutdown it is stopped with its group and private directory.
 
 The real CLI runs against the fake Anthropic API (through the extension and a host session,
-which own the prewarmed child); the fake ``claude`` shows the guarantees that hold for a
+which own the prewarmed child); the fake `claude` shows the guarantees that hold for a
 prewarmed child as for any other (environment allowlist, init validation, disclosure guard).
 """
 
@@ -208,7 +208,7 @@ def fake_extension(fake: FakeClaude, **extra_env: str) -> ClaudeCodeExtension:
 
 
 async def fake_round(fake, runtime_dir, second_run, **extra_env):
-    """A proposal, then the follow-up on the prewarmed child running ``second_run``."""
+    """A proposal, then the follow-up on the prewarmed child running `second_run`."""
     fake.script_runs(PROPOSAL, second_run)
     host = await started_host(fake_extension(fake, **extra_env), fake.home)
     try:

@@ -1,4 +1,4 @@
-"""The provider stream against the fake ``claude``: the happy paths and every failure path."""
+"""The provider stream against the fake `claude`: the happy paths and every failure path."""
 
 from __future__ import annotations
 

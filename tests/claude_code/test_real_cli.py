@@ -1,7 +1,7 @@
-"""The provider with the real ``claude`` CLI (npm ``@anthropic-ai/claude-code``) against a fake
+"""The provider with the real `claude` CLI (npm `@anthropic-ai/claude-code`) against a fake
 Anthropic Messages API on 127.0.0.1, plus the CLI facts the transport is built on.
 
-The child reaches the fake only through the explicit, code-only ``ClaudeTransportOptions``;
+The child reaches the fake only through the explicit, code-only `ClaudeTransportOptions`;
 its HOME is a throwaway directory.
 """
 

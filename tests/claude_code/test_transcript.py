@@ -241,7 +241,7 @@ def test_unencodable_content_fails_with_a_clear_error():
 
 def test_records_are_exact_compact_json():
     """The bytes themselves, not only what they decode to: compact separators, non-ASCII kept,
-    keys in insertion order, numbers as Python writes them, ``@`` escaped."""
+    keys in insertion order, numbers as Python writes them, `@` escaped."""
     messages = [
         UserMessage([TextContent("héllo @you \"q\"\n\t\x01 ✓ 😀"), ImageContent(b64(PNG), "image/png"),
                      ImageContent("AAAA", "image/bmp")]),

@@ -1,8 +1,8 @@
-"""Transcript and catalog facts checked on the wire: the real ``claude`` CLI, the fake API.
+"""Transcript and catalog facts checked on the wire: the real `claude` CLI, the fake API.
 
-- A literal ``@path`` in a message stays text (escaped; unescaped, the CLI reads the file
-  into the prompt). That the provider's own ``@"…"`` attachment reference does attach the
-  image is checked in ``test_real_cli.py``.
+- A literal `@path` in a message stays text (escaped; unescaped, the CLI reads the file
+  into the prompt). That the provider's own `@"…"` attachment reference does attach the
+  image is checked in `test_real_cli.py`.
 - Tool names right at Claude's 64-character limit, and aliased unsafe names, reach the API
   as listed and map back to host names.
 """

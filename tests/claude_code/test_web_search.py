@@ -1,8 +1,8 @@
-"""The ``claude_code_web_search`` tool: a separate Claude process limited to WebSearch/WebFetch.
+"""The `claude_code_web_search` tool: a separate Claude process limited to WebSearch/WebFetch.
 
-The fake ``claude`` covers the failure paths (inventory, auth, disclosure, cancellation);
+The fake `claude` covers the failure paths (inventory, auth, disclosure, cancellation);
 the real CLI against the fake Messages API covers a whole search: Claude proposes
-WebSearch, the CLI runs it (a nested API request with the server-side ``web_search`` tool),
+WebSearch, the CLI runs it (a nested API request with the server-side `web_search` tool),
 and the final answer comes back bounded.
 """
 

@@ -1,4 +1,4 @@
-"""``hostlink mcp …`` in real subprocesses, reading real config files."""
+"""`hostlink mcp …` in real subprocesses, reading real config files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``hostlink mcp auth`` / ``logout`` / ``status`` as a user runs them, against the fake OAuth server."""
+"""`hostlink mcp auth` / `logout` / `status` as a user runs them, against the fake OAuth server."""
 
 from __future__ import annotations
 

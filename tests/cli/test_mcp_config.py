@@ -1,4 +1,4 @@
-"""``hostlink mcp add|add-json|remove|get`` against real files in a temporary HOME: round
+"""`hostlink mcp add|add-json|remove|get` against real files in a temporary HOME: round
 trips give back the same bytes, refusals leave them untouched, a crash mid-write cannot
 corrupt the file, and a secret is never written by accident nor shown."""
 

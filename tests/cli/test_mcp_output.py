@@ -1,4 +1,4 @@
-"""``hostlink mcp call … --output FILE`` / ``--full`` (issue 15, problem 6): the whole
+"""`hostlink mcp call … --output FILE` / `--full` (issue 15, problem 6): the whole
 sanitized result instead of the 50 KiB inline window, against the demo server and the
 fixture server (escape-laden lines)."""
 

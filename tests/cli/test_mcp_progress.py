@@ -1,8 +1,8 @@
-"""``hostlink mcp call`` and long calls (issue 15, problem 3): progress is requested and shown
-on a terminal, progress restarts the timeout up to a hard maximum, ``--timeout`` sets it.
+"""`hostlink mcp call` and long calls (issue 15, problem 3): progress is requested and shown
+on a terminal, progress restarts the timeout up to a hard maximum, `--timeout` sets it.
 
-With the real ``server-everything`` (``trigger-long-running-operation`` reports progress
-``steps`` times over ``duration`` seconds) and the fixture server (progress messages laden
+With the real `server-everything` (`trigger-long-running-operation` reports progress
+`steps` times over `duration` seconds) and the fixture server (progress messages laden
 with escapes). The terminal is a real pseudo-terminal.
 """
 

@@ -1,4 +1,4 @@
-"""Lasting project trust: ``hostlink mcp trust`` / ``untrust`` on real files in a temporary HOME."""
+"""Lasting project trust: `hostlink mcp trust` / `untrust` on real files in a temporary HOME."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``hostlink mcp …`` as a person meets it (issue 15): per-server config problems, the
-server's own words, exit codes, ``--json`` errors, argument errors, progress, full output."""
+"""`hostlink mcp …` as a person meets it (issue 15): per-server config problems, the
+server's own words, exit codes, `--json` errors, argument errors, progress, full output."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ atexit.register(lambda: print("frozen" if gc.get_freeze_count() else "not frozen
 
 
 def _exit_output(code: str = "") -> str:
-    """What a fresh interpreter running ``code`` prints, with the report of its exit last."""
+    """What a fresh interpreter running `code` prints, with the report of its exit last."""
     done = subprocess.run([sys.executable, "-c", _REPORT + textwrap.dedent(code)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

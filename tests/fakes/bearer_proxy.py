@@ -1,10 +1,10 @@
-"""A loopback HTTP proxy that adds ``Authorization: Bearer <key>`` to every request, for a
+"""A loopback HTTP proxy that adds `Authorization: Bearer <key>` to every request, for a
 harness that cannot send headers (the MCP conformance suite) in front of an endpoint that
 requires a key.
 
-``python bearer_proxy.py LISTEN_PORT TARGET_PORT`` with the key in ``PROXY_KEY``. A ``Host``
+`python bearer_proxy.py LISTEN_PORT TARGET_PORT` with the key in `PROXY_KEY`. A `Host`
 naming the proxy itself is rewritten to the target's, so the target's own Host check still
-sees (and refuses) any other Host; ``Origin`` passes untouched. Responses (event streams
+sees (and refuses) any other Host; `Origin` passes untouched. Responses (event streams
 included) are piped back as they come.
 """
 

@@ -1,8 +1,8 @@
 """The client command the MCP conformance harness runs: hostlink's auth and runtime, nothing else.
 
-``python conformance_client.py SERVER_URL`` (the harness appends the URL and sets
-``MCP_CONFORMANCE_SCENARIO`` and, for some scenarios, ``MCP_CONFORMANCE_CONTEXT``). It
-configures one server the way a user would write ``mcp.json`` for the scenario, lists the
+`python conformance_client.py SERVER_URL` (the harness appends the URL and sets
+`MCP_CONFORMANCE_SCENARIO` and, for some scenarios, `MCP_CONFORMANCE_CONTEXT`). It
+configures one server the way a user would write `mcp.json` for the scenario, lists the
 tools and calls them. When hostlink answers with an authorization link, this command does
 what the user's browser would: it opens the link with a plain HTTP GET, takes the
 authorization server's redirect and delivers it to hostlink's loopback callback receiver.

@@ -1,14 +1,14 @@
-"""A fake Anthropic Messages API on 127.0.0.1 for driving the real ``claude`` CLI offline.
+"""A fake Anthropic Messages API on 127.0.0.1 for driving the real `claude` CLI offline.
 
-Stdlib only. Each POST to ``/v1/messages`` takes the next scripted :class:`Reply` from a
+Stdlib only. Each POST to `/v1/messages` takes the next scripted `Reply` from a
 queue (or the default reply when the queue is empty) and answers it as streaming SSE the way
-the real API does: ``message_start``, ``content_block_start/delta/stop`` for text, thinking
-and tool_use (``input_json_delta``), ``message_delta`` with stop_reason and usage,
-``message_stop``. Scripted HTTP errors (429/5xx, overflow or usage-limit wording) answer with
+the real API does: `message_start`, `content_block_start/delta/stop` for text, thinking
+and tool_use (`input_json_delta`), `message_delta` with stop_reason and usage,
+`message_stop`. Scripted HTTP errors (429/5xx, overflow or usage-limit wording) answer with
 the API's JSON error body. Every request body is recorded, so tests can check the transcript
 the CLI actually sent.
 
-Run as a script (``python fake_anthropic.py``) it prints its base URL and serves plain text
+Run as a script (`python fake_anthropic.py`) it prints its base URL and serves plain text
 answers until killed (used by the benchmark).
 """
 
@@ -39,7 +39,7 @@ class Thinking:
 
 @dataclass(frozen=True)
 class ToolUse:
-    """A tool_use block; ``raw_input`` (if given) is sent verbatim instead of ``input``."""
+    """A tool_use block; `raw_input` (if given) is sent verbatim instead of `input`."""
 
     name: str
     input: dict[str, Any] = field(default_factory=dict)
@@ -49,7 +49,7 @@ class ToolUse:
 
 @dataclass(frozen=True)
 class Reply:
-    """One streamed answer. ``chunk`` splits every text/JSON delta into pieces that size."""
+    """One streamed answer. `chunk` splits every text/JSON delta into pieces that size."""
 
     blocks: tuple[Text | Thinking | ToolUse, ...]
     stop_reason: str = "end_turn"
@@ -88,7 +88,7 @@ def overflow() -> HttpError:
 
 
 def usage_limit(resets_at: int | None = None) -> HttpError:
-    """The subscription's usage-limit error, which ends in ``|<unix time it resets>``
+    """The subscription's usage-limit error, which ends in `|<unix time it resets>`
     (an hour from now unless given)."""
     resets_at = int(time.time()) + 3600 if resets_at is None else resets_at
     return HttpError(429, "rate_limit_error", f"Claude AI usage limit reached|{resets_at}")
@@ -97,8 +97,8 @@ def usage_limit(resets_at: int | None = None) -> HttpError:
 def plan_headers(status: str = "allowed", *, window: str = "five_hour", resets_at: int | None = None,
                  utilization: float = 0.42, overage_status: str = "allowed", overage_in_use: bool = False,
                  disabled_reason: str | None = None) -> dict[str, str]:
-    """The ``anthropic-ratelimit-unified-*`` headers the API sends a subscription (the
-    representative ``window``, ``5h`` or ``7d``, resetting in an hour unless given)."""
+    """The `anthropic-ratelimit-unified-*` headers the API sends a subscription (the
+    representative `window`, `5h` or `7d`, resetting in an hour unless given)."""
     resets_at = int(time.time()) + 3600 if resets_at is None else resets_at
     short = {"five_hour": "5h", "seven_day": "7d"}[window]
     headers = {
@@ -128,7 +128,7 @@ def server_error() -> HttpError:
 
 
 class FakeAnthropic:
-    """The server. Use as a context manager; ``base_url`` is what ANTHROPIC_BASE_URL takes."""
+    """The server. Use as a context manager; `base_url` is what ANTHROPIC_BASE_URL takes."""
 
     def __init__(self, default: Reply | HttpError | None = None) -> None:
         self.default = default if default is not None else text("default answer")
@@ -151,7 +151,7 @@ class FakeAnthropic:
             self.script.put(reply)
 
     def messages_requests(self) -> list[dict[str, Any]]:
-        """Recorded bodies of the ``/v1/messages`` requests, in order."""
+        """Recorded bodies of the `/v1/messages` requests, in order."""
         with self._lock:
             return [r["body"] for r in self.requests if r["path"].split("?")[0] == "/v1/messages"]
 

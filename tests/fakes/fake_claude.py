@@ -1,38 +1,38 @@
-"""A small fake ``claude`` executable that replays a stream-json script (unit tests).
+"""A small fake `claude` executable that replays a stream-json script (unit tests).
 
-The script is ``$CLAUDE_CONFIG_DIR/fake-claude.json`` (CLAUDE_CONFIG_DIR is one of the few
-variables the provider passes through); ``{"steps": [...]}``, run in order, then exit 0.
+The script is `$CLAUDE_CONFIG_DIR/fake-claude.json` (CLAUDE_CONFIG_DIR is one of the few
+variables the provider passes through); `{"steps": [...]}`, run in order, then exit 0.
 Everything the fake receives (argv, environment, stdin lines) is appended to
-``$CLAUDE_CONFIG_DIR/fake-claude-log.jsonl`` for the test to inspect.
+`$CLAUDE_CONFIG_DIR/fake-claude-log.jsonl` for the test to inspect.
 
-Steps (``op``):
-- ``control``: read our ``initialize`` control request and answer it (``account``,
-  ``commands``, ``permission_mode`` override the subscription-like defaults).
-- ``read_user``: read the user message line.
-- ``init``: start the proposal server from ``--mcp-config``, ``initialize`` + ``tools/list``
-  it for real, and emit a matching ``system/init`` (keys in ``override`` replace fields).
-- ``message``: stream one assistant message as ``stream_event`` records: ``blocks`` of
-  ``{"text": …}``, ``{"thinking": …}``, ``{"tool": name, "input": {…}}`` or
-  ``{"tool": name, "raw": "…"}`` (``"split_private": true`` on a text block cuts its delta in
-  the middle of the private path); ``stop_reason`` (None: no message_delta); ``id``.
-- ``result``: emit a ``result`` record (``fields`` merged in).
-- ``emit``: write ``record`` as one line; ``raw``: write ``text`` as one line.
-- ``call_tool``: send ``tools/call`` for ``name`` to the proposal server (an execution attempt).
-- ``sleep``, ``exit`` (``code``), ``wait_signal`` (block until SIGTERM, then exit 143;
-  ``ignore_term`` ignores it so only SIGKILL ends the fake), ``linger`` (start a grandchild
-  in the same process group that ignores SIGTERM), ``sabotage`` (replace the private request
-  directory with a plain file, so removing it must fail; the directory moves to ``<dir>.moved``).
+Steps (`op`):
+- `control`: read our `initialize` control request and answer it (`account`,
+  `commands`, `permission_mode` override the subscription-like defaults).
+- `read_user`: read the user message line.
+- `init`: start the proposal server from `--mcp-config`, `initialize` + `tools/list`
+  it for real, and emit a matching `system/init` (keys in `override` replace fields).
+- `message`: stream one assistant message as `stream_event` records: `blocks` of
+  `{"text": …}`, `{"thinking": …}`, `{"tool": name, "input": {…}}` or
+  `{"tool": name, "raw": "…"}` (`"split_private": true` on a text block cuts its delta in
+  the middle of the private path); `stop_reason` (None: no message_delta); `id`.
+- `result`: emit a `result` record (`fields` merged in).
+- `emit`: write `record` as one line; `raw`: write `text` as one line.
+- `call_tool`: send `tools/call` for `name` to the proposal server (an execution attempt).
+- `sleep`, `exit` (`code`), `wait_signal` (block until SIGTERM, then exit 143;
+  `ignore_term` ignores it so only SIGKILL ends the fake), `linger` (start a grandchild
+  in the same process group that ignores SIGTERM), `sabotage` (replace the private request
+  directory with a plain file, so removing it must fail; the directory moves to `<dir>.moved`).
 
-``claude auth status`` is answered as signed in without running a script, and the wrapper
-``FakeClaude`` writes answers ``--version`` and ``--help`` itself (from the script's
-``version`` and ``lacks``, without a Python start); all three are logged as ``preflight``,
-not ``argv``. ``stderr`` (a string) is written to stderr when a run starts.
+`claude auth status` is answered as signed in without running a script, and the wrapper
+`FakeClaude` writes answers `--version` and `--help` itself (from the script's
+`version` and `lacks`, without a Python start); all three are logged as `preflight`,
+not `argv`. `stderr` (a string) is written to stderr when a run starts.
 
-Instead of ``steps`` the script may hold ``runs``, a list of step lists: the n-th start of
-the fake runs ``runs[n]`` (the last one again once they are used up), for a test where a
+Instead of `steps` the script may hold `runs`, a list of step lists: the n-th start of
+the fake runs `runs[n]` (the last one again once they are used up), for a test where a
 request's child and the prewarmed child of the next one must behave differently.
 
-The string ``$PRIVATE`` in any emitted text is replaced by the private request directory.
+The string `$PRIVATE` in any emitted text is replaced by the private request directory.
 """
 
 import json
@@ -200,7 +200,7 @@ def run(step):
 
 
 def preflight():
-    """Answer ``auth status`` (the doctor's); True when argv was that."""
+    """Answer `auth status` (the doctor's); True when argv was that."""
     if sys.argv[1:3] == ["auth", "status"]:
         print(json.dumps({"loggedIn": True, "authMethod": "claude.ai", "apiProvider": "firstParty",
                           "subscriptionType": "max"}))

@@ -1,9 +1,9 @@
 """One independent process of the concurrent-refresh test.
 
-``python fake_oauth_refresh_worker.py NAME URL READY_DIR GO_FILE``: once ready (imports done,
+`python fake_oauth_refresh_worker.py NAME URL READY_DIR GO_FILE`: once ready (imports done,
 a file named by its pid in READY_DIR), waits until GO_FILE exists, then
 connects to the OAuth-protected MCP server URL with hostlink's auth and runtime (refreshing
-the expired stored token, or adopting one another process already rotated), calls ``whoami``
+the expired stored token, or adopting one another process already rotated), calls `whoami`
 and prints one JSON line: the answer and a hash of the access token it used.
 """
 

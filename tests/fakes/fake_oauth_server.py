@@ -1,28 +1,28 @@
 """A fake OAuth authorization server plus an SDK MCP server that requires its tokens.
 
-Run as ``python tests/fakes/fake_oauth_server.py``; both listen on 127.0.0.1 (ephemeral
-ports) and the first stdout line is JSON ``{"issuer": AS_URL, "mcp": MCP_URL}``.
+Run as `python tests/fakes/fake_oauth_server.py`; both listen on 127.0.0.1 (ephemeral
+ports) and the first stdout line is JSON `{"issuer": AS_URL, "mcp": MCP_URL}`.
 
-Authorization server (AS_URL): RFC 8414 metadata, dynamic registration (``/register``),
-``/authorize`` (auto-approves: 302 to the redirect URI with code, state and ``iss``),
-``/token`` (authorization_code with PKCE S256, refresh_token with rotation,
-client_credentials with client_secret_basic for client ``machine``/``machine-secret``, or with a
-private_key_jwt assertion (RFC 7523) for client ``jwt-machine``, checked with the public key
-``assertion_key`` set through ``/_control`` (with ``assertion_alg`` and, if set, ``assertion_kid``)).
-``GET /_counters`` answers the request counters; ``POST /_control`` (JSON) changes behaviour:
-``access_expires_in`` / ``refresh_expires_in`` (seconds for tokens from a code / from a
-refresh), ``metadata_issuer`` (the issuer the metadata claims), ``token_error`` (the next
-code exchange answers 400 with this error and a hostile description), ``token_bloat`` (code
-exchanges answer a 2 MiB body), ``refresh_delay`` (seconds a refresh waits before
-answering), ``revoke_access`` (true: every access token issued so far stops working),
-``require_scope`` (a scope the MCP server then asks for with 403 insufficient_scope),
-``revocation`` (``"ok"``: ``/revoke`` revokes per RFC 7009 and counts each token type in
-``revoked``, in order; ``"none"``: the metadata names no revocation endpoint; ``"error"``: it
-answers 500; ``"hang"``: it never answers in time; ``"cleartext"``: the metadata names an http
+Authorization server (AS_URL): RFC 8414 metadata, dynamic registration (`/register`),
+`/authorize` (auto-approves: 302 to the redirect URI with code, state and `iss`),
+`/token` (authorization_code with PKCE S256, refresh_token with rotation,
+client_credentials with client_secret_basic for client `machine`/`machine-secret`, or with a
+private_key_jwt assertion (RFC 7523) for client `jwt-machine`, checked with the public key
+`assertion_key` set through `/_control` (with `assertion_alg` and, if set, `assertion_kid`)).
+`GET /_counters` answers the request counters; `POST /_control` (JSON) changes behaviour:
+`access_expires_in` / `refresh_expires_in` (seconds for tokens from a code / from a
+refresh), `metadata_issuer` (the issuer the metadata claims), `token_error` (the next
+code exchange answers 400 with this error and a hostile description), `token_bloat` (code
+exchanges answer a 2 MiB body), `refresh_delay` (seconds a refresh waits before
+answering), `revoke_access` (true: every access token issued so far stops working),
+`require_scope` (a scope the MCP server then asks for with 403 insufficient_scope),
+`revocation` (`"ok"`: `/revoke` revokes per RFC 7009 and counts each token type in
+`revoked`, in order; `"none"`: the metadata names no revocation endpoint; `"error"`: it
+answers 500; `"hang"`: it never answers in time; `"cleartext"`: the metadata names an http
 endpoint on a non-loopback host).
 
-MCP server (MCP_URL, path ``/mcp``): the SDK ``MCPServer`` with protected-resource metadata
-naming AS_URL, accepting only live access tokens; tool ``whoami`` answers the token's client.
+MCP server (MCP_URL, path `/mcp`): the SDK `MCPServer` with protected-resource metadata
+naming AS_URL, accepting only live access tokens; tool `whoami` answers the token's client.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Run a third-party client that phones home (update checks, telemetry) where it can reach
 nothing but one loopback port of this machine.
 
-``outer SOCKET PORT`` (in the test's own network namespace) forwards each connection made to
-the Unix socket ``SOCKET`` to ``127.0.0.1:PORT``. ``inner PORT SOCKET -- COMMAND…`` runs inside
-``unshare -n``: it brings up the namespace's own loopback, forwards ``127.0.0.1:PORT`` there to
-``SOCKET``, runs COMMAND and exits with its status. The client then sees the server at the same
-address and port (so the server's ``Host`` check holds), and any other address is unreachable:
+`outer SOCKET PORT` (in the test's own network namespace) forwards each connection made to
+the Unix socket `SOCKET` to `127.0.0.1:PORT`. `inner PORT SOCKET -- COMMAND…` runs inside
+`unshare -n`: it brings up the namespace's own loopback, forwards `127.0.0.1:PORT` there to
+`SOCKET`, runs COMMAND and exits with its status. The client then sees the server at the same
+address and port (so the server's `Host` check holds), and any other address is unreachable:
 no packet leaves the namespace.
 """
 

@@ -1,9 +1,9 @@
 """Fixture MCP server (stdio) whose tools ask the person questions (MCP elicitation).
 
-``ask_user`` asks a form of every field kind and answers with what came back as JSON;
-``ask_secret`` asks for a password; ``ask_page`` asks to send the person to a web page;
-``sample`` asks for a model answer (``tools`` true: with a tool, which must be refused).
-On protocol 2026-07-28 a question goes out embedded in an ``input_required`` result and
+`ask_user` asks a form of every field kind and answers with what came back as JSON;
+`ask_secret` asks for a password; `ask_page` asks to send the person to a web page;
+`sample` asks for a model answer (`tools` true: with a tool, which must be refused).
+On protocol 2026-07-28 a question goes out embedded in an `input_required` result and
 the answer comes back with the retried call; on older protocols as a request of its own.
 A client without the elicitation capability makes each answer with the error it got.
 """

@@ -1,7 +1,7 @@
 """Fixture MCP server for hostlink tests, written with the official SDK.
 
-Run as ``python tests/fakes/mcp_fixture_server.py [--http] [--status N] [--legacy-only] …``
-(see tests/fakes/README.md). stdio by default; ``--http`` serves Streamable HTTP on
+Run as `python tests/fakes/mcp_fixture_server.py [--http] [--status N] [--legacy-only] …`
+(see tests/fakes/README.md). stdio by default; `--http` serves Streamable HTTP on
 127.0.0.1 at an ephemeral port and prints its URL as the first stdout line.
 """
 
@@ -180,8 +180,8 @@ def serve_legacy_only() -> None:
     """A hand-written legacy-only stdio server.
 
     The SDK server always answers both eras (the first request decides), so a server
-    that predates ``server/discover`` is emulated here: initialize handshake only,
-    ``-32601`` for anything it does not know, including ``server/discover``.
+    that predates `server/discover` is emulated here: initialize handshake only,
+    `-32601` for anything it does not know, including `server/discover`.
     """
     tools = [{"name": "echo", "description": "Echo the given text back.",
               "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
@@ -217,7 +217,7 @@ def serve_legacy_only() -> None:
 
 
 def count_requests(app, counter: list[int]):
-    """ASGI wrapper: count every HTTP request; ``GET /count`` answers the count as JSON."""
+    """ASGI wrapper: count every HTTP request; `GET /count` answers the count as JSON."""
 
     async def wrapped(scope, receive, send):
         if scope["type"] != "http":
@@ -234,7 +234,7 @@ def count_requests(app, counter: list[int]):
 
 
 def status_app(status: int):
-    """ASGI app answering every request with ``status`` and a short plain-text body."""
+    """ASGI app answering every request with `status` and a short plain-text body."""
     headers = [(b"content-type", b"text/plain")]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="fixture"'))
@@ -251,7 +251,7 @@ def status_app(status: int):
 
 
 def require_bearer(app, token: str):
-    """ASGI wrapper: 401 unless ``Authorization: Bearer <token>``."""
+    """ASGI wrapper: 401 unless `Authorization: Bearer <token>`."""
     denied = status_app(401)
     expected = f"Bearer {token}".encode()
 

@@ -1,7 +1,7 @@
 """A stdio MCP server (stdlib only, legacy handshake) that records what it receives:
-``python mcp_recording_server.py LOG``. Each message's method (and for a cancellation its
-``requestId``) goes to LOG as one JSON line. Tool ``wait`` never answers; ``echo`` answers
-``text``; ``resources/subscribe`` and ``resources/unsubscribe`` are accepted."""
+`python mcp_recording_server.py LOG`. Each message's method (and for a cancellation its
+`requestId`) goes to LOG as one JSON line. Tool `wait` never answers; `echo` answers
+`text`; `resources/subscribe` and `resources/unsubscribe` are accepted."""
 
 import json
 import sys

@@ -1,5 +1,5 @@
-"""``hostlink mcp serve`` added to the real, pinned ``claude`` CLI (an MCP host nobody here
-wrote) with ``--mcp-config``, against the fake Anthropic API: the tools Claude offers the
+"""`hostlink mcp serve` added to the real, pinned `claude` CLI (an MCP host nobody here
+wrote) with `--mcp-config`, against the fake Anthropic API: the tools Claude offers the
 model come from the gateway, and a call Claude makes runs through hostlink to the upstream
 server and its answer reaches the next API request. Nothing is left running."""
 

@@ -1,5 +1,5 @@
-"""``hostlink mcp serve`` as a command: ``--show-config`` prints what adds it to each MCP host
-and writes nothing; ``-v`` puts a failing server's bounded, sanitized stderr tail on stderr
+"""`hostlink mcp serve` as a command: `--show-config` prints what adds it to each MCP host
+and writes nothing; `-v` puts a failing server's bounded, sanitized stderr tail on stderr
 (never on the protocol stream); its options are checked before anything starts."""
 
 from __future__ import annotations

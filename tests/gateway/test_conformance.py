@@ -1,9 +1,9 @@
-"""The MCP conformance suite's server scenarios against ``hostlink mcp serve --http --expose
-tools`` with ``@modelcontextprotocol/server-everything`` behind it, in one run of the harness,
-inside a loopback-only network namespace (``unshare -n``: the harness's own servers bind every
-interface). Failures must match ``tests/conformance/gateway-baseline.yml`` exactly (the harness
+"""The MCP conformance suite's server scenarios against `hostlink mcp serve --http --expose
+tools` with `@modelcontextprotocol/server-everything` behind it, in one run of the harness,
+inside a loopback-only network namespace (`unshare -n`: the harness's own servers bind every
+interface). Failures must match `tests/conformance/gateway-baseline.yml` exactly (the harness
 also fails a run when a baseline entry passes). The harness sends no headers, so a small proxy
-(``tests/fakes/bearer_proxy.py``) adds the gateway's key."""
+(`tests/fakes/bearer_proxy.py`) adds the gateway's key."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``hostlink mcp serve --http``: the SDK's client with the key works; no key, a foreign
+"""`hostlink mcp serve --http`: the SDK's client with the key works; no key, a foreign
 Host or an Origin is refused before the MCP server sees anything; the key file is 0600 and
 goes away with the server."""
 

@@ -1,4 +1,4 @@
-"""What upstream servers ask reaches the MCP host behind ``hostlink mcp serve``: a form
+"""What upstream servers ask reaches the MCP host behind `hostlink mcp serve`: a form
 (elicitation) and a model request (sampling) when the MCP host declared the capability and the
 entry opted in, declined otherwise; roots are the MCP host's when it offers them."""
 

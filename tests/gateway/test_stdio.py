@@ -1,4 +1,4 @@
-"""``hostlink mcp serve`` driven by the MCP SDK's own client over real stdio, as an MCP host
+"""`hostlink mcp serve` driven by the MCP SDK's own client over real stdio, as an MCP host
 drives it: both faces, bounds, errors, progress, cancellation, reload, and shutdown."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Resource subscriptions through ``hostlink mcp serve --expose tools``, driven by the MCP SDK's
-client over real stdio: updates of the real ``server-everything`` reach the host under the
-gateway's URI after ``resources/subscribe`` and stop after ``resources/unsubscribe``; a
+"""Resource subscriptions through `hostlink mcp serve --expose tools`, driven by the MCP SDK's
+client over real stdio: updates of the real `server-everything` reach the host under the
+gateway's URI after `resources/subscribe` and stop after `resources/unsubscribe`; a
 server without subscriptions is refused with an error naming it; a 2026-07-28 server is
-followed through a ``subscriptions/listen`` stream."""
+followed through a `subscriptions/listen` stream."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ TOGGLE = "everything__toggle-subscriber-updates"  # its updates on, then off, at
 
 
 class Updates:
-    """The ``notifications/resources/updated`` a host hears, by URI."""
+    """The `notifications/resources/updated` a host hears, by URI."""
 
     def __init__(self) -> None:
         self.uris: list[str] = []

@@ -1,7 +1,7 @@
 """Machine OAuth with private_key_jwt (RFC 7523) against the fake authorization server, which
 checks every assertion with the public key: signature, audience, issuer, subject, kid, one use.
 
-Real keys (``cryptography``), real HTTP on 127.0.0.1, the SDK's flow; the private key only
+Real keys (`cryptography`), real HTTP on 127.0.0.1, the SDK's flow; the private key only
 ever lives in the environment mapping handed to the AuthManager.
 """
 
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no
 
 
 def key_pair(alg: str, *, password: bytes | None = None) -> tuple[str, str]:
-    """(private PEM, public PEM) of a fresh key for ``alg``."""
+    """(private PEM, public PEM) of a fresh key for `alg`."""
     key = ec.generate_private_key(ec.SECP256R1()) if alg == "ES256" else rsa.generate_private_key(65537, 2048)
     encryption = (serialization.BestAvailableEncryption(password) if password
                   else serialization.NoEncryption())

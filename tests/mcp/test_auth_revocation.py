@@ -33,7 +33,7 @@ async def gone(name: str, server) -> bool:
 
 
 async def accepted(fake_oauth, access_token: str) -> bool:
-    """Whether the MCP server still takes ``access_token``."""
+    """Whether the MCP server still takes `access_token`."""
     async with httpx2.AsyncClient() as client:
         answer = await client.post(fake_oauth.mcp, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                                    headers={"Authorization": f"Bearer {access_token}",

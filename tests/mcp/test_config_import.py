@@ -1,7 +1,7 @@
-"""``hostlink mcp import --from PROGRAM``: sample configurations of each program, written at
+"""`hostlink mcp import --from PROGRAM`: sample configurations of each program, written at
 its documented location in a temporary HOME from its documented format; what hostlink can
 take is converted (and loads), the rest is reported with the reason, and nothing is written
-without ``--yes`` or a yes on a terminal."""
+without `--yes` or a yes on a terminal."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``hostlink mcp import --from PROGRAM`` also reads the program's project file in the working
+"""`hostlink mcp import --from PROGRAM` also reads the program's project file in the working
 directory (.vscode/mcp.json, .cursor/mcp.json, .gemini/settings.json, Claude Code's .mcp.json),
 whose entries replace the user file's of the same name; with neither file it says so."""
 

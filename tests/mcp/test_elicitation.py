@@ -1,4 +1,4 @@
-"""MCP elicitation (form mode) through the host's ``ask``, against a fixture server whose
+"""MCP elicitation (form mode) through the host's `ask`, against a fixture server whose
 tools ask questions: opt-in per server and offered only when the host can ask; a form is
 sanitized before it is shown, a secret is never asked for, a web page never opened, an
 answer checked against the form. On a real pseudo-terminal: answers typed, a value that

@@ -1,4 +1,4 @@
-"""The real reference server ``@modelcontextprotocol/server-everything`` driven through the ``mcp`` tool."""
+"""The real reference server `@modelcontextprotocol/server-everything` driven through the `mcp` tool."""
 
 from __future__ import annotations
 

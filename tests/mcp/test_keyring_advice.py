@@ -4,7 +4,7 @@ to install or start, and never suggest running the failing command again.
 
 Real D-Bus throughout: the CLI runs with DBUS_SESSION_BUS_ADDRESS unset, pointing nowhere, or
 at a private bus of its own with no services; the locked case locks the gnome-keyring that
-``scripts/with-keyring`` runs (and restarts it unlocked afterwards).
+`scripts/with-keyring` runs (and restarts it unlocked afterwards).
 """
 
 from __future__ import annotations

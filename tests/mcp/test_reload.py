@@ -1,4 +1,4 @@
-"""``/mcp reload`` against real configuration files in a temporary HOME."""
+"""`/mcp reload` against real configuration files in a temporary HOME."""
 
 from __future__ import annotations
 

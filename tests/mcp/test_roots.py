@@ -1,9 +1,9 @@
 """Roots: offered only to a server that opted in ("roots": true), only in a trusted project.
 
-The fixture server's ``roots`` tool reports what the client advertised, what ``roots/list``
-answered and how many ``notifications/roots/list_changed`` it heard — a real SDK server over
+The fixture server's `roots` tool reports what the client advertised, what `roots/list`
+answered and how many `notifications/roots/list_changed` it heard — a real SDK server over
 stdio. Roots belong to the handshake-era protocol (2026-07-28 deprecates them and gives a
-server no back-channel to ask), so the servers that ask are configured ``legacy``.
+server no back-channel to ask), so the servers that ask are configured `legacy`.
 """
 
 from __future__ import annotations

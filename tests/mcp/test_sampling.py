@@ -1,8 +1,8 @@
-"""MCP sampling through the host's own models, against a fixture server whose ``sample`` tool
+"""MCP sampling through the host's own models, against a fixture server whose `sample` tool
 asks for a model answer: off unless configured, each request approved by the person first
 (refused where nobody can be asked), the configured model with no tools, the answer bounded.
 A scripted provider stands in for a model where the test is about the plumbing; the last
-test runs the real Claude Code provider (the real ``claude`` CLI against the fake API).
+test runs the real Claude Code provider (the real `claude` CLI against the fake API).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 
 
 class Scripted:
-    """A provider ``fake`` with one model ``echo``: answers ``reply`` and keeps each context."""
+    """A provider `fake` with one model `echo`: answers `reply` and keeps each context."""
 
     def __init__(self, reply: str = "a short answer") -> None:
         self.reply, self.contexts = reply, []

@@ -1,4 +1,4 @@
-"""The ``mcp`` tool through the real host path: extension, registry, session, fixture server."""
+"""The `mcp` tool through the real host path: extension, registry, session, fixture server."""
 
 from __future__ import annotations
 

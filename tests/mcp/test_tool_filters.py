@@ -1,4 +1,4 @@
-"""``includeTools`` / ``excludeTools``: a filtered tool is never listed, searched, described
+"""`includeTools` / `excludeTools`: a filtered tool is never listed, searched, described
 or callable (not even by its exact name), and status says how many each filter hides —
 with the real reference server."""
 

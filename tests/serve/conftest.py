@@ -1,4 +1,4 @@
-"""The serve tests' fixtures: a module's ``hostlink serve`` (``server``, ``fresh_script`` in
+"""The serve tests' fixtures: a module's `hostlink serve` (`server`, `fresh_script` in
 tests/conftest.py) talks to this folder's fake API, one per module."""
 
 import openai
@@ -9,12 +9,12 @@ from serve_support import KEY, fa
 
 @pytest.fixture(scope="module")
 def api():
-    """The fake Anthropic API of a module: its server's ``claude`` children call it."""
+    """The fake Anthropic API of a module: its server's `claude` children call it."""
     with fa.FakeAnthropic() as fake:
         yield fake
 
 
 @pytest.fixture
 def gpt(server):
-    """The official ``openai`` client of the module's server."""
+    """The official `openai` client of the module's server."""
     return openai.OpenAI(base_url=server.base_url + "/v1", api_key=KEY, max_retries=0)

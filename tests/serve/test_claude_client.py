@@ -1,8 +1,8 @@
-"""Claude Code itself as a client of ``hostlink serve``: the pinned ``claude`` CLI with
-``ANTHROPIC_BASE_URL`` at the endpoint (a throwaway HOME), ``hostlink serve`` upstream of it
-running its own ``claude`` against the fake Anthropic API. What Claude Code sends — full
-model ids, a trailing system message, ``?beta=true``, ``anthropic-beta``, adaptive thinking,
-``output_config.effort``, its own tools — must work, and its tools run in the client.
+"""Claude Code itself as a client of `hostlink serve`: the pinned `claude` CLI with
+`ANTHROPIC_BASE_URL` at the endpoint (a throwaway HOME), `hostlink serve` upstream of it
+running its own `claude` against the fake Anthropic API. What Claude Code sends — full
+model ids, a trailing system message, `?beta=true`, `anthropic-beta`, adaptive thinking,
+`output_config.effort`, its own tools — must work, and its tools run in the client.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ CLAUDE = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "claude
 
 @pytest.fixture
 def client(server, tmp_path):
-    """Runs the client ``claude`` in ``tmp_path`` (its HOME and working directory)."""
+    """Runs the client `claude` in `tmp_path` (its HOME and working directory)."""
     env = {"PATH": f"{NODE_BIN}:/usr/bin:/bin", "HOME": str(tmp_path), "ANTHROPIC_BASE_URL": server.base_url,
            "ANTHROPIC_API_KEY": KEY, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
 

@@ -1,8 +1,8 @@
-"""The Codex CLI as a client of ``hostlink serve`` through the README's ``config.toml`` recipe
-(``wire_api = "responses"``): a plain prompt, and a shell command Codex runs itself whose
-output reaches the fake Anthropic API behind the endpoint's ``claude``. Codex sends what the
-Responses API allows and Claude cannot use (``store: false``, ``include``, a ``namespace``
-tool and the built-in ``web_search``); none of it fails the request.
+"""The Codex CLI as a client of `hostlink serve` through the README's `config.toml` recipe
+(`wire_api = "responses"`): a plain prompt, and a shell command Codex runs itself whose
+output reaches the fake Anthropic API behind the endpoint's `claude`. Codex sends what the
+Responses API allows and Claude cannot use (`store: false`, `include`, a `namespace`
+tool and the built-in `web_search`); none of it fails the request.
 """
 
 from __future__ import annotations

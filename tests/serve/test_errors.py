@@ -1,8 +1,8 @@
-"""Every error of ``hostlink serve`` with its status and each API's own error shape.
+"""Every error of `hostlink serve` with its status and each API's own error shape.
 
-Anthropic: ``{"type": "error", "error": {"type", "message"}}``; OpenAI:
-``{"error": {"message", "type", "param", "code"}}``. No error carries prompt text, tool
-arguments or the key. The server runs with ``--max-concurrent 1``.
+Anthropic: `{"type": "error", "error": {"type", "message"}}`; OpenAI:
+`{"error": {"message", "type", "param", "code"}}`. No error carries prompt text, tool
+arguments or the key. The server runs with `--max-concurrent 1`.
 """
 
 from __future__ import annotations

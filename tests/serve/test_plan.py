@@ -1,6 +1,6 @@
-"""The Claude plan on ``hostlink serve``: ``GET /v1/usage``, the ``anthropic-ratelimit-unified-*``
-headers on every answer of both APIs, the extra-usage guard (429 with ``retry-after`` and the
-reset time in each API's error shape; ``hostlink-extra-usage`` under warn) and plan refusals —
+"""The Claude plan on `hostlink serve`: `GET /v1/usage`, the `anthropic-ratelimit-unified-*`
+headers on every answer of both APIs, the extra-usage guard (429 with `retry-after` and the
+reset time in each API's error shape; `hostlink-extra-usage` under warn) and plan refusals —
 the real CLI signed in by a setup token (the test option) against the fake API's headers.
 """
 
@@ -26,7 +26,7 @@ PREFIX = "anthropic-ratelimit-unified-"
 
 
 class Counting:
-    """A ``claude`` first on PATH that logs each start (the server's children start it)."""
+    """A `claude` first on PATH that logs each start (the server's children start it)."""
 
     def __init__(self, root: Path) -> None:
         self.bin = root / "bin"

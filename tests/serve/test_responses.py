@@ -1,7 +1,7 @@
 """The OpenAI Responses API and structured output, with the real clients people use: the
-``openai`` SDK (``responses.create/stream/parse``, ``chat.completions.parse``), an OpenAI
-Agents SDK agent on its default (Responses) model, LangChain's ``with_structured_output``.
-Each asserts what reached the fake Anthropic API behind the real ``claude`` CLI.
+`openai` SDK (`responses.create/stream/parse`, `chat.completions.parse`), an OpenAI
+Agents SDK agent on its default (Responses) model, LangChain's `with_structured_output`.
+Each asserts what reached the fake Anthropic API behind the real `claude` CLI.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Acceptance for ``hostlink serve``: the official ``anthropic`` and ``openai`` SDKs as clients,
-``hostlink serve`` as a real process on 127.0.0.1, the real ``claude`` CLI against the fake
+"""Acceptance for `hostlink serve`: the official `anthropic` and `openai` SDKs as clients,
+`hostlink serve` as a real process on 127.0.0.1, the real `claude` CLI against the fake
 Anthropic API upstream. The client keeps its tools: it executes them and the results reach
 the fake API in the next request; nothing is left behind after the server stops.
 """

@@ -1,7 +1,7 @@
-"""Wire-level mappings and errors of ``hostlink serve`` for what real clients send: model ids
-of a family, ``system`` messages anywhere, ``count_tokens``, Claude Code's probe, honoured and
+"""Wire-level mappings and errors of `hostlink serve` for what real clients send: model ids
+of a family, `system` messages anywhere, `count_tokens`, Claude Code's probe, honoured and
 refused generation fields, the Responses API's store and errors, streams cut or failed.
-Raw HTTP on 127.0.0.1; the real ``claude`` CLI upstream against the fake Anthropic API.
+Raw HTTP on 127.0.0.1; the real `claude` CLI upstream against the fake Anthropic API.
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ def test_the_access_log_the_quiet_flag_and_the_preflight_warning(tmp_path, api):
 
 
 def _wait_for_stderr(server: ServeProcess, text: str, timeout: float = 60) -> None:
-    """Until the server's stderr (a file) holds ``text``."""
+    """Until the server's stderr (a file) holds `text`."""
     deadline = time.monotonic() + timeout
     while text not in server.stderr():
         assert time.monotonic() < deadline, f"no {text!r} on stderr: {server.stderr()[-2000:]}"

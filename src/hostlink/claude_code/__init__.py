@@ -1,8 +1,8 @@
 """The Claude Code provider extension, as hosts import it.
 
 Every name here is loaded on first use, so importing this package starts nothing and imports
-nothing heavy; ``describe_usage`` and ``usage_as_json`` are :mod:`~hostlink.claude_code.usage`'s
-``describe`` and ``as_json``, named for what they show.
+nothing heavy; `describe_usage` and `usage_as_json` are `usage`'s
+`describe` and `as_json`, named for what they show.
 """
 
 from __future__ import annotations

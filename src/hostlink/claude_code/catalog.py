@@ -1,7 +1,7 @@
 """The ephemeral tool catalog a provider request offers Claude through the proposal server.
 
-Claude sees host tools as MCP tools named ``mcp__<SERVER_NAME>__<alias>``; the Messages API
-limits tool names to ``^[A-Za-z0-9_-]{1,64}$``. A host name that fits is kept as its own
+Claude sees host tools as MCP tools named `mcp__<SERVER_NAME>__<alias>`; the Messages API
+limits tool names to `^[A-Za-z0-9_-]{1,64}$`. A host name that fits is kept as its own
 alias; any other name gets a deterministic alias derived from its hash, so the same tool
 set always yields the same catalog (and the same cacheable prompt prefix). Tools that appear
 in history but are no longer active get labels that can never be called.
@@ -56,7 +56,7 @@ class Catalog:
     _aliases: Mapping[str, str] = field(repr=False)  # host name -> alias
 
     def name_for(self, alias: str) -> str | None:
-        """The host tool name behind ``alias`` (None for anything not in the catalog)."""
+        """The host tool name behind `alias` (None for anything not in the catalog)."""
         return self._names.get(alias)
 
     def alias_for(self, name: str) -> str | None:
@@ -67,7 +67,7 @@ class Catalog:
         return tuple(qualified_name(entry.alias) for entry in self.entries)
 
     def to_json(self) -> bytes:
-        """The ``tools/list`` result the proposal server serves: ``{"tools": [...]}``."""
+        """The `tools/list` result the proposal server serves: `{"tools": [...]}`."""
         return self._json
 
 
@@ -148,7 +148,7 @@ def build_catalog(tools: Sequence[ToolDefinition], history: Sequence[Message]) -
 
 
 def _assign_aliases(by_name: Mapping[str, ToolDefinition]) -> dict[str, str]:
-    """Safe names stay; every other name gets ``tool_<hash>``, lengthened on any collision.
+    """Safe names stay; every other name gets `tool_<hash>`, lengthened on any collision.
 
     Unsafe names are processed in sorted order, so the result depends only on the set.
     """
@@ -177,7 +177,7 @@ def _description(tool: ToolDefinition, alias: str) -> str:
 
 
 def _input_schema(tool: ToolDefinition, alias: str) -> dict[str, Any]:
-    """A JSON-object schema with ``type: object`` (added when absent; anything else fails)."""
+    """A JSON-object schema with `type: object` (added when absent; anything else fails)."""
     schema = tool.parameters
     if not isinstance(schema, Mapping):
         raise CatalogError(f"the input schema of tool {alias} is not a JSON object")

@@ -1,8 +1,8 @@
-"""Which ``claude`` CLI hostlink uses, which versions it was verified against, and what
+"""Which `claude` CLI hostlink uses, which versions it was verified against, and what
 they did with model aliases.
 
-Flags are not advisory: every child's argv is checked against the CLI's ``--help`` and
-version first (:data:`FLAGS`, :mod:`hostlink.claude_code.preflight`). The verified range is:
+Flags are not advisory: every child's argv is checked against the CLI's `--help` and
+version first (`FLAGS`, `hostlink.claude_code.preflight`). The verified range is:
 a version outside it is reported (doctor, and with any protocol refusal) but not refused,
 because the runtime checks of the init record and the stream protocol fail closed on any
 real mismatch.
@@ -18,14 +18,14 @@ from dataclasses import dataclass
 
 VERIFIED_MIN = (2, 1, 225)
 VERIFIED_MAX = (2, 1, 332)
-"""Inclusive; measured (see :data:`MEASURED`): the oldest version that passed the real-CLI tests,
-and the version ``package.json`` pins for CI."""
+"""Inclusive; measured (see `MEASURED`): the oldest version that passed the real-CLI tests,
+and the version `package.json` pins for CI."""
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """One version run through ``scripts/verify-claude-cli`` (or, where ``passed`` is None,
-    only its ``--help`` read, to bisect a flag)."""
+    """One version run through `scripts/verify-claude-cli` (or, where `passed` is None,
+    only its `--help` read, to bisect a flag)."""
 
     version: tuple[int, int, int]
     passed: bool | None
@@ -50,7 +50,7 @@ MEASURED = (
     Measurement((2, 1, 100), False, "as 2.1.150"),
 )
 """The versions measured against a local fake API (newest first) and what differed, on the
-way hostlink uses the CLI. ``--help`` of 2.1.50 lacks only --permission-prompts of the listed
+way hostlink uses the CLI. `--help` of 2.1.50 lacks only --permission-prompts of the listed
 flags; 2.0.77 lacks --effort too (neither was run)."""
 
 MODEL_RESOLUTIONS: dict[str, str] = {
@@ -59,13 +59,13 @@ MODEL_RESOLUTIONS: dict[str, str] = {
     "haiku": "claude-haiku-5-5",
     "fable": "claude-fable-5-2",
 }
-"""What ``claude --model <alias>`` requested from the first-party API with 2.1.332."""
+"""What `claude --model <alias>` requested from the first-party API with 2.1.332."""
 
 _VERSION = re.compile(r"(\d{1,6})\.(\d{1,6})\.(\d{1,6})")
 
 
 def parse_version(text: str) -> tuple[int, int, int] | None:
-    """The first ``X.Y.Z`` in ``claude --version`` output, e.g. ``2.1.332 (Claude Code)``."""
+    """The first `X.Y.Z` in `claude --version` output, e.g. `2.1.332 (Claude Code)`."""
     match = _VERSION.search(text[:200])
     if match is None:
         return None
@@ -84,7 +84,7 @@ def verified_range() -> str:
 
 
 def check_version(text: str) -> tuple[bool, str]:
-    """Whether ``claude --version`` output names a verified version, and a message saying so."""
+    """Whether `claude --version` output names a verified version, and a message saying so."""
     version = parse_version(text)
     if version is None:
         return False, "could not read a version from `claude --version`"
@@ -99,7 +99,7 @@ def check_version(text: str) -> tuple[bool, str]:
 
 
 def find_claude(environ: Mapping[str, str] | None = None) -> str | None:
-    """The ``claude`` executable on ``PATH``, or None.
+    """The `claude` executable on `PATH`, or None.
 
     A PATH scan only (no subprocess), so registration can afford it. hostlink takes the CLI
     from PATH and nowhere else: put the one you want first on PATH.
@@ -110,12 +110,12 @@ def find_claude(environ: Mapping[str, str] | None = None) -> str | None:
 
 @dataclass(frozen=True)
 class CliFlag:
-    """One option hostlink passes to ``claude``, and what to do on a CLI without it.
+    """One option hostlink passes to `claude`, and what to do on a CLI without it.
 
-    ``values`` is how many argv items follow the flag. ``since`` is the oldest measured
-    version that has it (None: every measured version). A ``listed`` flag is checked against
-    ``claude --help``; the CLI hides some options from its help, and those are checked by
-    version. ``fallback`` says why the flag may be dropped on a CLI that lacks it; without
+    `values` is how many argv items follow the flag. `since` is the oldest measured
+    version that has it (None: every measured version). A `listed` flag is checked against
+    `claude --help`; the CLI hides some options from its help, and those are checked by
+    version. `fallback` says why the flag may be dropped on a CLI that lacks it; without
     one, a CLI that lacks it is refused before any child starts.
     """
 
@@ -126,7 +126,7 @@ class CliFlag:
 
 
 OLDEST_MEASURED = (2, 1, 100)
-"""The oldest version whose ``--help`` and requests were measured (see :data:`MEASURED`)."""
+"""The oldest version whose `--help` and requests were measured (see `MEASURED`)."""
 
 # Per flag, whether a CLI without it can be served. Only --permission-prompts can: every
 # other one either keeps unmanaged customizations out (--setting-sources, --settings,
@@ -160,7 +160,7 @@ FLAGS: dict[str, CliFlag] = {
     "--verbose": CliFlag(0),
     "--system-prompt-file": CliFlag(1, listed=False),
 }
-"""Every option the argv builders (:func:`hostlink.claude_code.process.build_argv`) may pass.
+"""Every option the argv builders (`hostlink.claude_code.process.build_argv`) may pass.
 A new option gets a row here; a test fails for an option without one."""
 
 
@@ -179,9 +179,9 @@ class MissingFlag(Exception):
 
 
 def argv_flags(argv: Sequence[str]) -> list[str]:
-    """The flags of a request argv (after the executable), read with :data:`FLAGS`' arities.
+    """The flags of a request argv (after the executable), read with `FLAGS`' arities.
 
-    Raises ValueError for an option without a row in :data:`FLAGS`.
+    Raises ValueError for an option without a row in `FLAGS`.
     """
     flags = []
     index = 1
@@ -195,7 +195,7 @@ def argv_flags(argv: Sequence[str]) -> list[str]:
 
 
 def has_flag(flag: str, version: tuple[int, int, int] | None, listed: frozenset[str]) -> bool:
-    """Whether a CLI with this version and ``--help`` listing has ``flag``."""
+    """Whether a CLI with this version and `--help` listing has `flag`."""
     spec = FLAGS[flag]
     if spec.listed:
         return flag in listed
@@ -204,9 +204,9 @@ def has_flag(flag: str, version: tuple[int, int, int] | None, listed: frozenset[
 
 
 def adapt_argv(argv: Sequence[str], version: tuple[int, int, int] | None, listed: frozenset[str]) -> list[str]:
-    """``argv`` for this CLI: flags it lacks dropped where :data:`FLAGS` allows it.
+    """`argv` for this CLI: flags it lacks dropped where `FLAGS` allows it.
 
-    Raises :class:`MissingFlag` for the first missing flag that cannot be dropped.
+    Raises `MissingFlag` for the first missing flag that cannot be dropped.
     """
     adapted = list(argv[:1])
     index = 1
@@ -225,7 +225,7 @@ _OPTION_NAME = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 
 
 def listed_flags(help_text: str) -> frozenset[str]:
-    """The option names ``claude --help`` lists (``-p, --print`` gives both names)."""
+    """The option names `claude --help` lists (`-p, --print` gives both names)."""
     names: set[str] = set()
     for line in help_text.splitlines():
         match = _HELP_OPTION.match(line)
@@ -235,7 +235,7 @@ def listed_flags(help_text: str) -> frozenset[str]:
 
 
 def early_exit_advice(version: str | None, stderr: Sequence[str]) -> str:
-    """What to tell a user whose ``claude`` exited before it was initialized: its own last
+    """What to tell a user whose `claude` exited before it was initialized: its own last
     stderr lines (already bounded and sanitized) and what to do about them."""
     said = f"it said: {' | '.join(stderr)}" if stderr else "it wrote nothing on stderr"
     shown = f"claude {version}" if version else "this claude"

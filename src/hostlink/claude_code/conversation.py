@@ -1,30 +1,30 @@
-"""Talking to a started ``claude`` child, up to its ``system/init``, for the provider and web search.
+"""Talking to a started `claude` child, up to its `system/init`, for the provider and web search.
 
 Facts for Claude Code 2.1.332 (checked against the real CLI in tests):
 
-- With ``--input-format stream-json`` the CLI writes ``system/init`` only after the first
-  user message arrives. So a conversation first sends a ``control_request`` ``initialize``
+- With `--input-format stream-json` the CLI writes `system/init` only after the first
+  user message arrives. So a conversation first sends a `control_request` `initialize`
   and validates its answer (auth source, API provider, slash commands, permission mode)
-  before any prompt is written; ``init`` then confirms the exact tool inventory before a
+  before any prompt is written; `init` then confirms the exact tool inventory before a
   single content record is read. Init listing the catalog's tools also proves the proposal
-  server answered ``tools/list``.
-- Before init the CLI emits ``system/ui_invalidate`` chatter; anything else before init is
+  server answered `tools/list`.
+- Before init the CLI emits `system/ui_invalidate` chatter; anything else before init is
   a protocol error.
 
-One validator serves both children; an :class:`Expectation` says what each must report.
-The provider's expects exactly the catalog's ``mcp__<server>__<alias>`` tools on the one
+One validator serves both children; an `Expectation` says what each must report.
+The provider's expects exactly the catalog's `mcp__<server>__<alias>` tools on the one
 connected proposal server; web search's expects exactly WebSearch and WebFetch and no MCP
 server.
 
-A :class:`Conversation` runs that exchange over a started :class:`ClaudeProcess` and then
-reads the records that follow, one at a time. With a :class:`CancelSignal` (the
+A `Conversation` runs that exchange over a started `ClaudeProcess` and then
+reads the records that follow, one at a time. With a `CancelSignal` (the
 provider's request) each read and write is interruptible by it, through
-:func:`hostlink.host.cancel.cancelled_by`, and by an optional deadline: the scope covers
-only the one await on the child, never a ``yield`` of the caller's stream. Without a
+`hostlink.host.cancel.cancelled_by`, and by an optional deadline: the scope covers
+only the one await on the child, never a `yield` of the caller's stream. Without a
 signal the caller's own scope bounds the conversation (web search). Failures are
-:class:`ConversationError` with a safe message and the provider's error event.
+`ConversationError` with a safe message and the provider's error event.
 
-A :class:`DisclosureGuard` holds the child's private directory: nothing Claude says may
+A `DisclosureGuard` holds the child's private directory: nothing Claude says may
 name it (the literal path or its resolved form), in a whole answer or in a stream of
 pieces where a path may be split between two of them.
 """
@@ -56,7 +56,7 @@ T = TypeVar("T")
 
 
 class ConversationError(Exception):
-    """The conversation failed; the message is safe to show, ``error`` is it as an event."""
+    """The conversation failed; the message is safe to show, `error` is it as an event."""
 
     def __init__(self, message: str, code: str = "protocol_error", retryable: bool = False) -> None:
         super().__init__(message)
@@ -64,7 +64,7 @@ class ConversationError(Exception):
 
 
 class ChildGone(ConversationError):
-    """The child ended its output or stopped reading its input before init; ``when`` says
+    """The child ended its output or stopped reading its input before init; `when` says
     where, for a caller that reports the exit status."""
 
     def __init__(self, message: str, when: str) -> None:
@@ -103,7 +103,7 @@ class Expectation:
 
 
 def validate_control_initialize(record: dict[str, Any], request_id: str, expect: Expectation) -> None:
-    """The answer to our ``initialize`` control request: auth and customizations, pre-prompt."""
+    """The answer to our `initialize` control request: auth and customizations, pre-prompt."""
     response = record.get("response")
     if not isinstance(response, dict) or response.get("request_id") != request_id:
         raise ProtocolError("claude answered a control request hostlink did not send")
@@ -130,7 +130,7 @@ def validate_control_initialize(record: dict[str, Any], request_id: str, expect:
 
 def _inventory_error(reported: Any, expected: Sequence[str]) -> ProtocolError:
     """Only proposal tools missing, their server connected: the CLI dropped tools whose input
-    schema it does not accept (a ``required`` list naming a property twice, for one) — the
+    schema it does not accept (a `required` list naming a property twice, for one) — the
     request's fault, said as such and naming them (aliases are safe names); anything else
     fails closed as a protocol error."""
     if isinstance(reported, list) and set(reported) < set(expected):
@@ -143,11 +143,11 @@ def _inventory_error(reported: Any, expected: Sequence[str]) -> ProtocolError:
 
 
 def validate_init(record: dict[str, Any], expect: Expectation) -> str:
-    """Check ``system/init`` against the request; returns the model id it reports.
+    """Check `system/init` against the request; returns the model id it reports.
 
-    "Empty" customizations mean exactly ``[]``: with ``--disable-slash-commands`` the CLI
+    "Empty" customizations mean exactly `[]`: with `--disable-slash-commands` the CLI
     reports no slash commands and no skills, and with the built-in plugins switched off in
-    the request settings it reports no plugins. The built-in ``agents`` list is not
+    the request settings it reports no plugins. The built-in `agents` list is not
     checked: without an agent tool in the inventory none can run.
     """
     servers = record.get("mcp_servers")
@@ -175,7 +175,7 @@ def _server_status(server: Any) -> tuple[Any, Any]:
 
 
 def checked(check: Callable[..., T], *args: Any) -> T:
-    """``check(*args)``, with a :class:`ProtocolError` as a :class:`ConversationError`."""
+    """`check(*args)`, with a `ProtocolError` as a `ConversationError`."""
     try:
         return check(*args)
     except ProtocolError as exc:
@@ -199,7 +199,7 @@ class Conversation:
         self.signal = signal
 
     async def open(self, blocks: Sequence[dict[str, Any]], deadline: float | None = None) -> str:
-        """Initialize, write the prompt ``blocks`` and close stdin, validate init; returns
+        """Initialize, write the prompt `blocks` and close stdin, validate init; returns
         the model init names. Nothing is written before the control answer validated."""
         await self.initialize(deadline)
         return await self.prompt(blocks, deadline)
@@ -214,7 +214,7 @@ class Conversation:
         checked(validate_control_initialize, record, self.control_id, self.expect)
 
     async def prompt(self, blocks: Sequence[dict[str, Any]], deadline: float | None = None) -> str:
-        """Write the prompt ``blocks``, close stdin and validate init (after :meth:`initialize`)."""
+        """Write the prompt `blocks`, close stdin and validate init (after `initialize`)."""
         await self.send(user_message(blocks), deadline)
         await self.process.close_stdin()
         record = await self._pre_init_record(deadline)
@@ -243,7 +243,7 @@ class Conversation:
             return record
 
     async def _interruptible(self, operation: Callable[[], Awaitable[T]], deadline: float | None, late: str) -> T:
-        """Await ``operation()`` so that the signal (or the deadline) interrupts it."""
+        """Await `operation()` so that the signal (or the deadline) interrupts it."""
         check_cancelled(self.signal)
         with cancelled_by(self.signal) if self.signal is not None else anyio.CancelScope() as scope:
             if deadline is not None:
@@ -254,7 +254,7 @@ class Conversation:
 
 
 class DisclosureGuard:
-    """Refuses output that names the private ``directory`` (see the module docstring)."""
+    """Refuses output that names the private `directory` (see the module docstring)."""
 
     def __init__(self, directory: Path) -> None:
         self._paths = (str(directory), os.path.realpath(directory))
@@ -265,12 +265,12 @@ class DisclosureGuard:
         return any(path in text for path in self._paths)
 
     def check(self, text: str) -> None:
-        """Raise :class:`PathDisclosed` if ``text`` names the directory."""
+        """Raise `PathDisclosed` if `text` names the directory."""
         if self.discloses(text):
             raise PathDisclosed()
 
     def check_piece(self, text: str) -> None:
-        """Like :meth:`check` for the next piece of a stream, counting the pieces before it."""
+        """Like `check` for the next piece of a stream, counting the pieces before it."""
         window = self._tail + text
         self._tail = window[-self._keep :]
         self.check(window)

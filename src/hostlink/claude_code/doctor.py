@@ -1,10 +1,10 @@
-"""``hostlink claude-code doctor``: is the Claude Code provider able to run here, and why not.
+"""`hostlink claude-code doctor`: is the Claude Code provider able to run here, and why not.
 
 Every step is time-bounded and runs the CLI with the same allowlisted environment a request
 uses, so the answers describe what the provider will see. The optional report holds only
 content-free facts (versions, codes, booleans, counts, timings): never prompts, messages,
 arguments, results, credentials or temporary paths, and stderr only as the last request's
-``exit_stderr`` (see :mod:`~hostlink.claude_code.metrics`: the sanitized last words of a
+`exit_stderr` (see `metrics`: the sanitized last words of a
 claude that exited before it saw a prompt). Values that come from the CLI are kept only
 when they are short identifiers.
 """
@@ -143,7 +143,7 @@ def _platform() -> Check:
 
 
 async def _cli(executable: str | None, env: Mapping[str, str]) -> tuple[Check, preflight.CliFacts | None]:
-    """``claude --version`` and ``--help``, asked afresh (and remembered for requests)."""
+    """`claude --version` and `--help`, asked afresh (and remembered for requests)."""
     if executable is None:
         return Check(
             "cli",
@@ -169,7 +169,7 @@ async def _cli(executable: str | None, env: Mapping[str, str]) -> tuple[Check, p
 
 
 def _flags(cli: preflight.CliFacts | None) -> Check:
-    """Every option a request may pass, against what this CLI has (see ``compatibility.FLAGS``)."""
+    """Every option a request may pass, against what this CLI has (see `compatibility.FLAGS`)."""
     if cli is None:
         return Check("flags", "claude options", False, "skipped: no claude CLI version", {"error": "no_cli"})
     flags = preflight.request_flags()

@@ -1,15 +1,15 @@
-"""The Claude Code provider as a host extension: provider ``claude-code``, the visible
-``claude_code_web_search`` tool and the ``claude-code`` command.
+"""The Claude Code provider as a host extension: provider `claude-code`, the visible
+`claude_code_web_search` tool and the `claude-code` command.
 
-Registration does no I/O beyond a PATH lookup (``shutil.which``, no subprocess), so a host
-that loads every extension at start pays nothing for this one. Without a ``claude``
-executable the provider registers with an ``unavailable`` notice saying how to fix it;
+Registration does no I/O beyond a PATH lookup (`shutil.which`, no subprocess), so a host
+that loads every extension at start pays nothing for this one. Without a `claude`
+executable the provider registers with an `unavailable` notice saying how to fix it;
 whether the CLI is signed in is only known by asking it, so the first request checks that
 and fails with an explanatory error. Leftover private directories of dead hostlink processes
 are recovered by the host session when it starts.
 
 A provider is made per request, so the one prewarmed child a session may hold
-(:mod:`hostlink.claude_code.prewarm`) belongs to the extension, which lives for the session
+(`hostlink.claude_code.prewarm`) belongs to the extension, which lives for the session
 and stops it at shutdown. Only a lasting session prewarms: a one-shot host shuts down right
 after its request, so a prewarmed child would only be started to be stopped.
 """
@@ -53,10 +53,10 @@ NOT_INSTALLED = (
 
 
 class ClaudeCodeExtension:
-    """``extra_usage`` (allow | warn | refuse, None: ``HOSTLINK_CLAUDE_EXTRA_USAGE`` or warn) is
-    the host's extra-usage guard (:mod:`hostlink.claude_code.guard`); a request's own
-    ``extra_usage`` option wins. ``options`` (a local fake API) and ``environ`` (whose PATH
-    finds ``claude``) are for tests."""
+    """`extra_usage` (allow | warn | refuse, None: `HOSTLINK_CLAUDE_EXTRA_USAGE` or warn) is
+    the host's extra-usage guard (`hostlink.claude_code.guard`); a request's own
+    `extra_usage` option wins. `options` (a local fake API) and `environ` (whose PATH
+    finds `claude`) are for tests."""
 
     def __init__(
         self, *, extra_usage: str | None = None, options: ClaudeTransportOptions | None = None,

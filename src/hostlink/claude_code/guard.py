@@ -1,16 +1,16 @@
 """The session's view of the Claude plan: the latest usage report and the extra-usage guard.
 
 The latest report is the newer of the one this session saw and the one any request of this
-user stored last (:func:`hostlink.claude_code.metrics.last_plan`): the plan belongs to the
+user stored last (`hostlink.claude_code.metrics.last_plan`): the plan belongs to the
 account, so a report seen by another process counts too. The guard runs as the extension's
-``before_provider_request`` handler, so a refusal comes before anything of the request is built
-and before any ``claude`` starts. Its mode comes from the request (``extra_usage`` in the
-context's options: the llm model option), else the host (``hostlink serve --extra-usage``,
-``ClaudeCodeModel(extra_usage=…)``), else ``HOSTLINK_CLAUDE_EXTRA_USAGE``, else ``warn``.
+`before_provider_request` handler, so a refusal comes before anything of the request is built
+and before any `claude` starts. Its mode comes from the request (`extra_usage` in the
+context's options: the llm model option), else the host (`hostlink serve --extra-usage`,
+`ClaudeCodeModel(extra_usage=…)`), else `HOSTLINK_CLAUDE_EXTRA_USAGE`, else `warn`.
 
-Notices: ``warn`` tells the person once per episode (a window's exhaustion until its reset)
-that requests draw on extra usage; ``refuse`` tells once that the request just made drew on it
-and what follows; any mode tells once when a window passes its warning threshold. ``allow``
+Notices: `warn` tells the person once per episode (a window's exhaustion until its reset)
+that requests draw on extra usage; `refuse` tells once that the request just made drew on it
+and what follows; any mode tells once when a window passes its warning threshold. `allow`
 says nothing about extra usage.
 """
 
@@ -27,7 +27,7 @@ OPTION = "extra_usage"
 
 
 class PlanGuard:
-    """``mode`` is the host's setting (None: the environment decides); ``environ`` for tests."""
+    """`mode` is the host's setting (None: the environment decides); `environ` for tests."""
 
     def __init__(self, mode: str | None = None, environ: Mapping[str, str] | None = None) -> None:
         if mode is not None:
@@ -39,7 +39,7 @@ class PlanGuard:
         self.notifier: Notifier | None = None
 
     def mode(self, options: Mapping[str, str] | None = None) -> str:
-        """The mode for a request with ``options``; raises :class:`plan.ExtraUsageSettingError`."""
+        """The mode for a request with `options`; raises `plan.ExtraUsageSettingError`."""
         unknown = sorted(set(options or ()) - {OPTION})
         if unknown:
             raise plan.ExtraUsageSettingError(f"the Claude Code provider has no option {unknown[0][:40]!r}")
@@ -66,7 +66,7 @@ class PlanGuard:
         return plan.refusal(self.latest()) if mode == "refuse" else None
 
     async def before_request(self, request: ProviderRequest) -> Context | None:
-        """The ``before_provider_request`` handler: refuse or warn; never replaces the context."""
+        """The `before_provider_request` handler: refuse or warn; never replaces the context."""
         if request.provider != PROVIDER_NAME:
             return None
         try:
@@ -82,7 +82,7 @@ class PlanGuard:
         return None
 
     def observe(self, usage: plan.PlanUsage, mode: str) -> None:
-        """A report of a request running under ``mode``."""
+        """A report of a request running under `mode`."""
         if self._seen is None or usage.seen_at >= self._seen.seen_at:
             self._seen = usage
         episode = (usage.window, usage.episode_end())

@@ -1,14 +1,14 @@
-"""The last provider request's metrics, kept for ``hostlink claude-code doctor``.
+"""The last provider request's metrics, kept for `hostlink claude-code doctor`.
 
 Only an allowlist of bounded facts (sizes, counts, token usage, timings, outcome codes) is
 ever written, so a metrics file cannot carry prompts, messages, arguments, results,
-credentials or paths, whatever a caller passes in. ``plan`` is the plan's usage as last
-reported (:class:`~hostlink.claude_code.plan.PlanUsage`, re-validated on write and read); a
-request without a report keeps the one before, so ``hostlink claude-code usage`` and the
+credentials or paths, whatever a caller passes in. `plan` is the plan's usage as last
+reported (`PlanUsage`, re-validated on write and read); a
+request without a report keeps the one before, so `hostlink claude-code usage` and the
 extra-usage guard see the latest across requests and processes. The one text fact,
-``exit_stderr``, is the provider's bounded, sanitized tail of the stderr of a child that exited
+`exit_stderr`, is the provider's bounded, sanitized tail of the stderr of a child that exited
 before it was given a prompt (so it holds no content, and private paths are already replaced):
-the reason a ``claude`` did not start, which the doctor shows.
+the reason a `claude` did not start, which the doctor shows.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""The models the provider offers: the ``claude`` CLI's own aliases, resolved by the CLI.
+"""The models the provider offers: the `claude` CLI's own aliases, resolved by the CLI.
 
-Facts from the model catalog built into ``@anthropic-ai/claude-code`` 2.1.332 (see
-:mod:`hostlink.claude_code.compatibility` for what each alias resolved to there): every
+Facts from the model catalog built into `@anthropic-ai/claude-code` 2.1.332 (see
+`hostlink.claude_code.compatibility` for what each alias resolved to there): every
 current model has a 1,000,000-token context window, 128,000 output tokens, adaptive
-thinking and image input. The id is passed to ``claude --model`` unchanged, so the CLI, not
+thinking and image input. The id is passed to `claude --model` unchanged, so the CLI, not
 hostlink, decides which model an alias means.
 """
 

@@ -1,17 +1,17 @@
-"""The Claude plan's usage as the ``claude`` CLI reports it, and the extra-usage guard.
+"""The Claude plan's usage as the `claude` CLI reports it, and the extra-usage guard.
 
-Signed in with a subscription (``claude auth login`` or ``CLAUDE_CODE_OAUTH_TOKEN``), Claude
-Code 2.1.332 reads the ``anthropic-ratelimit-unified-*`` headers of every API answer and writes
-a ``rate_limit_event`` record after the message (``rate_limit_info``: ``status``,
-``rateLimitType``, ``resetsAt``, ``utilization``, ``surpassedThreshold``, ``overageStatus``,
-``overageResetsAt``, ``overageDisabledReason``, ``isUsingOverage``, ``overageInUse`` and
-``unifiedWindows`` per window). Signed in with an API key it writes none. :func:`parse` keeps
-that record as one content-free :class:`PlanUsage`: codes of a narrow shape, bounded numbers,
+Signed in with a subscription (`claude auth login` or `CLAUDE_CODE_OAUTH_TOKEN`), Claude
+Code 2.1.332 reads the `anthropic-ratelimit-unified-*` headers of every API answer and writes
+a `rate_limit_event` record after the message (`rate_limit_info`: `status`,
+`rateLimitType`, `resetsAt`, `utilization`, `surpassedThreshold`, `overageStatus`,
+`overageResetsAt`, `overageDisabledReason`, `isUsingOverage`, `overageInUse` and
+`unifiedWindows` per window). Signed in with an API key it writes none. `parse` keeps
+that record as one content-free `PlanUsage`: codes of a narrow shape, bounded numbers,
 nothing else; unknown fields are ignored and a malformed one is dropped, never fatal.
 
-The guard (``extra usage: allow | warn | refuse``) learns only from those reports: the request
+The guard (`extra usage: allow | warn | refuse`) learns only from those reports: the request
 that first draws on extra usage has already been sent when the CLI says so. From then on,
-``refuse`` fails every request before a ``claude`` starts until the window resets.
+`refuse` fails every request before a `claude` starts until the window resets.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ class ExtraUsageSettingError(ValueError):
 
 
 def extra_usage_mode(value: str | None, source: str, environ: Mapping[str, str]) -> str:
-    """The mode: ``value`` (from ``source``, e.g. ``--extra-usage``) when given, else
-    :data:`ENV_VARIABLE`, else :data:`DEFAULT_MODE`."""
+    """The mode: `value` (from `source`, e.g. `--extra-usage`) when given, else
+    `ENV_VARIABLE`, else `DEFAULT_MODE`."""
     if value is None:
         value, source = environ.get(ENV_VARIABLE), ENV_VARIABLE
     if value is None or value == "":
@@ -55,7 +55,7 @@ def extra_usage_mode(value: str | None, source: str, environ: Mapping[str, str])
 
 @dataclass(frozen=True)
 class Window:
-    """One plan window: ``utilization`` is the share used (1.0 = all of it)."""
+    """One plan window: `utilization` is the share used (1.0 = all of it)."""
 
     name: str
     utilization: float | None = None
@@ -66,9 +66,9 @@ class Window:
 
 @dataclass(frozen=True)
 class PlanUsage:
-    """The plan's state in one report. ``status`` is ``allowed``, ``allowed_warning`` or
-    ``rejected``; ``window`` is the window that decided it (``five_hour`` …). Extra usage:
-    ``extra_usage_status`` (``allowed`` … ``rejected``), when it resets, why it is off, and
+    """The plan's state in one report. `status` is `allowed`, `allowed_warning` or
+    `rejected`; `window` is the window that decided it (`five_hour` …). Extra usage:
+    `extra_usage_status` (`allowed` … `rejected`), when it resets, why it is off, and
     whether requests draw on it now."""
 
     seen_at: int
@@ -116,7 +116,7 @@ class PlanUsage:
 
 
 def parse(info: Any, now: float | None = None) -> PlanUsage | None:
-    """A ``rate_limit_info`` object as a :class:`PlanUsage`; None without a usable status."""
+    """A `rate_limit_info` object as a `PlanUsage`; None without a usable status."""
     if not isinstance(info, dict):
         return None
     status = _code(info.get("status"))
@@ -183,12 +183,12 @@ def window_name(name: str | None) -> str:
 
 
 def local_time(when: int) -> str:
-    """``when`` (unix time) in the person's local time zone."""
+    """`when` (unix time) in the person's local time zone."""
     return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(when)).strip()
 
 
 def refusal(usage: PlanUsage | None, now: float | None = None) -> ErrorEvent | None:
-    """The error a request gets under ``refuse`` while ``usage`` says it would draw on extra
+    """The error a request gets under `refuse` while `usage` says it would draw on extra
     usage; None when it would not, or once the window has reset."""
     if usage is None or not usage.draws_extra_usage():
         return None
@@ -203,6 +203,6 @@ def refusal(usage: PlanUsage | None, now: float | None = None) -> ErrorEvent | N
 
 
 def warning(usage: PlanUsage) -> str:
-    """The one notice of ``warn`` for an episode of extra usage."""
+    """The one notice of `warn` for an episode of extra usage."""
     return (f"requests now draw on the Claude plan's extra usage: the {window_name(usage.window)} window is used up "
             f"until {local_time(usage.episode_end())} (set extra usage to refuse to stop them)")

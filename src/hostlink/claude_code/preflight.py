@@ -1,15 +1,15 @@
-"""What the installed ``claude`` is, asked once per executable: ``--version`` and ``--help``.
+"""What the installed `claude` is, asked once per executable: `--version` and `--help`.
 
 Every child (a request's, a prewarmed one, a web search's) starts only after its argv was
-checked against these facts (:func:`checked_argv`): a flag the CLI lacks is dropped where
-:data:`~hostlink.claude_code.compatibility.FLAGS` says that is safe, and otherwise the
+checked against these facts (`checked_argv`): a flag the CLI lacks is dropped where
+`FLAGS` says that is safe, and otherwise the
 start is refused with a message naming the flag, the version and the fix, instead of a
-child that dies on ``error: unknown option``.
+child that dies on `error: unknown option`.
 
 Asking costs two short CLI runs (0.2–1.4 s on the real CLI), too much for every request of
 a one-shot host, so the facts are kept in a private 0600 file of the user's cache directory
-(``$XDG_CACHE_HOME/hostlink``), keyed by the executable's resolved path and file identity
-(a ``claude update`` changes it) and trusted for at most :data:`CACHE_SECONDS`. Each run is time-bounded, with the
+(`$XDG_CACHE_HOME/hostlink`), keyed by the executable's resolved path and file identity
+(a `claude update` changes it) and trusted for at most `CACHE_SECONDS`. Each run is time-bounded, with the
 request's allowlisted environment, in a private directory that is also its TMPDIR.
 """
 
@@ -44,7 +44,7 @@ MAX_OUTPUT_BYTES = 64 * 1024
 
 
 class StepFailed(Exception):
-    """A short CLI run failed; ``code`` is a content-free identifier for reports."""
+    """A short CLI run failed; `code` is a content-free identifier for reports."""
 
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
@@ -52,8 +52,8 @@ class StepFailed(Exception):
 
 
 class CliUnsupported(Exception):
-    """This ``claude`` cannot serve a request as hostlink builds it; the message says why,
-    ``code`` is the provider error code."""
+    """This `claude` cannot serve a request as hostlink builds it; the message says why,
+    `code` is the provider error code."""
 
     def __init__(self, message: str, code: str = "cli_unsupported") -> None:
         super().__init__(message)
@@ -71,7 +71,7 @@ class CliFacts:
 
 
 async def run_command(executable: str, args: list[str], env: Mapping[str, str]) -> tuple[int, bytes]:
-    """``executable args…`` in a fresh private directory (its cwd and TMPDIR); bounded."""
+    """`executable args…` in a fresh private directory (its cwd and TMPDIR); bounded."""
     directory = create_private_dir("claude-probe")
     try:
         env = {**env, "TMPDIR": str(directory)}  # the CLI leaves directories in its TMPDIR
@@ -114,7 +114,7 @@ async def run_argv(
 async def probe(executable: str, env: Mapping[str, str]) -> CliFacts:
     """Ask the CLI now and remember the answer; raises StepFailed.
 
-    One after the other: ``--version`` takes about 10 ms (the CLI answers it before loading).
+    One after the other: `--version` takes about 10 ms (the CLI answers it before loading).
     """
     status, output = await run_command(executable, ["--version"], env)
     version = compatibility.parse_version(output.decode("utf-8", "replace")) if status == 0 else None
@@ -127,12 +127,12 @@ async def probe(executable: str, env: Mapping[str, str]) -> CliFacts:
 
 
 async def cli_facts(executable: str, env: Mapping[str, str]) -> CliFacts:
-    """The remembered facts of this executable, or :func:`probe`'s; raises StepFailed."""
+    """The remembered facts of this executable, or `probe`'s; raises StepFailed."""
     return _recalled(executable) or await probe(executable, env)
 
 
 async def checked_argv(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], CliFacts]:
-    """``argv`` adapted to the CLI it names, and that CLI's facts; raises CliUnsupported."""
+    """`argv` adapted to the CLI it names, and that CLI's facts; raises CliUnsupported."""
     try:
         facts = await cli_facts(argv[0], env)
     except StepFailed as exc:
@@ -166,7 +166,7 @@ def _identity(executable: str) -> str | None:
 
 
 def _cache_directory() -> Path:
-    """``$XDG_CACHE_HOME/hostlink`` of the host's user (a relative XDG_CACHE_HOME is ignored)."""
+    """`$XDG_CACHE_HOME/hostlink` of the host's user (a relative XDG_CACHE_HOME is ignored)."""
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
         base = os.path.join(os.environ.get("HOME") or str(Path.home()), ".cache")

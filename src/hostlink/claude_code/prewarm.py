@@ -1,20 +1,20 @@
-"""Starting a request's ``claude`` child, now or ahead of its request (prewarmed).
+"""Starting a request's `claude` child, now or ahead of its request (prewarmed).
 
 What "start" is, on Claude Code 2.1.332 (measured against a local fake API): from spawn to
-the answer of the ``initialize`` control request takes 0.5–1.0 s — Node's start, settings,
+the answer of the `initialize` control request takes 0.5–1.0 s — Node's start, settings,
 and the proposal server started and listed, all before the CLI reads a prompt. From the
-prompt's write, ``system/init`` follows in 0.06–0.3 s and a short answer's ``result`` in
+prompt's write, `system/init` follows in 0.06–0.3 s and a short answer's `result` in
 0.15–0.4 s. So the start is most of a short request, and everything up to the control
 answer (auth, slash commands, permission mode) can be validated before a prompt exists;
-only ``system/init`` (the tool inventory, the connected proposal server, no plugins) must
+only `system/init` (the tool inventory, the connected proposal server, no plugins) must
 wait for the prompt, and is still validated for every prewarmed child.
 
 When a request ends with tool calls the host is about to run them and ask again with the same
-model and tools, so the provider asks its session's :class:`Prewarmer` to start that next
+model and tools, so the provider asks its session's `Prewarmer` to start that next
 child at once. It runs with its own private directory holding only what a start reads (the
 system prompt, the catalog, the MCP config, an empty TMPDIR) and no prompt. The next request
-takes it when its :class:`ChildSpec` is equal; otherwise the child is stopped and a fresh one
-serves the request. A prewarmed child not taken within :data:`IDLE_SECONDS`, or still there
+takes it when its `ChildSpec` is equal; otherwise the child is stopped and a fresh one
+serves the request. A prewarmed child not taken within `IDLE_SECONDS`, or still there
 at session shutdown, is stopped with its process group and its directory removed, exactly
 like a finished one.
 """
@@ -55,7 +55,7 @@ CONTROL_ID = "hostlink-init"
 class ChildSpec:
     """Everything a child's start depends on: requests with equal specs can use one child.
 
-    ``environment`` is the child's allowlisted environment without its private TMPDIR.
+    `environment` is the child's allowlisted environment without its private TMPDIR.
     """
 
     executable: str
@@ -103,9 +103,9 @@ class Child:
 async def start_child(spec: ChildSpec) -> Child:
     """Write what a start reads into a new private directory and start the child there.
 
-    The argv is first checked against the CLI (:func:`~hostlink.claude_code.preflight.checked_argv`),
+    The argv is first checked against the CLI (`checked_argv`),
     so a CLI that lacks a needed flag is refused before anything starts, prewarmed or not.
-    Raises :class:`ConversationError`; nothing is left behind when it does.
+    Raises `ConversationError`; nothing is left behind when it does.
     """
     try:
         directory = create_private_dir("claude-request")
@@ -156,10 +156,10 @@ class _Warm:
 class Prewarmer:
     """At most one prewarmed child for a session (see the module docstring).
 
-    Each child is held by an owner task that starts it, has it answer its ``initialize``
-    control request and stops it unless a request took it. :meth:`take` also says how the
-    request gets its child: ``prewarmed``, ``replaced`` (a prewarmed child did not match and
-    was stopped) or ``fresh``.
+    Each child is held by an owner task that starts it, has it answer its `initialize`
+    control request and stops it unless a request took it. `take` also says how the
+    request gets its child: `prewarmed`, `replaced` (a prewarmed child did not match and
+    was stopped) or `fresh`.
     """
 
     def __init__(self, notifier: Notifier | None = None) -> None:
@@ -170,7 +170,7 @@ class Prewarmer:
         self._closed = False
 
     def start(self, spec: ChildSpec) -> None:
-        """Start the child ``spec`` describes in the background, replacing any prewarmed one."""
+        """Start the child `spec` describes in the background, replacing any prewarmed one."""
         if self._closed:
             return
         if self._current is not None:
@@ -180,7 +180,7 @@ class Prewarmer:
         warm.task = asyncio.get_running_loop().create_task(self._own(warm))
 
     async def take(self, spec: ChildSpec, signal: CancelSignal, deadline: float) -> tuple[Child | None, str]:
-        """The prewarmed child if it matches ``spec`` and started cleanly (None otherwise), and
+        """The prewarmed child if it matches `spec` and started cleanly (None otherwise), and
         how the request gets its child; a prewarmed child not taken is stopped."""
         warm, self._current = self._current, None
         if warm is None:

@@ -1,10 +1,10 @@
-"""Launching and stopping the ``claude`` child: argv, allowlisted environment, process group.
+"""Launching and stopping the `claude` child: argv, allowlisted environment, process group.
 
-The child is a process-group leader (``start_new_session``), so stopping it means signalling
+The child is a process-group leader (`start_new_session`), so stopping it means signalling
 exactly the group this request created: SIGTERM, then SIGKILL after a short grace. Nothing
 is ever killed by name. Its environment is built from an allowlist, so API keys, alternate
 routing (base URLs, Bedrock/Vertex), hooks and arbitrary parent variables never reach it;
-only an explicit :class:`ClaudeTransportOptions` passed in code can point it at a local fake
+only an explicit `ClaudeTransportOptions` passed in code can point it at a local fake
 API in tests.
 """
 
@@ -75,10 +75,10 @@ class ClaudeTransportOptions:
     """Test-only routing of the child to a local fake Messages API.
 
     Never read from the environment: a test constructs it in code. With it, the child gets
-    ``ANTHROPIC_BASE_URL`` (loopback only), no API retries and one sign-in: either
-    ``ANTHROPIC_API_KEY`` (``test_api_key``: init validation accepts exactly that key as the
-    auth source instead of a subscription) or ``CLAUDE_CODE_OAUTH_TOKEN``
-    (``test_oauth_token``: a subscription sign-in as ``claude setup-token`` gives, under
+    `ANTHROPIC_BASE_URL` (loopback only), no API retries and one sign-in: either
+    `ANTHROPIC_API_KEY` (`test_api_key`: init validation accepts exactly that key as the
+    auth source instead of a subscription) or `CLAUDE_CODE_OAUTH_TOKEN`
+    (`test_oauth_token`: a subscription sign-in as `claude setup-token` gives, under
     which the CLI reports the plan's rate limits).
     """
 
@@ -106,7 +106,7 @@ class ClaudeTransportOptions:
 
 
 def mcp_config(catalog_path: Path, marker_path: Path, server_name: str) -> str:
-    """The ``--mcp-config`` document: the proposal server and nothing else."""
+    """The `--mcp-config` document: the proposal server and nothing else."""
     server = {
         "type": "stdio",
         "command": sys.executable,
@@ -129,8 +129,8 @@ def build_argv(
 ) -> list[str]:
     """The headless request argv (stream-json in and out, dontAsk, nothing unmanaged loaded).
 
-    ``tools`` are the built-in tools to enable (none for the main provider). Variadic flags
-    (``--tools``, ``--allowedTools``, ``--mcp-config``) are each followed by another flag,
+    `tools` are the built-in tools to enable (none for the main provider). Variadic flags
+    (`--tools`, `--allowedTools`, `--mcp-config`) are each followed by another flag,
     so none can swallow a later argument; no positional prompt is ever passed.
     """
     if effort is not None and effort not in EFFORT_LEVELS:
@@ -172,9 +172,9 @@ def child_environment(
 ) -> dict[str, str]:
     """Allowlisted parent variables plus the fixed switches; never keys or routing.
 
-    ``temp_dir`` (a private directory of the request): see :func:`private_dirs`.
-    ``max_output_tokens`` (the request's own cap, never the parent's variable) becomes
-    ``CLAUDE_CODE_MAX_OUTPUT_TOKENS``, which the CLI sends as the API's ``max_tokens``.
+    `temp_dir` (a private directory of the request): see `private_dirs`.
+    `max_output_tokens` (the request's own cap, never the parent's variable) becomes
+    `CLAUDE_CODE_MAX_OUTPUT_TOKENS`, which the CLI sends as the API's `max_tokens`.
     """
     env = {name: parent[name] for name in ENV_ALLOWLIST if name in parent}
     env.update(FIXED_ENV)
@@ -199,9 +199,9 @@ def child_environment(
 def private_dirs(temp_dir: Path) -> dict[str, str]:
     """Where the child writes what it never removes, pointed into the request's private state.
 
-    The CLI leaves per-session directories under ``$TMPDIR/claude-<uid>/`` and one log file per
-    start of each MCP server under ``$XDG_CACHE_HOME/claude-cli-nodejs/<cwd>/mcp-logs-<server>/``
-    (``~/.cache`` by default): both go with the request's private directory.
+    The CLI leaves per-session directories under `$TMPDIR/claude-<uid>/` and one log file per
+    start of each MCP server under `$XDG_CACHE_HOME/claude-cli-nodejs/<cwd>/mcp-logs-<server>/`
+    (`~/.cache` by default): both go with the request's private directory.
     """
     return {"TMPDIR": str(temp_dir), "XDG_CACHE_HOME": str(temp_dir)}
 
@@ -220,7 +220,7 @@ class ClaudeProcess:
     async def start(
         cls, argv: Sequence[str], env: Mapping[str, str], cwd: Path, stderr_path: Path
     ) -> ClaudeProcess:
-        """Start the child; its stderr goes to ``stderr_path`` (a new private 0600 file).
+        """Start the child; its stderr goes to `stderr_path` (a new private 0600 file).
 
         A file rather than a pipe, so nothing has to drain it while the request streams.
         """
@@ -238,9 +238,9 @@ class ClaudeProcess:
         return self._process.pid
 
     def stderr_tail(self, private: Mapping[str, str]) -> list[str]:
-        """The child's last stderr lines, so an early exit can say why (e.g. ``error: unknown
-        option``): bounded, sanitized (no escapes or control characters), each key of
-        ``private`` (the request's directory, HOME) replaced by its value.
+        """The child's last stderr lines, so an early exit can say why (e.g. `error: unknown
+        option`): bounded, sanitized (no escapes or control characters), each key of
+        `private` (the request's directory, HOME) replaced by its value.
 
         Only for a child that exited before it was given a prompt: its stderr cannot hold
         request content then.

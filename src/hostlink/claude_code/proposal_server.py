@@ -1,10 +1,10 @@
-"""The proposal-only MCP server the ``claude`` child sees: it lists tools and runs none.
+"""The proposal-only MCP server the `claude` child sees: it lists tools and runs none.
 
-Run as ``python -I -S proposal_server.py <catalog.json> <violation-marker>``. Stdlib only and
+Run as `python -I -S proposal_server.py <catalog.json> <violation-marker>`. Stdlib only and
 line-delimited JSON-RPC on stdio, because it starts on every provider request's critical
-path (importing the MCP SDK would add more than a second). It answers ``initialize``,
-``notifications/initialized``, ``ping`` and ``tools/list`` (the catalog file's ``tools``);
-any ``tools/call`` means Claude tried to execute a tool, so it writes the violation marker
+path (importing the MCP SDK would add more than a second). It answers `initialize`,
+`notifications/initialized`, `ping` and `tools/list` (the catalog file's `tools`);
+any `tools/call` means Claude tried to execute a tool, so it writes the violation marker
 (exclusive, 0600) and answers with an error. Everything else is "method not found".
 """
 

@@ -1,24 +1,24 @@
-"""The ``claude`` stream-json protocol: records in, mapped events out.
+"""The `claude` stream-json protocol: records in, mapped events out.
 
-The handshake up to ``system/init`` and its validation live in
-:mod:`hostlink.claude_code.conversation`; this module parses records and maps the ones
+The handshake up to `system/init` and its validation live in
+`hostlink.claude_code.conversation`; this module parses records and maps the ones
 after init. Facts for Claude Code 2.1.332 (checked against the real CLI in tests):
 
-- A second ``system/init`` is a protocol error.
-- Content comes only from ``stream_event`` records (``--include-partial-messages``);
-  ``assistant`` records carry ``stop_reason: null`` and, for API errors, a synthetic text
+- A second `system/init` is a protocol error.
+- Content comes only from `stream_event` records (`--include-partial-messages`);
+  `assistant` records carry `stop_reason: null` and, for API errors, a synthetic text
   that must never become assistant text.
-- A retry after content started (``api_retry``), a second message id or a
-  ``message_stop`` with ``abandoned_blocks`` (the CLI resumes a cut-off stream on its own)
+- A retry after content started (`api_retry`), a second message id or a
+  `message_stop` with `abandoned_blocks` (the CLI resumes a cut-off stream on its own)
   means the stream was interrupted.
-- Signed in with a subscription the CLI writes a ``rate_limit_event`` after ``message_stop``
-  (before the error of a 429): it becomes one :class:`PlanReport`
-  (:mod:`hostlink.claude_code.plan`). A 429 is reported ``rejected`` whatever the headers say,
+- Signed in with a subscription the CLI writes a `rate_limit_event` after `message_stop`
+  (before the error of a 429): it becomes one `PlanReport`
+  (`hostlink.claude_code.plan`). A 429 is reported `rejected` whatever the headers say,
   and its text becomes "You've hit your 5-hour limit · resets …" when the headers name a window
   ("Server is temporarily limiting requests (not your usage limit) · <the API's words>" when
   none). A 400 or 403 gets no report; its text is "API Error: <status> <the API's words>"
   (a 403: "Failed to authenticate. API Error: 403 …"). Signed in by a setup token, the CLI
-  sends a request that got a 400 once more, even with ``CLAUDE_CODE_MAX_RETRIES=0``.
+  sends a request that got a 400 once more, even with `CLAUDE_CODE_MAX_RETRIES=0`.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ _RESETS_AT = re.compile(r"limit reached\|(\d{9,11})\b")
 class ProtocolError(Exception):
     """The child said something the protocol does not allow; the request fails closed.
 
-    ``code`` is the stable error code the request fails with."""
+    `code` is the stable error code the request fails with."""
 
     def __init__(self, message: str, code: str = "protocol_error") -> None:
         super().__init__(message)
@@ -66,7 +66,7 @@ class ProtocolError(Exception):
 
 
 def parse_record(line: bytes) -> dict[str, Any]:
-    """One stdout line as a JSON object with a string ``type``."""
+    """One stdout line as a JSON object with a string `type`."""
     try:
         record = json.loads(line)
     except ValueError:
@@ -90,7 +90,7 @@ class Proposal:
 
 @dataclass(frozen=True)
 class Stop:
-    """``message_delta`` gave the stop reason: the message is complete."""
+    """`message_delta` gave the stop reason: the message is complete."""
 
     reason: str
 
@@ -102,14 +102,14 @@ class Notice:
 
 @dataclass(frozen=True)
 class PlanReport:
-    """A ``rate_limit_event``: the plan's usage as the API's last answer reported it."""
+    """A `rate_limit_event`: the plan's usage as the API's last answer reported it."""
 
     usage: plan.PlanUsage
 
 
 @dataclass(frozen=True)
 class Finished:
-    """The ``result`` record: the turn is over (``error`` set when it failed)."""
+    """The `result` record: the turn is over (`error` set when it failed)."""
 
     error: ErrorEvent | None
 
@@ -351,7 +351,7 @@ _REFUSED_REQUEST = {400: "invalid_request", 404: "not_found", 413: "too_large", 
 def classify_error(record: dict[str, Any], usage: plan.PlanUsage | None = None) -> ErrorEvent:
     """A stable error for a failed turn; Claude's own error text is never passed on.
 
-    ``usage`` (the request's rate-limit report, if any) gives a usage limit its reset time
+    `usage` (the request's rate-limit report, if any) gives a usage limit its reset time
     when the wording has none."""
     status = record.get("api_error_status")
     kind = str(record.get("api_error_type") or record.get("error") or "")

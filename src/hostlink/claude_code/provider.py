@@ -1,23 +1,23 @@
-"""The Claude Code provider stream: one ``claude`` child per request, used as transport only.
+"""The Claude Code provider stream: one `claude` child per request, used as transport only.
 
 Order of a request, and why:
 
 1. Cancellation is checked before anything starts: a cancelled request launches nothing.
 2. The catalog and system prompt go into a fresh private 0700 directory and the child starts
-   there in its own process group (:func:`~hostlink.claude_code.prewarm.start_child`) — or
+   there in its own process group (`start_child`) — or
    the session's prewarmed child is taken when it was started for an equal
-   :class:`~hostlink.claude_code.prewarm.ChildSpec`. Attachments are written next.
-3. The child's :class:`~hostlink.claude_code.conversation.Conversation` answers and
-   validates a ``control_request initialize`` (subscription auth, no slash commands,
+   `ChildSpec`. Attachments are written next.
+3. The child's `Conversation` answers and
+   validates a `control_request initialize` (subscription auth, no slash commands,
    dontAsk) before any prompt is written (a prewarmed child did so while the host ran its
    tools); then one user message carries the transcript records and stdin closes. Every
    read and write is interruptible by the request's signal and bounded by its deadline.
-4. ``system/init`` must show exactly the catalog's tools on the one connected proposal
+4. `system/init` must show exactly the catalog's tools on the one connected proposal
    server before any content is mapped; deltas are then published as they arrive.
-5. When the message stops for ``tool_use`` (or ``max_tokens``) the group is terminated at
+5. When the message stops for `tool_use` (or `max_tokens`) the group is terminated at
    once; the exit status, the violation marker and private-path disclosure are checked
-   and the private directory is removed, and only then are tool calls and ``Done``
-   published. Every failure is an ``ErrorEvent``, never text. A request that ends with tool
+   and the private directory is removed, and only then are tool calls and `Done`
+   published. Every failure is an `ErrorEvent`, never text. A request that ends with tool
    calls has the session's prewarmer start the next child before they are published.
 """
 
@@ -110,14 +110,14 @@ def _fail(message: str, code: str = "provider_error", retryable: bool = False) -
 
 
 class ClaudeCodeProvider:
-    """``stream`` is a :data:`hostlink.host.ProviderStream` backed by the ``claude`` CLI.
+    """`stream` is a `hostlink.host.ProviderStream` backed by the `claude` CLI.
 
-    ``cwd`` is the host's working directory (Claude tells the model it is the project);
-    ``options`` is for tests only (see :class:`ClaudeTransportOptions`). ``prewarmer`` (the
+    `cwd` is the host's working directory (Claude tells the model it is the project);
+    `options` is for tests only (see `ClaudeTransportOptions`). `prewarmer` (the
     session's) starts the follow-up child of a request that ends with tool calls, unless
-    ``may_prewarm()`` says no; ``start_facts`` says how the last request got its child, for
-    the metrics. ``hooks`` are the host's provider hooks (``before_provider_request`` before
-    anything is built, ``after_provider_response`` at validated init); ``on_plan`` is told
+    `may_prewarm()` says no; `start_facts` says how the last request got its child, for
+    the metrics. `hooks` are the host's provider hooks (`before_provider_request` before
+    anything is built, `after_provider_response` at validated init); `on_plan` is told
     each rate-limit report the CLI writes.
     """
 

@@ -7,9 +7,9 @@ message leaves every earlier record byte-identical and Claude's prompt cache kee
 prefix. Only model-visible content is kept: text, reasoning, tool calls, tool results with
 their error flag, images. Usage, stop reasons, model ids and the like are omitted.
 
-Claude expands ``@path`` mentions in its input, so every literal ``@`` in a record is written
-as the JSON escape ``\\u0040``; the only ``@`` references Claude sees are the provider's own,
-in the trailing block from :func:`attachment_block`, naming validated, content-addressed
+Claude expands `@path` mentions in its input, so every literal `@` in a record is written
+as the JSON escape `\\u0040`; the only `@` references Claude sees are the provider's own,
+in the trailing block from `attachment_block`, naming validated, content-addressed
 image files.
 """
 
@@ -81,10 +81,10 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan
 
 
 def _record_encoder() -> Callable[[Any], str]:
-    """What encodes one serialization's records: compact JSON, every ``@`` escaped (``@``
+    """What encodes one serialization's records: compact JSON, every `@` escaped (`@`
     only occurs in strings).
 
-    ``_ENCODER.encode(value)`` makes this same C encoder from the same arguments and joins
+    `_ENCODER.encode(value)` makes this same C encoder from the same arguments and joins
     the pieces it writes; made once per serialization, a record skips set-up that costs
     about a quarter of encoding it that way. Sharing the encoder is sound: its
     circular-reference markers are empty again after every record it finishes, and a record
@@ -99,7 +99,7 @@ def _record_encoder() -> Callable[[Any], str]:
 
 
 def serialize(context: Context, catalog: Catalog) -> Transcript:
-    """Encode ``context`` once, message by message (linear in its size)."""
+    """Encode `context` once, message by message (linear in its size)."""
     state = _State(catalog)
     header = {
         "type": "transcript",
@@ -115,7 +115,7 @@ def serialize(context: Context, catalog: Catalog) -> Transcript:
 
 
 def attachment_block(paths: Sequence[str | PurePath]) -> str:
-    """The trailing block naming each attachment file once as a quoted absolute ``@"…"`` path.
+    """The trailing block naming each attachment file once as a quoted absolute `@"…"` path.
 
     The paths are the provider's own private files; anything that could break the quoting
     is refused rather than escaped.
@@ -211,7 +211,7 @@ class _State:
         one, should ids repeat) and is named as that call was.
 
         A result with no such call (an orphan, or a second answer) is kept, named by its own
-        tool name, and marked ``"unmatched": true``. A call that never gets a result stays as
+        tool name, and marked `"unmatched": true`. A call that never gets a result stays as
         proposed: nothing is invented for it, since that would rewrite history later.
         """
         record: dict[str, Any] = {"type": "toolResult", "toolCallId": message.tool_call_id}

@@ -1,5 +1,5 @@
-"""The plan's usage as people read it (``hostlink claude-code usage``) and as programs do
-(``--json``, ``GET /v1/usage`` of ``hostlink serve``): the same facts, from one report.
+"""The plan's usage as people read it (`hostlink claude-code usage`) and as programs do
+(`--json`, `GET /v1/usage` of `hostlink serve`): the same facts, from one report.
 
 A report is what the API said with its last answer, so each window is shown with how long
 ago that was; a window whose reset time has passed is "unknown until the next request".
@@ -16,8 +16,8 @@ UNKNOWN = "unknown until the next request"
 
 
 def as_json(usage: plan.PlanUsage | None, mode: str, now: float | None = None) -> dict[str, Any]:
-    """``{"plan": …, "extra_usage_guard": …}``; ``plan`` is None before any report. Each
-    window says whether it is ``current`` (its reset has not passed)."""
+    """`{"plan": …, "extra_usage_guard": …}`; `plan` is None before any report. Each
+    window says whether it is `current` (its reset has not passed)."""
     now = time.time() if now is None else now
     refusal = plan.refusal(usage, now) if mode == "refuse" else None
     guard = {"mode": mode, "refusing": refusal is not None,

@@ -1,12 +1,12 @@
-"""The visible ``claude_code_web_search`` tool: a separate Claude process that may only search.
+"""The visible `claude_code_web_search` tool: a separate Claude process that may only search.
 
 The main provider's Claude never gets web access. This tool, which the host shows and runs
-like any other, starts its own ``claude`` child with exactly the built-in WebSearch and
-WebFetch tools, allowed by rule in ``dontAsk`` mode, no MCP server and no customizations,
+like any other, starts its own `claude` child with exactly the built-in WebSearch and
+WebFetch tools, allowed by rule in `dontAsk` mode, no MCP server and no customizations,
 and validates that inventory (and subscription auth) before the query is sent. The query
 never appears on a command line: it goes into a private 0600 file that the prompt attaches
-with a quoted ``@"…"`` reference. The answer is checked for private paths and bounded
-through :mod:`hostlink.host.output` before the model sees it.
+with a quoted `@"…"` reference. The answer is checked for private paths and bounded
+through `hostlink.host.output` before the model sees it.
 """
 
 from __future__ import annotations
@@ -74,8 +74,8 @@ class SearchError(Exception):
 class WebSearch:
     """Runs searches for one host session.
 
-    ``executable`` is the ``claude`` path (None when not installed); ``output`` returns the
-    session's :class:`OutputSession` for overflow files; ``options`` is for tests only.
+    `executable` is the `claude` path (None when not installed); `output` returns the
+    session's `OutputSession` for overflow files; `options` is for tests only.
     """
 
     def __init__(

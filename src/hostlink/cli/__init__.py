@@ -1,9 +1,9 @@
-"""The ``hostlink`` command: a host like any other, on :class:`hostlink.host.session.HostSession`.
+"""The `hostlink` command: a host like any other, on `hostlink.host.session.HostSession`.
 
-Its command groups (``mcp``, ``claude-code``) are the ones every terminal host mounts: the
-``llm`` plugin adds the same groups to ``llm``. They are imported only when they run:
-``import mcp`` alone costs more than a second here, and ``hostlink --help`` or
-``hostlink mcp status`` must not pay it.
+Its command groups (`mcp`, `claude-code`) are the ones every terminal host mounts: the
+`llm` plugin adds the same groups to `llm`. They are imported only when they run:
+`import mcp` alone costs more than a second here, and `hostlink --help` or
+`hostlink mcp status` must not pay it.
 """
 
 from __future__ import annotations
@@ -33,14 +33,14 @@ _LAZY = {**COMMAND_GROUPS, **_OWN_COMMANDS}
 
 
 def load_command(name: str) -> click.Command:
-    """The lazy command ``name`` (a group of :data:`COMMAND_GROUPS` or one of hostlink's own), imported now."""
+    """The lazy command `name` (a group of `COMMAND_GROUPS` or one of hostlink's own), imported now."""
     module, attribute, _ = _LAZY[name]
     command: click.Command = getattr(importlib.import_module(module), attribute)
     return command
 
 
 class _LazyGroup(click.Group):
-    """The ``hostlink`` command: lists its lazy commands from the table, imports one when asked for it."""
+    """The `hostlink` command: lists its lazy commands from the table, imports one when asked for it."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *_LAZY])
@@ -57,7 +57,7 @@ class _LazyGroup(click.Group):
 
 class StandIn(click.Group):
     """Stands in for a lazy command on a group hostlink does not own (llm's), and imports it only
-    when it runs: click invokes ``ctx.command``, so the real command takes over from its context."""
+    when it runs: click invokes `ctx.command`, so the real command takes over from its context."""
 
     def __init__(self, name: str) -> None:
         help_text = _LAZY[name][2]
@@ -75,7 +75,7 @@ def cli() -> None:
 
 
 def main() -> None:
-    """The ``hostlink`` command, named so however Python was started (advice names it)."""
+    """The `hostlink` command, named so however Python was started (advice names it)."""
     freeze_heap_at_exit()
     cli.main(prog_name="hostlink")
 

@@ -1,4 +1,4 @@
-"""``hostlink claude-code …``: diagnostics for the Claude Code provider, and the plan's usage.
+"""`hostlink claude-code …`: diagnostics for the Claude Code provider, and the plan's usage.
 
 Importing this module stays cheap (click only); the doctor and its process layer load when
 the command runs.
@@ -60,7 +60,7 @@ def usage(as_json: bool, probe: bool) -> None:
 
 
 def show_usage(make_extension: Callable[[], ClaudeCodeExtension], *, as_json: bool, probe: bool) -> None:
-    """``usage`` with the extension ``make_extension()`` gives (tests pass a fake API's)."""
+    """`usage` with the extension `make_extension()` gives (tests pass a fake API's)."""
     from hostlink.claude_code import ExtraUsageSettingError, describe_usage, usage_as_json
     from hostlink.cli.session import Fail
 

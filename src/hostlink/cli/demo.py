@@ -1,7 +1,7 @@
-"""``hostlink demo``: one real host session against the embedded demo server, no config needed.
+"""`hostlink demo`: one real host session against the embedded demo server, no config needed.
 
 It goes through exactly the path an agent uses: the host session starts the MCP extension,
-the model-facing ``mcp`` tool lists the tools and calls ``echo``, and shutdown stops the
+the model-facing `mcp` tool lists the tools and calls `echo`, and shutdown stops the
 server process.
 """
 

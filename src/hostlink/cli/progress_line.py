@@ -23,7 +23,7 @@ ERASE_LINE = "\r\x1b[K"  # back to column 0, erase to the end of the line
 
 
 class ProgressLine:
-    """A progress listener (:mod:`hostlink.host.progress`) drawing on ``stream``."""
+    """A progress listener (`hostlink.host.progress`) drawing on `stream`."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
@@ -43,7 +43,7 @@ class ProgressLine:
         self._drawn = True
 
     def _gauge(self, progress: float, total: float | None) -> str:
-        """``[#####...............] 1/4`` with a known total, else a spinner and the count."""
+        """`[#####...............] 1/4` with a known total, else a spinner and the count."""
         shown = f"{progress:g}" if math.isfinite(progress) else "?"
         if total is not None and math.isfinite(total) and total > 0 and math.isfinite(progress):
             filled = round(BAR_CELLS * min(max(progress / total, 0.0), 1.0))

@@ -1,5 +1,5 @@
-"""``hostlink serve``: the Claude Code provider as a local Anthropic Messages, OpenAI Chat
-Completions and OpenAI Responses endpoint (see :mod:`hostlink.serve`).
+"""`hostlink serve`: the Claude Code provider as a local Anthropic Messages, OpenAI Chat
+Completions and OpenAI Responses endpoint (see `hostlink.serve`).
 
 Importing this module stays cheap (click only); the server loads when the command runs.
 """
@@ -80,8 +80,8 @@ async def preflight(host: HostSession) -> None:
 
 def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_concurrent: int,
                token_env: str | None, extra_usage: str | None = None, quiet: bool = False) -> None:
-    """Serve ``extensions`` (which must include the Claude Code one) until stopped
-    (``extra_usage``: the mode the Claude Code extension was given, for the usage reports)."""
+    """Serve `extensions` (which must include the Claude Code one) until stopped
+    (`extra_usage`: the mode the Claude Code extension was given, for the usage reports)."""
     import anyio
 
     from hostlink.host.session import HostSession

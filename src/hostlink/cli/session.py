@@ -1,10 +1,10 @@
 """One short host session per terminal command, shared by every command group.
 
-A command builds its extensions, runs its work in a :class:`HostSession` (started in the
+A command builds its extensions, runs its work in a `HostSession` (started in the
 working directory, notices to stderr) and is gone: every connection closed and every server
 stopped before the process exits, also on SIGTERM or SIGHUP. Failures are one line naming
-the command of the host it runs in (``hostlink mcp: …`` or ``llm mcp: …``), perhaps followed
-by what a server said, or with ``--json`` ``{"error": {"code", "message"}}`` on stdout; the
+the command of the host it runs in (`hostlink mcp: …` or `llm mcp: …`), perhaps followed
+by what a server said, or with `--json` `{"error": {"code", "message"}}` on stdout; the
 exit status says the kind (EXIT_CODES).
 """
 
@@ -34,8 +34,8 @@ EXIT_CODES = {
 
 
 class Fail(click.ClickException):
-    """A one-line explanation (then ``words``, lines for a person), its code and exit status;
-    under ``--json`` the error object on stdout instead."""
+    """A one-line explanation (then `words`, lines for a person), its code and exit status;
+    under `--json` the error object on stdout instead."""
 
     def __init__(self, message: str, code: str = "usage", words: Sequence[str] = (), *, prefixed: bool = True) -> None:
         super().__init__(message)
@@ -58,8 +58,8 @@ class Fail(click.ClickException):
 
 
 def endpoint_key(token_env: str | None) -> str:
-    """The key a loopback endpoint requires: from ``$token_env`` (at least 16 characters), else
-    random (``hostlink serve``, ``hostlink mcp serve --http``)."""
+    """The key a loopback endpoint requires: from `$token_env` (at least 16 characters), else
+    random (`hostlink serve`, `hostlink mcp serve --http`)."""
     import os
     import secrets
 
@@ -72,7 +72,7 @@ def endpoint_key(token_env: str | None) -> str:
 
 
 def json_requested() -> bool:
-    """Whether the running command was asked for ``--json``."""
+    """Whether the running command was asked for `--json`."""
     context = click.get_current_context(silent=True)
     return bool(context is not None and context.params.get("as_json"))
 
@@ -86,13 +86,13 @@ def _code_of(error: BaseException) -> str:
 
 
 def host_command() -> str:
-    """How the person reached this command: ``hostlink`` or ``llm``."""
+    """How the person reached this command: `hostlink` or `llm`."""
     context = click.get_current_context(silent=True)
     return (context.find_root().info_name if context is not None else None) or "hostlink"
 
 
 def command_path() -> str:
-    """``hostlink mcp`` / ``llm mcp``: the group this failure belongs to."""
+    """`hostlink mcp` / `llm mcp`: the group this failure belongs to."""
     context = click.get_current_context(silent=True)
     if context is None:
         return "hostlink"
@@ -111,11 +111,11 @@ class StderrNotifier:
 def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], Awaitable[T]], *,
                 trusted: bool = False, lasting: bool = False, keep_output: bool = False,
                 shown: tuple[type[Exception], ...] = ()) -> T:
-    """Run ``work(host)`` in a started host session and always shut it down (``keep_output``:
-    see :class:`HostSession`).
+    """Run `work(host)` in a started host session and always shut it down (`keep_output`:
+    see `HostSession`).
 
-    The host's CommandFailed and the ``shown`` errors (an extension's, whose messages are
-    safe to show) become :class:`Fail`; a termination signal exits 128 + its number.
+    The host's CommandFailed and the `shown` errors (an extension's, whose messages are
+    safe to show) become `Fail`; a termination signal exits 128 + its number.
     """
     import anyio
 

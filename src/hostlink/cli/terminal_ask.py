@@ -26,7 +26,7 @@ class _Ended(Exception):
 
 
 def terminal_ask(stdin: TextIO | None = None, stderr: TextIO | None = None) -> Ask | None:
-    """The host's ``ask`` on this terminal, or None when there is no terminal to ask on."""
+    """The host's `ask` on this terminal, or None when there is no terminal to ask on."""
     stdin, stderr = stdin or sys.stdin, stderr or sys.stderr
     if not (stdin.isatty() and stderr.isatty()):
         return None
@@ -40,7 +40,7 @@ def terminal_ask(stdin: TextIO | None = None, stderr: TextIO | None = None) -> A
 
 
 def ask_here(question: Question, stdin: TextIO, stderr: TextIO) -> Answer:
-    """One question, asked and answered on ``stdin``/``stderr``."""
+    """One question, asked and answered on `stdin`/`stderr`."""
     with _ONE_AT_A_TIME:
         return _ask(question, stdin, stderr)
 
@@ -97,7 +97,7 @@ _SKIP = object()  # an optional field left empty
 
 
 def _read(stdin: TextIO, stderr: TextIO, prompt: str, parse: Any, again: str | None) -> Any:
-    """Ask until ``parse`` takes the line (None or ValueError: ask again, saying why)."""
+    """Ask until `parse` takes the line (None or ValueError: ask again, saying why)."""
     while True:
         print(prompt, end="", file=stderr, flush=True)
         line = stdin.readline()

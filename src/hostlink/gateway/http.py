@@ -1,6 +1,6 @@
 """The gateway on Streamable HTTP: the SDK's app on 127.0.0.1 or [::1] only, served as
-``hostlink serve`` is (its connection bound, request deadline and bounded logs), behind the same
-Host / Origin / key check (its :class:`~hostlink.serve.app.ServeState`), answered as JSON-RPC
+`hostlink serve` is (its connection bound, request deadline and bounded logs), behind the same
+Host / Origin / key check (its `ServeState`), answered as JSON-RPC
 errors. The key is in memory and in a 0600 file of a private runtime
 directory, removed at the end with everything else the session made."""
 

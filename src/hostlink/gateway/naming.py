@@ -1,15 +1,15 @@
-"""The names the tools face gives: ``<server>__<tool>``, at most 64 characters, never shared.
+"""The names the tools face gives: `<server>__<tool>`, at most 64 characters, never shared.
 
 The rule (documented on the gateway's docs page): a tool keeps the plain name
-``<server>__<tool>`` when the tool's name uses only ``A-Z a-z 0-9 _ -``, the whole name fits
+`<server>__<tool>` when the tool's name uses only `A-Z a-z 0-9 _ -`, the whole name fits
 in 64 characters, and no other (server, tool) pair would get the same plain name (server
-``a__b`` tool ``c`` and server ``a`` tool ``b__c`` would). Otherwise it gets
-``<server>__<cleaned tool, cut>_<8 hex>``: every other character becomes ``_``, the name is
-cut to fit, and the suffix is the start of the SHA-256 of ``server`` NUL ``tool``, so the
+`a__b` tool `c` and server `a` tool `b__c` would). Otherwise it gets
+`<server>__<cleaned tool, cut>_<8 hex>`: every other character becomes `_`, the name is
+cut to fit, and the suffix is the start of the SHA-256 of `server` NUL `tool`, so the
 name depends only on that pair and stays the same from one listing to the next.
 
-Resources and resource templates get ``hostlink://<server>/<original URI>``; prompts get
-``<server>__<prompt>`` by the same rule as tools.
+Resources and resource templates get `hostlink://<server>/<original URI>`; prompts get
+`<server>__<prompt>` by the same rule as tools.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The MCP host at the other end, as the host session's ``ask`` and ``complete``.
+"""The MCP host at the other end, as the host session's `ask` and `complete`.
 
 An upstream server's question (elicitation) or model request (sampling) arrives while one
 of the MCP host's calls is being served; it goes to the MCP host as a request related to
@@ -85,7 +85,7 @@ class Peer:
         return Answer(result.action, result.content)
 
     async def complete(self, model: str, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
-        """A server's sampling request answered by the MCP host's model (``model`` is a hint)."""
+        """A server's sampling request answered by the MCP host's model (`model` is a hint)."""
         import mcp_types
 
         ctx = self._current("sampling")

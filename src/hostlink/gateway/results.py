@@ -1,4 +1,4 @@
-"""Host results as MCP results: what the ``mcp`` tool made (already bounded and sanitized)
+"""Host results as MCP results: what the `mcp` tool made (already bounded and sanitized)
 in the SDK's types, and resources and prompts passed through under the same bounds."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def call_result(result: ToolResult, *, structured: bool) -> mcp_types.CallToolResult:
-    """``structured``: pass the call's structured content on (the tools face, where the
+    """`structured`: pass the call's structured content on (the tools face, where the
     tool may declare an output schema); the proxy face's text already carries it."""
     import mcp_types
 

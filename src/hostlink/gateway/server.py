@@ -1,11 +1,11 @@
 """The gateway's MCP server: the SDK's low-level server, its handlers on the host session.
 
 Each request first looks whether the configuration files changed (then they are read again
-and the MCP host hears ``notifications/tools/list_changed``). A tool call runs the ``mcp``
-tool of the host session — in the ``proxy`` face as the MCP host called it, in the ``tools``
-face as action ``call`` of the named server's tool — with the MCP host's progress token
+and the MCP host hears `notifications/tools/list_changed`). A tool call runs the `mcp`
+tool of the host session — in the `proxy` face as the MCP host called it, in the `tools`
+face as action `call` of the named server's tool — with the MCP host's progress token
 watched and the call registered as the one an upstream question belongs to. Cancelling the
-request (``notifications/cancelled``) cancels the run, which cancels the upstream request.
+request (`notifications/cancelled`) cancels the run, which cancels the upstream request.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ class Gateway:
         return results.call_result(result, structured=self.face == "tools")
 
     async def _run_mcp(self, ctx: Any, arguments: dict[str, Any]) -> ToolResult:
-        """The ``mcp`` tool's run, the MCP host's progress token watched (a call without one
+        """The `mcp` tool's run, the MCP host's progress token watched (a call without one
         runs without a relay task: most calls, and a task less per call)."""
         meta = ctx.meta or {}
         token = meta.get("progress_token", meta.get("progressToken")) if isinstance(meta, Mapping) else None
@@ -168,7 +168,7 @@ class Gateway:
         return result
 
     def _tell(self, server: str) -> None:
-        """``-v``: what a failing server said (its bounded, sanitized stderr tail) on stderr."""
+        """`-v`: what a failing server said (its bounded, sanitized stderr tail) on stderr."""
         from hostlink.mcp import server_words
 
         for line in server_words(self.runtime.snapshot(server).error, verbose=True):
@@ -263,7 +263,7 @@ class Gateway:
             raise _rpc_error(str(unknown), invalid=True) from None
 
     async def _served(self, ctx: Any, work: Callable[[], Awaitable[Any]]) -> Any:
-        """``work()`` for the MCP host's request ``ctx`` (the request an upstream server's own
+        """`work()` for the MCP host's request `ctx` (the request an upstream server's own
         requests belong to), an MCP client failure as a JSON-RPC error with its safe message."""
         try:
             with self.peer.serving(ctx):
@@ -304,7 +304,7 @@ _INSTRUCTIONS = {
 
 
 async def _no_logs(ctx: Any, params: Any) -> Any:
-    """``logging/setLevel`` is accepted (hosts send it routinely) and has no effect: the gateway
+    """`logging/setLevel` is accepted (hosts send it routinely) and has no effect: the gateway
     sends no log messages, and upstream servers' log notifications are not passed on."""
     import mcp_types
 

@@ -65,8 +65,8 @@ class ConfigWatch:
 
 async def start(host: HostSession, peer: Peer, *, cwd: Path, environ: Mapping[str, str], trust_flag: bool,
                 notifier: StderrNotifier) -> None:
-    """Start ``host`` in ``cwd`` with project trust decided as for every host (records,
-    ``--trust-project``, HOSTLINK_TRUST_PROJECT), decided anew at a reload."""
+    """Start `host` in `cwd` with project trust decided as for every host (records,
+    `--trust-project`, HOSTLINK_TRUST_PROJECT), decided anew at a reload."""
     decided = project_trust(cwd, environ, flag=trust_flag)
     if decided.warning:
         notifier.notify(decided.warning, "warning")

@@ -1,8 +1,8 @@
-"""``hostlink mcp serve --show-config PROGRAM``: what adds hostlink to another MCP host.
+"""`hostlink mcp serve --show-config PROGRAM`: what adds hostlink to another MCP host.
 
 Printed only: hostlink never writes into another program's files. The command is the
-absolute path of the running ``hostlink`` when it can be told (programs started from a
-desktop often lack the shell's PATH), else plain ``hostlink``.
+absolute path of the running `hostlink` when it can be told (programs started from a
+desktop often lack the shell's PATH), else plain `hostlink`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def _entry(command: str, args: Sequence[str]) -> dict[str, object]:
 
 
 def show_config(program: str, command: str, args: Sequence[str]) -> str:
-    """The exact text that adds ``command args`` as the MCP server ``hostlink`` to ``program``."""
+    """The exact text that adds `command args` as the MCP server `hostlink` to `program`."""
     entry = _entry(command, args)
     if program == "claude-code":
         return ("# run once (add --scope user for every project, or --scope project to share it in .mcp.json):\n"

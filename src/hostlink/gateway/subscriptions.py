@@ -1,9 +1,9 @@
 """The MCP hosts' resource subscriptions (tools face).
 
-``resources/subscribe`` of ``hostlink://<server>/<uri>`` subscribes at that server once,
-however many host connections ask (:mod:`hostlink.mcp.runtime.subscriptions`); each update the
+`resources/subscribe` of `hostlink://<server>/<uri>` subscribes at that server once,
+however many host connections ask (`hostlink.mcp.runtime.subscriptions`); each update the
 server sends goes to every host connection subscribed to it, under the prefixed URI.
-``resources/unsubscribe`` undoes a connection's subscription, and a connection's end drops
+`resources/unsubscribe` undoes a connection's subscription, and a connection's end drops
 all of its own; the upstream subscription ends when no connection is left on it.
 """
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def host_connection(ctx: Any) -> Any:
     """The MCP host's connection a request came on. The SDK hands low-level handlers a
-    per-request session only; its connection is what lasts, and its ``exit_stack`` is the
+    per-request session only; its connection is what lasts, and its `exit_stack` is the
     SDK's per-connection teardown, where that connection's subscriptions are dropped."""
     return ctx.session._connection
 
@@ -46,7 +46,7 @@ class HostSubscriptions:
         return self._upstream
 
     async def add(self, connection: Any, runtime: McpRuntime, server: str, uri: str) -> None:
-        """Subscribe ``connection``; upstream first (again, when its connection was replaced)."""
+        """Subscribe `connection`; upstream first (again, when its connection was replaced)."""
         async with self._lock:
             await self._at(runtime).subscribe(server, uri)
             hosts = self._hosts.setdefault((server, uri), [])
@@ -80,7 +80,7 @@ class HostSubscriptions:
             await upstream.unsubscribe(*key)
 
     async def _updated(self, server: str, uri: str) -> None:
-        """An update from ``server``: to each connection following that URI (or one it is a
+        """An update from `server`: to each connection following that URI (or one it is a
         sub-resource of), under the prefixed URI; a URI that is not plain text is not passed."""
         if len(uri) > MAX_URI_CHARS or not uri.isprintable():
             return

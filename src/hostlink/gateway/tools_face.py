@@ -1,9 +1,9 @@
-"""The ``tools`` face: every visible tool, resource and prompt of every server under a
-server-prefixed name (see :mod:`hostlink.gateway.naming`).
+"""The `tools` face: every visible tool, resource and prompt of every server under a
+server-prefixed name (see `hostlink.gateway.naming`).
 
 Listings fan out to every enabled server in parallel (a server's first listing connects it,
-or comes from the tool cache of a server with ``cacheTools``); a server that fails is left
-out of the listing and said on stderr. Calls go through the ``mcp`` tool, so arguments are
+or comes from the tool cache of a server with `cacheTools`); a server that fails is left
+out of the listing and said on stderr. Calls go through the `mcp` tool, so arguments are
 checked, app-only and task-required tools refused and every answer bounded as for any host.
 """
 
@@ -39,8 +39,8 @@ class Unknown(LookupError):
 
 async def each_server(runtime: McpRuntime, notifier: StderrNotifier, fetch: Callable[[str], Awaitable[T]],
                       what: str, needs: str | None = None, failed: dict[str, McpError] | None = None) -> dict[str, T]:
-    """``fetch(server)`` for every enabled server at once (with ``needs``: only those whose
-    connection declared that capability); failures left out, told, and kept in ``failed``."""
+    """`fetch(server)` for every enabled server at once (with `needs`: only those whose
+    connection declared that capability); failures left out, told, and kept in `failed`."""
     found: dict[str, T] = {}
     names = sorted(name for name, config in runtime.servers.items() if not config.disabled)
 
@@ -90,8 +90,8 @@ def _fits(tool: Any, server: str, notifier: StderrNotifier) -> bool:
 
 
 def _schema(value: Any) -> Any:
-    """A schema with its ``description`` and ``title`` texts sanitized (a host may show them);
-    every other keyword, ``enum``, ``const``, ``pattern`` and ``default`` included, as it is."""
+    """A schema with its `description` and `title` texts sanitized (a host may show them);
+    every other keyword, `enum`, `const`, `pattern` and `default` included, as it is."""
     if isinstance(value, dict):
         return {key: strip_controls(item)[:DESCRIPTION_CHARS] if key in ("description", "title")
                 and isinstance(item, str) else _schema(item) for key, item in value.items()}
@@ -106,7 +106,7 @@ def _plain_uri(uri: str) -> bool:
 
 class ToolsFace:
     """The names handed out by the last listings, to map calls back. A server that needs a
-    sign-in has no tools to list: it is offered as one tool, ``<server>__sign_in``, that
+    sign-in has no tools to list: it is offered as one tool, `<server>__sign_in`, that
     starts the sign-in and answers the authorization link."""
 
     def __init__(self) -> None:

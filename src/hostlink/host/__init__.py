@@ -1,11 +1,11 @@
 """The host-neutral extension API and message model, as extensions and hosts import it.
 
-A face over :mod:`~hostlink.host.registry` (specs, the registry, the extension protocol, the
-session an extension sees, cancellation) and :mod:`~hostlink.host.messages` (content,
+A face over `registry` (specs, the registry, the extension protocol, the
+session an extension sees, cancellation) and `messages` (content,
 messages, stream events). Extensions (the MCP client, the Claude Code provider) depend only on
-this package: this face, :mod:`~hostlink.host.output` (bounding untrusted text),
-:mod:`~hostlink.host.private` (private runtime state) and :mod:`~hostlink.host.cancel`. Hosts
-drive extensions through :class:`hostlink.host.session.HostSession` and translate their own
+this package: this face, `output` (bounding untrusted text),
+`private` (private runtime state) and `cancel`. Hosts
+drive extensions through `hostlink.host.session.HostSession` and translate their own
 objects into these.
 """
 

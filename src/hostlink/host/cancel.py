@@ -1,4 +1,4 @@
-"""The one bridge from a host's :class:`~hostlink.host.CancelSignal` to an anyio cancel scope.
+"""The one bridge from a host's `CancelSignal` to an anyio cancel scope.
 
 A host may cancel from any thread (llm's main thread, a signal handler), while the work runs
 on the extension's event loop; the scope is cancelled on that loop.
@@ -17,7 +17,7 @@ from hostlink.host import CancelSignal
 
 @contextmanager
 def cancelled_by(signal: CancelSignal) -> Iterator[anyio.CancelScope]:
-    """A cancel scope that ``signal`` cancels; check ``scope.cancelled_caught`` afterwards."""
+    """A cancel scope that `signal` cancels; check `scope.cancelled_caught` afterwards."""
     loop = asyncio.get_running_loop()
     with anyio.CancelScope() as scope:
         def cancel() -> None:

@@ -1,8 +1,8 @@
 """How deep a JSON value nests, checked without recursion.
 
 Untrusted JSON (a request body, a tool schema) is refused above a depth before any code walks
-it recursively: ``json.dumps`` and the schema tools recurse once per level and fail with a
-``RecursionError`` near Python's limit (about 1,000 levels).
+it recursively: `json.dumps` and the schema tools recurse once per level and fail with a
+`RecursionError` near Python's limit (about 1,000 levels).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 
 def json_depth_over(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests objects/arrays more than ``limit`` levels (``{}`` is one level).
+    """Whether `value` nests objects/arrays more than `limit` levels (`{}` is one level).
 
     Walked level by level, each container touched once: the cost is that of one pass over it.
     """

@@ -1,5 +1,5 @@
 """The message model: content, messages, a request's context and the events of a provider's
-stream. Plain frozen data, no I/O; :mod:`hostlink.host` is its face."""
+stream. Plain frozen data, no I/O; `hostlink.host` is its face."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ IMAGE_MIME_TYPES = frozenset(IMAGE_EXTENSIONS)
 
 @dataclass(frozen=True)
 class ImageContent:
-    """An image as base64 data; ``mime_type`` such as ``image/png``."""
+    """An image as base64 data; `mime_type` such as `image/png`."""
 
     data: str
     mime_type: str
@@ -104,8 +104,8 @@ class ToolDefinition:
 class GenerationSettings:
     """What a host may ask of one answer beyond its context (None: the provider's default).
 
-    ``max_output_tokens`` caps the answer (it then stops with ``length``); ``effort`` is one
-    of ``low``, ``medium``, ``high``, ``xhigh``, ``max``. ``answer_tool`` names a tool through
+    `max_output_tokens` caps the answer (it then stops with `length`); `effort` is one
+    of `low`, `medium`, `high`, `xhigh`, `max`. `answer_tool` names a tool through
     which the model gives its final answer (structured output): an answer that only calls it
     ends the exchange, so the provider prepares no follow-up request.
     """
@@ -117,8 +117,8 @@ class GenerationSettings:
 
 @dataclass(frozen=True)
 class Context:
-    """Everything a provider request carries: the host owns all of it. ``options`` are
-    per-request provider settings a host passes through (``extra_usage`` for Claude Code);
+    """Everything a provider request carries: the host owns all of it. `options` are
+    per-request provider settings a host passes through (`extra_usage` for Claude Code);
     a provider refuses a value it does not accept, naming it."""
 
     system_prompt: str
@@ -129,8 +129,8 @@ class Context:
 
 
 def text_problem(value: str) -> str | None:
-    """What keeps ``value`` out of a process argument, an environment value, a header or a
-    file (``"a NUL character"``, ``"a lone surrogate escape"``), or None when nothing does."""
+    """What keeps `value` out of a process argument, an environment value, a header or a
+    file (`"a NUL character"`, `"a lone surrogate escape"`), or None when nothing does."""
     if "\0" in value:
         return "a NUL character"
     try:
@@ -171,8 +171,8 @@ class Done:
 
 @dataclass(frozen=True)
 class ErrorEvent:
-    """A failed request. ``code`` is a stable identifier such as ``context_length_exceeded``;
-    ``resets_at`` (unix time) is when a usage limit lifts, when the provider said."""
+    """A failed request. `code` is a stable identifier such as `context_length_exceeded`;
+    `resets_at` (unix time) is when a usage limit lifts, when the provider said."""
 
     message: str
     code: str = "provider_error"

@@ -75,8 +75,8 @@ def _is_clean(data: bytes) -> bool:
 class StreamSanitizer:
     """Strips control sequences from a stream of chunks, across chunk boundaries.
 
-    ``feed`` returns the clean text it can be sure of; a sequence split between two chunks
-    is held back (or its string body dropped) until the next one. ``final=True`` ends it.
+    `feed` returns the clean text it can be sure of; a sequence split between two chunks
+    is held back (or its string body dropped) until the next one. `final=True` ends it.
     """
 
     def __init__(self) -> None:
@@ -101,7 +101,7 @@ class StreamSanitizer:
         return _strip_sequences(text[:cut])
 
     def _open_tail(self, text: str) -> int:
-        """Where an unfinished sequence at the end of ``text`` starts (or ``len(text)``)."""
+        """Where an unfinished sequence at the end of `text` starts (or `len(text)`)."""
         last_escape = text.rfind("\x1b")
         # Of the ESCs only the last can open a string left unfinished: an ESC ends any body.
         opening = last_escape >= 0 and text.startswith(_ESC_STRING_KINDS, last_escape + 1)
@@ -125,9 +125,9 @@ class StreamSanitizer:
 
 
 def _strip_sequences(text: str) -> str:
-    """``_SEQUENCE.sub("", text)`` in two cheaper passes when that gives the same text.
+    """`_SEQUENCE.sub("", text)` in two cheaper passes when that gives the same text.
 
-    With no C1 opener in the text every match of ``_SEQUENCE`` either starts at an ESC (the
+    With no C1 opener in the text every match of `_SEQUENCE` either starts at an ESC (the
     first pass takes exactly those) or is one character outside them (the second pass).
     """
     if not text.isascii() and any(opener in text for opener in _C1_OPENERS):
@@ -243,7 +243,7 @@ class _Overflow:
 
 
 def bound_text(text: str, session: OutputSession | None) -> str:
-    """Sanitize ``text`` and keep at most 50 KiB / 2,000 lines inline.
+    """Sanitize `text` and keep at most 50 KiB / 2,000 lines inline.
 
     When the text is longer, the inline part ends on a whole line where possible (never
     inside a UTF-8 character) and an explicit line says what was cut and where the full
@@ -295,7 +295,7 @@ def bound_text(text: str, session: OutputSession | None) -> str:
 
 
 def _fit(data: bytes, max_bytes: int, max_lines: int) -> bytes:
-    """The longest prefix of ``data`` within both limits (may end mid-character)."""
+    """The longest prefix of `data` within both limits (may end mid-character)."""
     end = min(len(data), max(max_bytes, 0))
     newline = -1
     for _ in range(max(max_lines, 0)):
@@ -319,13 +319,13 @@ _JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def one_line(text: str | None, limit: int) -> str:
-    """Untrusted text as one sanitized line of at most ``limit`` characters (``…`` if cut)."""
+    """Untrusted text as one sanitized line of at most `limit` characters (`…` if cut)."""
     text = " ".join(strip_controls(text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def did_you_mean(name: str, known: Sequence[str]) -> str:
-    """``"; did you mean 'echo'?"`` for a close known name (sanitized), or ``""``."""
+    """`"; did you mean 'echo'?"` for a close known name (sanitized), or `""`."""
     import difflib
 
     close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
@@ -337,7 +337,7 @@ def did_you_mean(name: str, known: Sequence[str]) -> str:
 def compact_json(value: Any) -> str:
     """Compact JSON for structured results, safe to print.
 
-    ``json.dumps`` already escapes C0 controls; the other characters a terminal would act on
+    `json.dumps` already escapes C0 controls; the other characters a terminal would act on
     are escaped too (stripping them could let a C1 sequence swallow JSON punctuation).
     """
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)

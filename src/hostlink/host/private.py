@@ -31,8 +31,8 @@ class PrivateStateError(RuntimeError):
 def runtime_root() -> Path:
     """The per-user root of hostlink's private directories (created 0700 on first use).
 
-    ``HOSTLINK_RUNTIME_DIR`` overrides it (tests, sandboxes); otherwise
-    ``$XDG_RUNTIME_DIR/hostlink`` or ``<tempdir>/hostlink-<uid>``.
+    `HOSTLINK_RUNTIME_DIR` overrides it (tests, sandboxes); otherwise
+    `$XDG_RUNTIME_DIR/hostlink` or `<tempdir>/hostlink-<uid>`.
     """
     override = os.environ.get("HOSTLINK_RUNTIME_DIR")
     if override:
@@ -46,7 +46,7 @@ def runtime_root() -> Path:
 
 
 def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` as a 0700 directory if needed; refuse a link or another user's dir."""
+    """Create `path` as a 0700 directory if needed; refuse a link or another user's dir."""
     try:
         path.mkdir(mode=0o700, parents=False, exist_ok=False)
     except FileExistsError:
@@ -73,7 +73,7 @@ def create_private_dir(kind: str, root: Path | None = None) -> Path:
 
 
 def open_private_file(directory: Path, name: str) -> BufferedWriter:
-    """Open a new file ``directory/name`` for binary writing: exclusive, 0600, no symlinks."""
+    """Open a new file `directory/name` for binary writing: exclusive, 0600, no symlinks."""
     if "/" in name or name in ("", ".", ".."):
         raise PrivateStateError("a private file name must be a plain name")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -81,18 +81,18 @@ def open_private_file(directory: Path, name: str) -> BufferedWriter:
 
 
 def write_private_file(directory: Path, name: str, data: bytes | str) -> Path:
-    """Create ``directory/name`` holding ``data`` (see :func:`open_private_file`)."""
+    """Create `directory/name` holding `data` (see `open_private_file`)."""
     with open_private_file(directory, name) as handle:
         handle.write(data.encode("utf-8") if isinstance(data, str) else data)
     return directory / name
 
 
 def replace_private_file(directory: Path, name: str, data: bytes | str) -> Path:
-    """Atomically replace ``directory/name`` with a new 0600 file holding ``data``.
+    """Atomically replace `directory/name` with a new 0600 file holding `data`.
 
     For small state files that are rewritten (diagnostic reports, last-request metrics):
     the data goes to a fresh exclusive file first, so a reader never sees a partial write
-    and a symlink planted at ``name`` is replaced, not followed.
+    and a symlink planted at `name` is replaced, not followed.
     """
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     write_private_file(directory, temporary, data)
@@ -116,8 +116,8 @@ def remove_private_dir(path: Path) -> None:
 
 
 def read_private_json(path: Path, max_bytes: int) -> Any:
-    """The JSON value in ``path`` (never through a symlink), or None when the file is
-    missing, unreadable, larger than ``max_bytes`` or not JSON."""
+    """The JSON value in `path` (never through a symlink), or None when the file is
+    missing, unreadable, larger than `max_bytes` or not JSON."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
@@ -133,7 +133,7 @@ def read_private_json(path: Path, max_bytes: int) -> Any:
 
 
 def read_marker(path: Path) -> dict[str, Any] | None:
-    """The ownership marker of ``path`` if it is a valid hostlink marker, else None."""
+    """The ownership marker of `path` if it is a valid hostlink marker, else None."""
     marker = read_private_json(path / MARKER, _MARKER_MAX_BYTES)
     if not isinstance(marker, dict) or marker.get("package") != PACKAGE:
         return None
@@ -159,7 +159,7 @@ def recover_stale(root: Path | None = None) -> int:
     """Remove abandoned hostlink directories; returns how many were removed.
 
     Only same-user, real (not symlinked) directories with a valid marker that is older than
-    ``STALE_AFTER_SECONDS`` and whose recorded process is gone. The scan is bounded.
+    `STALE_AFTER_SECONDS` and whose recorded process is gone. The scan is bounded.
     """
     parent = root if root is not None else runtime_root()
     removed = 0

@@ -1,7 +1,7 @@
 """How a host watches the tool calls it runs: where their progress goes, how long they may wait.
 
 A host that can display progress (a terminal's progress line) or was given a timeout for a
-call (a command's ``--timeout``) sets a :class:`CallWatch` around its ``run_tool``; an
+call (a command's `--timeout`) sets a `CallWatch` around its `run_tool`; an
 extension that learns of progress (MCP progress notifications) hands it on and waits as
 long as the watch says. A context variable rather than a parameter, so that tools knowing
 nothing of progress, and hosts wanting none, stay as they are.
@@ -30,7 +30,7 @@ _watch: ContextVar[CallWatch] = ContextVar("hostlink_call_watch", default=CallWa
 
 @contextmanager
 def watching(watch: CallWatch) -> Iterator[None]:
-    """Tool calls made inside this block are watched by ``watch``."""
+    """Tool calls made inside this block are watched by `watch`."""
     token = _watch.set(watch)
     try:
         yield

@@ -1,10 +1,10 @@
 """The host-neutral extension API: what an extension registers and what a host calls.
 
-Specs (tools, commands, models, providers), the :class:`Registry` they are claimed in, the
-:class:`Extension` protocol, the :class:`Session` an extension sees, cancellation, questions
+Specs (tools, commands, models, providers), the `Registry` they are claimed in, the
+`Extension` protocol, the `Session` an extension sees, cancellation, questions
 and notices. Everything here is plain data and protocols: no I/O, no imports of heavy
 libraries, so registering an extension costs nothing. The message model is
-:mod:`hostlink.host.messages`; :mod:`hostlink.host` is the face over both.
+`hostlink.host.messages`; `hostlink.host` is the face over both.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ if TYPE_CHECKING:
 
 
 class Cancelled(Exception):
-    """Raised by :meth:`CancelSignal.raise_if_cancelled`."""
+    """Raised by `CancelSignal.raise_if_cancelled`."""
 
 
 class CancelSignal:
     """A one-way cancellation flag handed to every tool call and provider request.
 
-    ``cancel`` runs the registered callbacks synchronously in the caller's thread, so an
+    `cancel` runs the registered callbacks synchronously in the caller's thread, so an
     async extension registers a callback that cancels its own scope on its own loop.
     """
 
@@ -60,7 +60,7 @@ class CancelSignal:
             callback()
 
     def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Call ``callback`` once on cancellation (at once if already cancelled).
+        """Call `callback` once on cancellation (at once if already cancelled).
 
         Returns a function that unregisters it.
         """
@@ -93,21 +93,21 @@ class Notifier(Protocol):
 
 @dataclass(frozen=True)
 class Session:
-    """What the host tells extensions at ``session_start``.
+    """What the host tells extensions at `session_start`.
 
-    ``project_trusted`` is the host's decision; extensions never infer trust themselves.
-    ``lasting`` is False in a one-shot host (a CLI command): what it would leave to finish
-    later (an overflow file, a sign-in by link) is gone when it exits. ``output`` is the
+    `project_trusted` is the host's decision; extensions never infer trust themselves.
+    `lasting` is False in a one-shot host (a CLI command): what it would leave to finish
+    later (an overflow file, a sign-in by link) is gone when it exits. `output` is the
     session's one overflow budget, shared by every extension; None when not lasting.
-    ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice
-    names it. ``ask`` is how the host asks the person a question, None when it cannot.
-    ``complete(model, context, signal)`` streams an answer of a model the host knows
-    (``claude-code/haiku``): how an extension gets a model answer without holding one.
-    ``trust_again`` is the host's decision made anew, for an extension that reads the project
+    `command` is how a person runs this host's commands (`hostlink`, `llm`): advice
+    names it. `ask` is how the host asks the person a question, None when it cannot.
+    `complete(model, context, signal)` streams an answer of a model the host knows
+    (`claude-code/haiku`): how an extension gets a model answer without holding one.
+    `trust_again` is the host's decision made anew, for an extension that reads the project
     again mid-session (a reload): trust by record lasts only while the project's files are as
-    trusted. None: ``project_trusted`` holds for the whole session.
-    ``provider_hooks`` is what a provider calls around each request (the session's
-    registry): see :class:`ProviderHooks`.
+    trusted. None: `project_trusted` holds for the whole session.
+    `provider_hooks` is what a provider calls around each request (the session's
+    registry): see `ProviderHooks`.
     """
 
     cwd: Path
@@ -124,9 +124,9 @@ class Session:
 
 @dataclass(frozen=True)
 class Question:
-    """A form a server asks the person to fill in (MCP elicitation). ``asker`` names the
-    server; ``message`` and the field texts in ``fields`` are the server's words, sanitized
-    and bounded, to be shown as the server's. ``fields`` is the flat schema MCP allows: an
+    """A form a server asks the person to fill in (MCP elicitation). `asker` names the
+    server; `message` and the field texts in `fields` are the server's words, sanitized
+    and bounded, to be shown as the server's. `fields` is the flat schema MCP allows: an
     object whose properties are strings, numbers, integers, booleans or string enums."""
 
     asker: str
@@ -136,8 +136,8 @@ class Question:
 
 @dataclass(frozen=True)
 class Answer:
-    """The person's answer: ``accept`` with ``content`` (field name -> value), ``decline``
-    (an explicit no) or ``cancel`` (dismissed without a choice)."""
+    """The person's answer: `accept` with `content` (field name -> value), `decline`
+    (an explicit no) or `cancel` (dismissed without a choice)."""
 
     action: Literal["accept", "decline", "cancel"]
     content: Mapping[str, Any] | None = None
@@ -180,8 +180,8 @@ class CommandFailed(Exception):
 
 @dataclass(frozen=True)
 class CommandSpec:
-    """A user command (``/mcp …`` in an interactive host). ``run`` returns text to show, or
-    raises :class:`CommandFailed`."""
+    """A user command (`/mcp …` in an interactive host). `run` returns text to show, or
+    raises `CommandFailed`."""
 
     name: str
     description: str
@@ -205,9 +205,9 @@ ProviderStream = Callable[[ModelSpec, Context, CancelSignal], AsyncIterator[Stre
 
 @dataclass(frozen=True)
 class ProviderSpec:
-    """A model provider. A stream ends with exactly one ``Done`` or ``ErrorEvent``.
+    """A model provider. A stream ends with exactly one `Done` or `ErrorEvent`.
 
-    ``unavailable`` explains, when set, why the provider cannot run and how to fix it.
+    `unavailable` explains, when set, why the provider cannot run and how to fix it.
     """
 
     name: str
@@ -216,13 +216,13 @@ class ProviderSpec:
     unavailable: str | None = None
 
     def model(self, model_id: str) -> ModelSpec | None:
-        """The model this provider offers as ``model_id``, or None."""
+        """The model this provider offers as `model_id`, or None."""
         return next((spec for spec in self.models if spec.id == model_id), None)
 
 
 @dataclass(frozen=True)
 class ProviderRequest:
-    """A provider request about to be made: what ``before_provider_request`` handlers see."""
+    """A provider request about to be made: what `before_provider_request` handlers see."""
 
     provider: str
     model: ModelSpec
@@ -232,7 +232,7 @@ class ProviderRequest:
 @dataclass(frozen=True)
 class ProviderResponse:
     """A provider's response boundary: capabilities known, no content published yet. A
-    transport without an HTTP response (the headless ``claude`` CLI) reports a synthetic
+    transport without an HTTP response (the headless `claude` CLI) reports a synthetic
     success status and no headers."""
 
     provider: str
@@ -242,8 +242,8 @@ class ProviderResponse:
 
 
 class ProviderRefused(Exception):
-    """Raised by a ``before_provider_request`` handler to stop the request before it starts;
-    the request fails with ``error``."""
+    """Raised by a `before_provider_request` handler to stop the request before it starts;
+    the request fails with `error`."""
 
     def __init__(self, error: ErrorEvent) -> None:
         super().__init__(error.message)
@@ -256,9 +256,9 @@ AfterProviderResponse = Callable[[ProviderResponse], Awaitable[None]]
 
 
 class ProviderHooks(Protocol):
-    """What a provider calls around each request, in this order: ``before_provider_request``
+    """What a provider calls around each request, in this order: `before_provider_request`
     before it builds anything from the context (the answer is the context to use), and
-    ``after_provider_response`` at its response boundary, before any content is mapped (an
+    `after_provider_response` at its response boundary, before any content is mapped (an
     exception fails the request)."""
 
     async def before_provider_request(self, request: ProviderRequest) -> Context: ...
@@ -311,7 +311,7 @@ class Registry:
 
     async def before_provider_request(self, request: ProviderRequest) -> Context:
         """The request's context after every handler, in registration order; each sees the
-        replacement of the one before. :class:`ProviderRefused` stops the request."""
+        replacement of the one before. `ProviderRefused` stops the request."""
         for handler in self._before_request:
             replacement = await handler(request)
             if replacement is not None:

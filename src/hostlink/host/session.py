@@ -1,10 +1,10 @@
 """The host session every host sits on: the CLI, the llm plugin, and hosts to come.
 
-A host makes one :class:`HostSession` with the extensions it offers, starts it with what only
+A host makes one `HostSession` with the extensions it offers, starts it with what only
 the host knows (working directory, project trust, where notices go), runs tools, provider
 streams and commands through it, and shuts it down once. The session owns what must be one
 per host session rather than one per extension: the overflow budget (one
-:class:`~hostlink.host.output.OutputSession`) and the recovery of stale private state left by
+`OutputSession`) and the recovery of stale private state left by
 dead processes. Shutdown is idempotent and always runs every extension's shutdown (every
 connection closed, every child stopped) before the overflow files are removed.
 """
@@ -46,14 +46,14 @@ class Terminated(Exception):
 
 
 class HostSession:
-    """One host session over ``extensions``; ``command`` is how a person runs this host's
-    commands (``hostlink``, ``llm``), so advice names the right one.
+    """One host session over `extensions`; `command` is how a person runs this host's
+    commands (`hostlink`, `llm`), so advice names the right one.
 
-    ``lasting=False`` is for one-shot hosts (a CLI command): nothing is left to finish later —
+    `lasting=False` is for one-shot hosts (a CLI command): nothing is left to finish later —
     output beyond the inline bounds is not kept in files that would vanish when the process
     exits, and a missing sign-in names the command that signs in rather than a link.
-    ``keep_output`` keeps it all the same, for a one-shot host that writes a result out whole
-    before it exits (:attr:`OutputSession.overflows` says where each cut text went).
+    `keep_output` keeps it all the same, for a one-shot host that writes a result out whole
+    before it exits (`OutputSession.overflows` says where each cut text went).
     """
 
     def __init__(self, extensions: Sequence[Extension], *, command: str = "hostlink",
@@ -74,7 +74,7 @@ class HostSession:
     async def start(self, *, cwd: Path, project_trusted: bool, notifier: Notifier, ask: Ask | None = None,
                     trust_again: Callable[[], bool] | None = None) -> None:
         """Recover stale private state, open the output budget, start every extension
-        (``trust_again``: see :class:`~hostlink.host.Session`)."""
+        (`trust_again`: see `Session`)."""
         if self._state != "new":
             raise RuntimeError(f"the host session is already {self._state}")
         self._state = "started"
@@ -97,8 +97,8 @@ class HostSession:
         return self._registered(self.registry.providers, provider, "provider").stream(model, context, signal)
 
     async def complete(self, model: str, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
-        """The answer of ``model`` (``provider/model-id``, a model a registered provider
-        offers) to ``context``: for extensions that need a model answer (MCP sampling)."""
+        """The answer of `model` (`provider/model-id`, a model a registered provider
+        offers) to `context`: for extensions that need a model answer (MCP sampling)."""
         provider_name, _, model_id = model.partition("/")
         provider = self.registry.providers.get(provider_name)
         spec = provider.model(model_id) if provider is not None else None
@@ -112,7 +112,7 @@ class HostSession:
             yield event
 
     async def run_command(self, name: str, argv: Sequence[str], signal: CancelSignal) -> str:
-        """A command's text; raises :class:`CommandFailed` with a message safe to show."""
+        """A command's text; raises `CommandFailed` with a message safe to show."""
         return await self._registered(self.registry.commands, name, "command").run(argv, signal)
 
     def _registered(self, table: Mapping[str, T], name: str, kind: str) -> T:
@@ -135,8 +135,8 @@ class HostSession:
                 self.output.close()
 
     async def run(self, work: Callable[[], Awaitable[T]]) -> T:
-        """Run ``work()`` and shut down after it, whatever happens; SIGTERM or SIGHUP stop it
-        as Ctrl-C would (work cancelled, cleanup run) and raise :class:`Terminated`.
+        """Run `work()` and shut down after it, whatever happens; SIGTERM or SIGHUP stop it
+        as Ctrl-C would (work cancelled, cleanup run) and raise `Terminated`.
 
         For hosts whose event loop runs in the main thread (the CLI).
         """

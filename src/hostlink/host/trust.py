@@ -1,12 +1,12 @@
-"""Project trust, decided by hosts: a flag, ``HOSTLINK_TRUST_PROJECT``, or a lasting record.
+"""Project trust, decided by hosts: a flag, `HOSTLINK_TRUST_PROJECT`, or a lasting record.
 
 A project's MCP files can start programs, so a host reads them only when the person trusts
-the project. ``hostlink mcp trust`` records the project's real path with a digest of its MCP
-files in ``$XDG_CONFIG_HOME/hostlink/trusted-projects.json``; the record counts only while
+the project. `hostlink mcp trust` records the project's real path with a digest of its MCP
+files in `$XDG_CONFIG_HOME/hostlink/trusted-projects.json`; the record counts only while
 those files are what was trusted: an edit, a new file or a removed one makes the project
 untrusted again, reported as "changed since trusted". The project is the nearest directory
 from the working directory up that holds one of its MCP files, never above the repository
-root (the nearest directory with ``.git``). Extensions are told the decision, never make it.
+root (the nearest directory with `.git`). Extensions are told the decision, never make it.
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ class TrustRecordsError(RuntimeError):
 
 
 def trust_from_environment(environ: Mapping[str, str]) -> bool:
-    """Whether ``HOSTLINK_TRUST_PROJECT`` says to trust the project: one reading for every host."""
+    """Whether `HOSTLINK_TRUST_PROJECT` says to trust the project: one reading for every host."""
     return environ.get(TRUST_PROJECT_VARIABLE, "").strip().lower() in _TRUE
 
 
 def config_home(environ: Mapping[str, str]) -> Path:
-    """``$XDG_CONFIG_HOME`` (a relative value is ignored, as the XDG spec says: ~/.config)."""
+    """`$XDG_CONFIG_HOME` (a relative value is ignored, as the XDG spec says: ~/.config)."""
     base = environ.get("XDG_CONFIG_HOME", "")
     if not os.path.isabs(base):
         base = os.path.join(environ.get("HOME") or str(Path.home()), ".config")
@@ -53,8 +53,8 @@ def records_file(environ: Mapping[str, str]) -> Path:
 
 
 def find_project(cwd: Path) -> Path:
-    """The project directory of ``cwd``: the nearest one up holding an MCP file, searched
-    up to the repository root (or the filesystem root); ``cwd`` itself when none has one."""
+    """The project directory of `cwd`: the nearest one up holding an MCP file, searched
+    up to the repository root (or the filesystem root); `cwd` itself when none has one."""
     here = Path(os.path.abspath(cwd))
     for directory in (here, *here.parents):
         if any(os.path.lexists(directory / name) for name in PROJECT_FILES):
@@ -106,7 +106,7 @@ class ProjectTrust:
 
 
 def project_trust(cwd: Path, environ: Mapping[str, str], *, flag: bool = False) -> ProjectTrust:
-    """The trust a host gives the project of ``cwd``: a flag or the environment say yes;
+    """The trust a host gives the project of `cwd`: a flag or the environment say yes;
     otherwise a record whose digest still matches the project's MCP files."""
     project = find_project(cwd)
     if flag:
@@ -138,7 +138,7 @@ def read_records(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
 
 
 def trust(project: Path, environ: Mapping[str, str]) -> str:
-    """Record ``project`` as trusted with its MCP files as they are now; the digest."""
+    """Record `project` as trusted with its MCP files as they are now; the digest."""
     records = read_records(environ)
     digest = project_digest(project)
     records[os.path.realpath(project)] = {"digest": digest, "trusted": time.time()}
@@ -147,7 +147,7 @@ def trust(project: Path, environ: Mapping[str, str]) -> str:
 
 
 def untrust(project: Path, environ: Mapping[str, str]) -> bool:
-    """Remove the record of ``project``; False when there was none."""
+    """Remove the record of `project`; False when there was none."""
     records = read_records(environ)
     if records.pop(os.path.realpath(project), None) is None:
         return False

@@ -1,8 +1,8 @@
 """The MCP client extension, as hosts import it.
 
-Its parts, bottom to top (each imports only those below it, as ``tests/test_architecture.py``
-checks): ``errors``; ``config`` (the ``mcp.json`` file); ``transports``; ``auth``; ``runtime``
-(the running clients); then the ``mcp`` tool, its renderings and the extension at the root.
+Its parts, bottom to top (each imports only those below it, as `tests/test_architecture.py`
+checks): `errors`; `config` (the `mcp.json` file); `transports`; `auth`; `runtime`
+(the running clients); then the `mcp` tool, its renderings and the extension at the root.
 Every name here is loaded on first use, so importing this package imports neither the SDK nor
 pydantic.
 """

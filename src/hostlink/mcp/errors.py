@@ -8,9 +8,9 @@ from __future__ import annotations
 
 
 class McpError(Exception):
-    """Base of every MCP client error; ``str(error)`` is safe to show.
+    """Base of every MCP client error; `str(error)` is safe to show.
 
-    ``detail`` is what the server itself said about it (a stdio server's last stderr lines, a
+    `detail` is what the server itself said about it (a stdio server's last stderr lines, a
     line it wrote that is not JSON-RPC), sanitized and bounded: for a person at a terminal
     only, never for the model.
     """
@@ -27,7 +27,7 @@ class ServerMisconfigured(McpError):
 
 
 class ServerDisabled(McpError):
-    """The named server is configured with ``disabled: true``."""
+    """The named server is configured with `disabled: true`."""
 
 
 class ConnectFailed(McpError):
@@ -35,15 +35,15 @@ class ConnectFailed(McpError):
 
 
 class CallFailed(McpError):
-    """A request on an established connection failed (not a tool's own ``isError``)."""
+    """A request on an established connection failed (not a tool's own `isError`)."""
 
 
 class RequestTimedOut(McpError):
-    """A setup or request did not finish within the server's ``requestTimeoutMs``."""
+    """A setup or request did not finish within the server's `requestTimeoutMs`."""
 
 
 class AuthRequired(McpError):
-    """Credentials are missing; ``link`` is an authorization link for the user, if any."""
+    """Credentials are missing; `link` is an authorization link for the user, if any."""
 
     def __init__(self, message: str, link: str | None = None) -> None:
         super().__init__(message)
@@ -55,7 +55,7 @@ class AuthError(McpError):
 
 
 class InvalidArguments(McpError):
-    """Arguments (of the ``mcp`` tool, or of the tool it calls) that do not match the schema."""
+    """Arguments (of the `mcp` tool, or of the tool it calls) that do not match the schema."""
 
 
 class UnknownTool(McpError):
@@ -72,7 +72,7 @@ _CODES: tuple[tuple[type[McpError], str], ...] = (
 
 
 def error_code(error: BaseException) -> str:
-    """The stable code of an MCP client error (``"error"`` for any other)."""
+    """The stable code of an MCP client error (`"error"` for any other)."""
     for kind, code in _CODES:
         if isinstance(error, kind):
             return code

@@ -1,4 +1,4 @@
-"""The MCP client as a host extension: the ``mcp`` tool and the ``/mcp`` command.
+"""The MCP client as a host extension: the `mcp` tool and the `/mcp` command.
 
 Registration does no I/O. Configuration is read at session start, connections are made at
 first use, and shutdown closes every client, stops every server process and removes the
@@ -37,8 +37,8 @@ def default_auth(servers: Mapping[str, ServerConfig], notifier: Notifier | None 
                  links: bool = True) -> AuthManager | None:
     """An AuthManager only when some enabled HTTP server uses auth (it loads keyring and the SDK).
 
-    ``notifier`` hears when a sign-in whose link was handed out ends; ``on_signed_in(name)``
-    runs once its tokens are stored; ``command`` is the host's, for advice; ``links`` whether
+    `notifier` hears when a sign-in whose link was handed out ends; `on_signed_in(name)`
+    runs once its tokens are stored; `command` is the host's, for advice; `links` whether
     the session lasts for a sign-in by link started in the background.
     """
     if not any(getattr(config, "auth", None) and not config.disabled for config in servers.values()):
@@ -49,7 +49,7 @@ def default_auth(servers: Mapping[str, ServerConfig], notifier: Notifier | None 
 
 
 def tool_cache(servers: Mapping[str, ServerConfig], environ: Mapping[str, str] | None = None) -> ToolCache | None:
-    """The tool cache, only when some server opted in with ``cacheTools`` (none: no file at all)."""
+    """The tool cache, only when some server opted in with `cacheTools` (none: no file at all)."""
     if not any(config.cache_tools for config in servers.values()):
         return None
     import os
@@ -60,9 +60,9 @@ def tool_cache(servers: Mapping[str, ServerConfig], environ: Mapping[str, str] |
 
 
 class McpExtension:
-    """``servers`` replaces reading the configuration files (the demo and tests use it);
-    ``roots`` is a host's own roots, offered to servers with ``"roots": true`` when it has
-    them (see :mod:`hostlink.mcp.runtime.roots`)."""
+    """`servers` replaces reading the configuration files (the demo and tests use it);
+    `roots` is a host's own roots, offered to servers with `"roots": true` when it has
+    them (see `hostlink.mcp.runtime.roots`)."""
 
     def __init__(self, *, servers: Mapping[str, ServerConfig] | None = None,
                  environ: Mapping[str, str] | None = None, auth_factory: AuthFactory = default_auth,
@@ -169,7 +169,7 @@ class McpExtension:
             raise CommandFailed("\n".join([str(exc), *render.server_words(exc, verbose=verbose)])) from exc
 
     async def _reload(self) -> str:
-        """``/mcp reload``: read the files again; a broken file changes nothing and says why."""
+        """`/mcp reload`: read the files again; a broken file changes nothing and says why."""
         from hostlink.mcp.config.load import ConfigError, load_config
 
         session, runtime = self._session, self.runtime
@@ -199,7 +199,7 @@ class McpExtension:
 
 
 async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
-    """``/mcp …`` for interactive hosts: short human lines, never schemas."""
+    """`/mcp …` for interactive hosts: short human lines, never schemas."""
     if argv in ([], ["status"]):
         return "\n".join(render.status_lines(runtime))
     if len(argv) != 2 or argv[0] not in ("tools", "connect", "disconnect", "reconnect", "auth", "logout"):
@@ -221,7 +221,7 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
 
 
 async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:
-    """``/mcp auth`` answers the authorization link (never opens a browser); ``/mcp logout``
+    """`/mcp auth` answers the authorization link (never opens a browser); `/mcp logout`
     reports success only after the keyring confirmed the record is gone."""
     from hostlink.mcp.auth.signin import link_signer, sign_in, sign_in_prompt, signed_out
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def parameters_line(schema: Any) -> str:
-    """``message (string, required), count (integer)``: a tool's parameters from its input
+    """`message (string, required), count (integer)`: a tool's parameters from its input
     schema, bounded, for an argument error."""
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(properties, Mapping) or not properties:
@@ -43,8 +43,8 @@ def transport_of(config: ServerConfig) -> str:
 
 
 def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
-    """``name: state (protocol …, server name version, N tools): error`` for people;
-    ``name: state, transport, protocol …, tools: N, error: …`` for the model."""
+    """`name: state (protocol …, server name version, N tools): error` for people;
+    `name: state, transport, protocol …, tools: N, error: …` for the model."""
     tools = None if snapshot.tools is None else sum(1 for tool in snapshot.tools if model_visible(tool))
     tasks = 0 if snapshot.tools is None else sum(1 for tool in snapshot.tools if needs_task(tool))
     notes = [f"{tasks} hidden: they require tasks"] if tasks else []
@@ -76,7 +76,7 @@ def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
 
 
 def status_lines(runtime: McpRuntime, names: Sequence[str] | None = None, *, for_model: bool = False) -> list[str]:
-    """One line a server (``names``, default every configured one), never connecting: a
+    """One line a server (`names`, default every configured one), never connecting: a
     disabled server says so, an unknown one raises ServerNotFound."""
     names = sorted([*runtime.servers, *runtime.broken]) if names is None else names
     if not names:
@@ -96,7 +96,7 @@ def status_lines(runtime: McpRuntime, names: Sequence[str] | None = None, *, for
 def status_rows(servers: dict[str, ServerConfig], sources: dict[str, Any],
                 credentials: dict[str, str], broken: Mapping[str, str] | None = None) -> list[list[str]]:
     """Rows of the status table: name, source, transport, enabled, credentials; a broken
-    entry is a row too (``broken``: its reason, printed under the table)."""
+    entry is a row too (`broken`: its reason, printed under the table)."""
     rows = [["NAME", "SOURCE", "TRANSPORT", "DISABLED", "CREDENTIALS"]]
     for name in sorted([*servers, *(broken or ())]):
         config = servers.get(name)
@@ -109,7 +109,7 @@ def status_rows(servers: dict[str, ServerConfig], sources: dict[str, Any],
 
 
 def filter_note(name: str, config: ServerConfig) -> str | None:
-    """``NAME: tool filters: includeTools (2 patterns)`` when the server has any, for a
+    """`NAME: tool filters: includeTools (2 patterns)` when the server has any, for a
     listing that does not connect (a connection counts what they hide)."""
     def patterns(items: Sequence[str]) -> str:
         return f"{len(items)} pattern{'' if len(items) == 1 else 's'}"
@@ -129,8 +129,8 @@ WORDS_LINES, WORDS_BYTES = 20, 4096  # of what a server said, after a failure's 
 
 
 def server_words(error: BaseException | None, *, verbose: bool = False) -> list[str]:
-    """What the server itself said about ``error`` (its ``detail``), indented under a heading,
-    for a person: the last 20 lines / 4 KiB, or with ``verbose`` the whole bounded tail.
+    """What the server itself said about `error` (its `detail`), indented under a heading,
+    for a person: the last 20 lines / 4 KiB, or with `verbose` the whole bounded tail.
     Never for the model."""
     detail = getattr(error, "detail", None)
     if not detail:
@@ -154,7 +154,7 @@ def tool_line(tool: Any) -> str:
 
 
 def summary(args: Mapping[str, Any], result: ToolResult) -> str:
-    """``mcp call fx/echo: ok, 1 text (5 chars)`` — one line for a host's display of a call."""
+    """`mcp call fx/echo: ok, 1 text (5 chars)` — one line for a host's display of a call."""
     target = "/".join(one_line(str(args[key]), 64) for key in ("server", "tool") if args.get(key))
     texts = [item for item in result.content if isinstance(item, TextContent)]
     images = len(result.content) - len(texts)

@@ -1,7 +1,7 @@
-"""The one ``mcp`` proxy tool: every server reached through one bounded, host-owned entry.
+"""The one `mcp` proxy tool: every server reached through one bounded, host-owned entry.
 
 Everything a server says is data for the model, never an instruction or authorization,
-and every byte of it goes through :mod:`hostlink.host.output` before it reaches the model.
+and every byte of it goes through `hostlink.host.output` before it reaches the model.
 """
 
 from __future__ import annotations
@@ -71,11 +71,11 @@ Resolve = Callable[[], "tuple[McpRuntime, OutputSession | None] | None"]  # outp
 
 
 class ToolInputError(InvalidArguments):
-    """The model's arguments to the ``mcp`` tool itself are wrong."""
+    """The model's arguments to the `mcp` tool itself are wrong."""
 
 
 def mcp_tool(resolve: Resolve) -> ToolSpec:
-    """The ``mcp`` tool; ``resolve`` returns the session's runtime and output session."""
+    """The `mcp` tool; `resolve` returns the session's runtime and output session."""
 
     async def execute(args: Mapping[str, Any], signal: CancelSignal) -> ToolResult:
         try:
@@ -95,10 +95,10 @@ def mcp_tool(resolve: Resolve) -> ToolSpec:
 async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
     """Run one action; every failure becomes a tool error with a safe message.
 
-    ``details`` (for the host, never the model's content) has the one-line ``summary``, the
-    failure's ``error`` code when hostlink failed (not the tool), a sign-in's authorization
-    ``link`` when one is needed, and a call's
-    ``structuredContent`` when its JSON is at most 1 MiB.
+    `details` (for the host, never the model's content) has the one-line `summary`, the
+    failure's `error` code when hostlink failed (not the tool), a sign-in's authorization
+    `link` when one is needed, and a call's
+    `structuredContent` when its JSON is at most 1 MiB.
     """
     details: dict[str, Any] = {}
     try:
@@ -272,11 +272,11 @@ def argument_problems(tool: Any, arguments: Mapping[str, Any], errors: Sequence[
 
 
 def _call_content(result: Any, compact: str | None) -> list[TextContent | ImageContent]:
-    """Content blocks plus structured content as compact JSON (``compact``, made once by the
+    """Content blocks plus structured content as compact JSON (`compact`, made once by the
     caller), exactly once.
 
     A text block that is the structured value as JSON becomes its compact form; one that is
-    the SDK's ``{"result": …}`` wrapping of a plain value already carries it.
+    the SDK's `{"result": …}` wrapping of a plain value already carries it.
     """
     items = _blocks(result.content)
     structured = result.structured_content

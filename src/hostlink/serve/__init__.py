@@ -1,10 +1,10 @@
-"""``hostlink serve``: the Claude Code provider behind a local Anthropic Messages, OpenAI Chat
+"""`hostlink serve`: the Claude Code provider behind a local Anthropic Messages, OpenAI Chat
 Completions and OpenAI Responses endpoint, a host like the CLI and the llm plugin.
 
-:func:`create_app` makes the ASGI app over a started :class:`~hostlink.host.session.HostSession`
-(mount it in another Starlette/FastAPI app, or test it in-process); :mod:`hostlink.serve.server`
+`create_app` makes the ASGI app over a started `HostSession`
+(mount it in another Starlette/FastAPI app, or test it in-process); `hostlink.serve.server`
 runs it with uvicorn on a loopback address. The client keeps its tools: Claude's proposals come
-back as ``tool_use`` blocks / ``tool_calls`` and nothing is executed by Claude or hostlink.
+back as `tool_use` blocks / `tool_calls` and nothing is executed by Claude or hostlink.
 """
 
 from __future__ import annotations

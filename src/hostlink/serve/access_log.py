@@ -1,9 +1,9 @@
 """One access-log line per request, for the person running the endpoint.
 
-``2026-01-02T03:04:05Z POST /v1/messages 200 model=sonnet 812ms in=11 out=7 prewarmed=no``:
+`2026-01-02T03:04:05Z POST /v1/messages 200 model=sonnet 812ms in=11 out=7 prewarmed=no`:
 time (UTC, when the request arrived), method, path (no query string), status, the model the
-client named, duration, input/output tokens and whether a prewarmed ``claude`` answered
-(``-`` when not known). Never prompt text, arguments, headers or the key; the model name is
+client named, duration, input/output tokens and whether a prewarmed `claude` answered
+(`-` when not known). Never prompt text, arguments, headers or the key; the model name is
 cut and stripped of anything but a narrow set of characters, so a client cannot write into
 the log.
 
@@ -61,7 +61,7 @@ class _Refusals:
 
 
 class AccessLog:
-    """ASGI middleware: writes one line with ``write`` when each HTTP request ends."""
+    """ASGI middleware: writes one line with `write` when each HTTP request ends."""
 
     def __init__(self, app: Callable[..., Awaitable[None]], write: Callable[[str], None]) -> None:
         self.app = app

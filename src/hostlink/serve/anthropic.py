@@ -1,11 +1,11 @@
-"""The Anthropic Messages wire format (``POST /v1/messages``) on the shared core.
+"""The Anthropic Messages wire format (`POST /v1/messages`) on the shared core.
 
-Request fields read: ``model``, ``max_tokens`` (the answer's cap, honoured), ``system``
-(string or text blocks), ``messages`` (text, base64 image, ``tool_use``, ``tool_result`` with
-text/image content and ``is_error``, ``thinking``; a ``system`` message anywhere), ``tools``
-(custom tools with ``input_schema``), ``tool_choice``, ``output_config`` (``effort``,
-``format``), ``thinking``, ``metadata``, ``stream``. Sampling fields go through
-:mod:`hostlink.serve.options`.
+Request fields read: `model`, `max_tokens` (the answer's cap, honoured), `system`
+(string or text blocks), `messages` (text, base64 image, `tool_use`, `tool_result` with
+text/image content and `is_error`, `thinking`; a `system` message anywhere), `tools`
+(custom tools with `input_schema`), `tool_choice`, `output_config` (`effort`,
+`format`), `thinking`, `metadata`, `stream`. Sampling fields go through
+`hostlink.serve.options`.
 """
 
 from __future__ import annotations
@@ -74,13 +74,13 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
 
 
 def count_tokens_context(payload: dict[str, Any], provider: ProviderSpec) -> Context:
-    """``POST /v1/messages/count_tokens``: the conversation the same message request would send."""
+    """`POST /v1/messages/count_tokens`: the conversation the same message request would send."""
     resolve_model(provider, field(payload, "model", str, "", required=True))
     return structured.apply(conversation(payload), _output_format(payload))
 
 
 def _output_format(payload: dict[str, Any]) -> structured.OutputFormat | None:
-    """``output_config.format`` (``{"type": "json_schema", "schema": …}``)."""
+    """`output_config.format` (`{"type": "json_schema", "schema": …}`)."""
     config = field(payload, "output_config", dict, "", default={})
     fmt = field(config, "format", dict, "output_config")
     if fmt is None:
@@ -91,7 +91,7 @@ def _output_format(payload: dict[str, Any]) -> structured.OutputFormat | None:
 
 
 def conversation(payload: dict[str, Any]) -> Context:
-    """``system``, ``messages`` (a ``system`` message anywhere is folded in where it stands), ``tools``."""
+    """`system`, `messages` (a `system` message anywhere is folded in where it stands), `tools`."""
     builder = ConversationBuilder()
     system = payload.get("system")
     if isinstance(system, str):

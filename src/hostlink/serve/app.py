@@ -1,16 +1,16 @@
-"""The ASGI app: access checks, the three generation endpoints, ``count_tokens``, ``GET /v1/models``,
+"""The ASGI app: access checks, the three generation endpoints, `count_tokens`, `GET /v1/models`,
 and (when asked for) the access log around all of it.
 
-Every request passes :class:`_LastResort` (any unexpected exception becomes a 500 in the API's
+Every request passes `_LastResort` (any unexpected exception becomes a 500 in the API's
 shape with a short id, also in the server's one log line: never a plain-text 500 or a
-traceback), then :class:`_Guard`: any ``Origin`` header or a ``Host`` that is not the bound
+traceback), then `_Guard`: any `Origin` header or a `Host` that is not the bound
 loopback address is refused (403: a web page cannot drive the endpoint), then the key is
-checked in constant time (``x-api-key`` or ``Authorization: Bearer``; a request sending both
-must send the key in both). A generation request takes one of the ``max_concurrent`` slots
-first (429 with ``retry-after`` when none is free), only then reads its body (at most 32 MiB,
-:mod:`hostlink.serve.body`), parses it in its wire format and runs one fresh provider request
+checked in constant time (`x-api-key` or `Authorization: Bearer`; a request sending both
+must send the key in both). A generation request takes one of the `max_concurrent` slots
+first (429 with `retry-after` when none is free), only then reads its body (at most 32 MiB,
+`hostlink.serve.body`), parses it in its wire format and runs one fresh provider request
 with the whole conversation. While it runs, the client connection is watched: a client that
-goes away cancels the request's signal, which stops its ``claude``.
+goes away cancels the request's signal, which stops its `claude`.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class ServeState:
         self.responses = ResponsesWire(ResponseStore())
 
     def stop_all(self, reason: str = "the server is stopping") -> None:
-        """Refuse new requests and cancel every running one (each stops its ``claude``)."""
+        """Refuse new requests and cancel every running one (each stops its `claude`)."""
         self.stopping = True
         for signal in list(self.running):
             signal.cancel(reason)
@@ -140,7 +140,7 @@ _log = logging.getLogger("uvicorn.error")
 
 
 class _LastResort:
-    """Outermost: ``cache-control: no-store`` on every answer, and no exception escapes.
+    """Outermost: `cache-control: no-store` on every answer, and no exception escapes.
 
     An unexpected exception is answered (when nothing was sent yet) as a 500 in the API's own
     shape carrying a short id; the server's log gets one line with the same id, the exception's
@@ -189,7 +189,7 @@ def _origin(error: BaseException) -> tuple[str, str]:
 class _Guard:
     """Host/Origin and key checks in front of every route, answered in the API's own shape.
 
-    ``HEAD /api/hello`` (Claude Code's connectivity probe, sent without the key) is answered
+    `HEAD /api/hello` (Claude Code's connectivity probe, sent without the key) is answered
     here with an empty 200 once Host and Origin pass; it reveals nothing."""
 
     def __init__(self, app: Callable[..., Awaitable[None]], state: ServeState) -> None:
@@ -216,7 +216,7 @@ class _Guard:
 
 
 class _Generate:
-    """``POST /v1/messages``, ``/v1/chat/completions`` or ``/v1/responses`` (``wire`` decides which)."""
+    """`POST /v1/messages`, `/v1/chat/completions` or `/v1/responses` (`wire` decides which)."""
 
     def __init__(self, state: ServeState, wire: Any) -> None:
         self.state = state
@@ -310,7 +310,7 @@ async def _watch(receive: Receive, signal: CancelSignal) -> None:
 
 
 def _models(state: ServeState) -> list[dict[str, Any]]:
-    """The CLI's aliases; ``description`` says which model ids each one answers for."""
+    """The CLI's aliases; `description` says which model ids each one answers for."""
     created = int(time.time())
     return [{"id": spec.id, "object": "model", "type": "model", "created": created,
              "created_at": "2025-01-01T00:00:00Z", "owned_by": "claude-code", "display_name": spec.name,
@@ -320,7 +320,7 @@ def _models(state: ServeState) -> list[dict[str, Any]]:
 
 
 class _CountTokens:
-    """``POST /v1/messages/count_tokens``: an estimate (see :mod:`hostlink.serve.tokens`)."""
+    """`POST /v1/messages/count_tokens`: an estimate (see `hostlink.serve.tokens`)."""
 
     def __init__(self, state: ServeState) -> None:
         self.state = state
@@ -345,13 +345,13 @@ async def _count_tokens(state: ServeState, scope: Scope, receive: Receive, send:
 def create_app(host_session: HostSession, *, token: str, max_concurrent: int = DEFAULT_MAX_CONCURRENT,
                allowed_hosts: frozenset[str] | None = None, extra_usage: str | None = None,
                access: Callable[[str], None] | None = None) -> Starlette:
-    """The endpoint as an ASGI app over a started ``host_session`` with ``claude-code``.
+    """The endpoint as an ASGI app over a started `host_session` with `claude-code`.
 
-    ``allowed_hosts`` are the accepted ``Host`` headers (default: the loopback address and
-    port the request arrived on, and ``localhost`` with that port). ``access`` receives one
-    access-log line per request (None: no log). ``app.state.serve`` is the
-    :class:`ServeState` (``stop_all()`` cancels every running request). ``extra_usage``
-    is the guard's mode the extension was given (:mod:`hostlink.serve.usage` reports it).
+    `allowed_hosts` are the accepted `Host` headers (default: the loopback address and
+    port the request arrived on, and `localhost` with that port). `access` receives one
+    access-log line per request (None: no log). `app.state.serve` is the
+    `ServeState` (`stop_all()` cancels every running request). `extra_usage`
+    is the guard's mode the extension was given (`hostlink.serve.usage` reports it).
     """
     state = ServeState(host_session, token, max_concurrent, allowed_hosts)
     plan = PlanGuard(extra_usage)

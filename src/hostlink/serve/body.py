@@ -1,12 +1,12 @@
 """Reading a request body: bounded in size while it arrives, parsed as JSON bounded in depth.
 
-Every route that takes a JSON body reads it through :func:`read_json`, after its request has
+Every route that takes a JSON body reads it through `read_json`, after its request has
 been admitted (a generation request holds its slot first), so the memory bodies can take is
-bounded by the slots: one buffer of at most :data:`MAX_BODY_BYTES` per admitted request. The
-buffer is released as soon as it is decoded, and every failure is an :class:`ApiError` (400
-or 413), never a traceback: a nesting bomb (``[`` x 100,000) stops the C parser at Python's
-recursion limit, and anything deeper than :data:`MAX_JSON_DEPTH` is refused before any code
-walks it recursively (``json.dumps`` of a 964-level tool schema would fail the same way).
+bounded by the slots: one buffer of at most `MAX_BODY_BYTES` per admitted request. The
+buffer is released as soon as it is decoded, and every failure is an `ApiError` (400
+or 413), never a traceback: a nesting bomb (`[` x 100,000) stops the C parser at Python's
+recursion limit, and anything deeper than `MAX_JSON_DEPTH` is refused before any code
+walks it recursively (`json.dumps` of a 964-level tool schema would fail the same way).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _too_large() -> ApiError:
 async def read_body(scope: Scope, receive: Receive) -> bytearray:
     """The whole body, refused with 413 as soon as it announces or reaches more than the limit.
 
-    With a ``content-length`` the buffer is allocated once at that size (growing it would
+    With a `content-length` the buffer is allocated once at that size (growing it would
     copy it on the way); a chunked body grows as it comes.
     """
     declared = next((int(value) for key, value in scope.get("headers", ())
@@ -59,7 +59,7 @@ async def read_body(scope: Scope, receive: Receive) -> bytearray:
 
 
 def parse_json_object(body: bytearray) -> dict[str, Any]:
-    """The body as a JSON object no deeper than :data:`MAX_JSON_DEPTH`; ``body`` is emptied."""
+    """The body as a JSON object no deeper than `MAX_JSON_DEPTH`; `body` is emptied."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
@@ -82,7 +82,7 @@ def parse_json_object(body: bytearray) -> dict[str, Any]:
 
 
 async def read_json(scope: Scope, receive: Receive) -> dict[str, Any]:
-    """:func:`read_body` then :func:`parse_json_object`: the one way a route reads its JSON."""
+    """`read_body` then `parse_json_object`: the one way a route reads its JSON."""
     return parse_json_object(await read_body(scope, receive))
 
 

@@ -1,4 +1,4 @@
-"""Connection hygiene for ``hostlink serve``: bounded open connections, bounded waiting, bounded logs.
+"""Connection hygiene for `hostlink serve`: bounded open connections, bounded waiting, bounded logs.
 
 uvicorn bounds neither how many connections stay open nor how long one may take to deliver a
 request (its keep-alive timer runs only between requests and stops at the first byte), so a
@@ -6,14 +6,14 @@ local process holding idle or half-sent connections used to take every descripto
 protocol here is uvicorn's h11 one with two rules:
 
 - **a request deadline**: a connection must deliver a complete request, headers and body, within
-  :data:`REQUEST_SECONDS` of opening or of its last answer, or it is closed;
-- **a connection bound** (:func:`connection_bound`, from the descriptor limit): a connection
+  `REQUEST_SECONDS` of opening or of its last answer, or it is closed;
+- **a connection bound** (`connection_bound`, from the descriptor limit): a connection
   beyond it closes the oldest open connections without a complete request (idle or half-sent;
   never one whose request is being answered) until the bound holds again, or itself when there
   is none. A new client always gets in, and the newest connection is the last to go.
 
-Repeated warnings (invalid requests, evictions, ``accept()`` out of descriptors) print one line
-per kind and minute, without traceback (:class:`OncePerKind`).
+Repeated warnings (invalid requests, evictions, `accept()` out of descriptors) print one line
+per kind and minute, without traceback (`OncePerKind`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ _NOT_HTTP = json.dumps({"type": "error", "error": {"type": "invalid_request_erro
 
 
 def connection_bound(max_concurrent: int) -> int:
-    """Open connections allowed: :data:`MAX_CONNECTIONS`, or fewer when ``ulimit -n`` is low."""
+    """Open connections allowed: `MAX_CONNECTIONS`, or fewer when `ulimit -n` is low."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return MAX_CONNECTIONS
@@ -127,7 +127,7 @@ def bounded_protocol(max_connections: int) -> type[GuardedH11Protocol]:
 class OncePerKind(logging.Filter):
     """At most one record per kind (its message template) a minute, never with a traceback.
 
-    A record logged with ``extra={"every_time": True}`` (an internal error's id) always passes.
+    A record logged with `extra={"every_time": True}` (an internal error's id) always passes.
     """
 
     def __init__(self) -> None:
@@ -153,7 +153,7 @@ class OncePerKind(logging.Filter):
 
 
 def loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """The event loop's errors (``socket.accept() out of system resource``…) as one short line."""
+    """The event loop's errors (`socket.accept() out of system resource`…) as one short line."""
     error = context.get("exception")
     message = str(context.get("message") or "event loop error")[:200]
     log.error(message + (f" ({type(error).__name__})" if error is not None else ""))

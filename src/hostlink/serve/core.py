@@ -1,8 +1,8 @@
 """What both wire formats share: errors, reading JSON fields, the models, and the one
-request -> :class:`~hostlink.host.Context` core.
+request -> `Context` core.
 
-A wire format (:mod:`~hostlink.serve.anthropic`, :mod:`~hostlink.serve.openai`) reads its own
-JSON and feeds a :class:`ConversationBuilder`; the builder enforces what both APIs require of
+A wire format (`anthropic`, `openai`) reads its own
+JSON and feeds a `ConversationBuilder`; the builder enforces what both APIs require of
 a conversation (it starts with the user, every tool result answers a tool call of the
 assistant message just before it, every tool call is answered, it ends with the user) and
 builds the Context the provider gets. Errors never quote prompt text or tool arguments.
@@ -39,10 +39,10 @@ PROVIDER = "claude-code"
 
 
 class ApiError(Exception):
-    """An error answer. ``kind`` is neutral (each wire format names it its own way):
+    """An error answer. `kind` is neutral (each wire format names it its own way):
     invalid_request, authentication, permission, not_found, too_large, rate_limit, api,
     overloaded. The message is safe to send: no prompt text, arguments, tokens or paths.
-    ``resets_at`` (unix time) is when a plan limit lifts, carried in the error body."""
+    `resets_at` (unix time) is when a plan limit lifts, carried in the error body."""
 
     def __init__(self, status: int, kind: str, message: str, *, param: str | None = None,
                  retry_after: int | None = None, resets_at: int | None = None) -> None:
@@ -67,7 +67,7 @@ _TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", list: "an 
 
 def field(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str, *,
           required: bool = False, default: Any = None) -> Any:
-    """``obj[key]`` checked against ``kind``; a missing or null optional field is ``default``."""
+    """`obj[key]` checked against `kind`; a missing or null optional field is `default`."""
     where = f"{path}.{key}" if path else key
     value = obj.get(key)
     if value is None:
@@ -133,8 +133,8 @@ def provider_spec(registry_providers: Mapping[str, ProviderSpec]) -> ProviderSpe
 
 
 def model_alias(provider: ProviderSpec, name: str) -> ModelSpec | None:
-    """The alias a model id means: ``sonnet``, ``claude-code/sonnet``, or any id of a family
-    (``claude-sonnet-5-5``, ``claude-opus-4-1-20250805``, ``claude-sonnet-5-5[1m]``): the
+    """The alias a model id means: `sonnet`, `claude-code/sonnet`, or any id of a family
+    (`claude-sonnet-5-5`, `claude-opus-4-1-20250805`, `claude-sonnet-5-5[1m]`): the
     CLI's alias of that family, so the CLI, not the client, picks the family's model."""
     name = name.removeprefix(PROVIDER + "/")
     spec = provider.model(name)
@@ -145,7 +145,7 @@ def model_alias(provider: ProviderSpec, name: str) -> ModelSpec | None:
 
 
 def resolve_model(provider: ProviderSpec, name: Any) -> ModelSpec:
-    """The model a request names (see :func:`model_alias`)."""
+    """The model a request names (see `model_alias`)."""
     if not isinstance(name, str) or not name:
         raise invalid("model", "field required")
     spec = model_alias(provider, name)
@@ -175,7 +175,7 @@ class Parsed:
 
 @dataclass(frozen=True)
 class ToolChoice:
-    """``auto`` | ``none`` | ``any`` (some tool must be called) | ``tool`` (``name`` must be)."""
+    """`auto` | `none` | `any` (some tool must be called) | `tool` (`name` must be)."""
 
     mode: str = "auto"
     name: str | None = None
@@ -198,7 +198,7 @@ class ConversationBuilder:
             self.system.append(text)
 
     def add_instruction(self, text: str, role: str) -> None:
-        """A ``system``/``developer`` message: part of the system prompt before the first
+        """A `system`/`developer` message: part of the system prompt before the first
         message, afterwards folded into the conversation where it stands (marked as such),
         so a client's late reminders keep the system prompt, and the prewarmed child, stable."""
         if not self.messages:

@@ -1,11 +1,11 @@
-"""The OpenAI Chat Completions wire format (``POST /v1/chat/completions``) on the shared core.
+"""The OpenAI Chat Completions wire format (`POST /v1/chat/completions`) on the shared core.
 
-Request fields read: ``model``, ``messages`` (``system``/``developer``/``user``/``assistant``
-with ``tool_calls``/``tool``; text parts and ``image_url`` data URLs — other URLs are refused,
-the server fetches nothing), ``tools`` of type ``function``, ``tool_choice``, ``stream`` and
-``stream_options.include_usage``, ``n`` (1 only), ``max_completion_tokens``/``max_tokens``,
-``reasoning_effort``, ``response_format``, ``parallel_tool_calls``; sampling fields go
-through :mod:`hostlink.serve.options`. Thinking is not part of this format and is left out
+Request fields read: `model`, `messages` (`system`/`developer`/`user`/`assistant`
+with `tool_calls`/`tool`; text parts and `image_url` data URLs — other URLs are refused,
+the server fetches nothing), `tools` of type `function`, `tool_choice`, `stream` and
+`stream_options.include_usage`, `n` (1 only), `max_completion_tokens`/`max_tokens`,
+`reasoning_effort`, `response_format`, `parallel_tool_calls`; sampling fields go
+through `hostlink.serve.options`. Thinking is not part of this format and is left out
 of answers.
 """
 
@@ -108,8 +108,8 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
 
 
 def response_format(value: Any, path: str) -> structured.OutputFormat | None:
-    """Chat's ``response_format`` (``text``, ``json_object``, ``json_schema``); the same
-    object is Responses' ``text.format`` without the ``json_schema`` wrapper."""
+    """Chat's `response_format` (`text`, `json_object`, `json_schema`); the same
+    object is Responses' `text.format` without the `json_schema` wrapper."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -129,7 +129,7 @@ def response_format(value: Any, path: str) -> structured.OutputFormat | None:
 
 
 def tool_choice(value: Any, flat: bool = False) -> ToolChoice:
-    """OpenAI's ``tool_choice``; ``flat``: Responses names the function beside ``type``."""
+    """OpenAI's `tool_choice`; `flat`: Responses names the function beside `type`."""
     if value is None or isinstance(value, str):
         mode = one_of(value or "auto", ("auto", "none", "required"), "tool_choice")
         return ToolChoice("any" if mode == "required" else mode)
@@ -143,7 +143,7 @@ def tool_choice(value: Any, flat: bool = False) -> ToolChoice:
 
 
 def arguments_object(text: str, path: str) -> dict[str, Any]:
-    """A tool call's ``arguments`` string: a JSON object (empty: ``{}``)."""
+    """A tool call's `arguments` string: a JSON object (empty: `{}`)."""
     try:
         value = json.loads(text or "{}")
     except ValueError:
@@ -235,7 +235,7 @@ def message(parsed: Parsed, done: AssistantMessage) -> dict[str, Any]:
 
 
 class Streamer:
-    """Provider events -> ``data:`` lines of ``chat.completion.chunk``, then ``[DONE]``."""
+    """Provider events -> `data:` lines of `chat.completion.chunk`, then `[DONE]`."""
 
     def __init__(self, parsed: Parsed) -> None:
         self._parsed = parsed

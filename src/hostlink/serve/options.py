@@ -1,8 +1,8 @@
 """The generation fields of a request: honoured, refused, or accepted because they have no effect.
 
-Claude Code sets the answer's length (``CLAUDE_CODE_MAX_OUTPUT_TOKENS``) and its effort
-(``--effort``) per request; those fields are honoured through the request's
-:class:`~hostlink.host.GenerationSettings`. It offers no control over sampling (temperature,
+Claude Code sets the answer's length (`CLAUDE_CODE_MAX_OUTPUT_TOKENS`) and its effort
+(`--effort`) per request; those fields are honoured through the request's
+`GenerationSettings`. It offers no control over sampling (temperature,
 top-p/top-k, penalties, seeds, stop sequences, log-probabilities) or a thinking budget
 (the CLI thinks adaptively): such a field is accepted only at the value that means "the
 default", any other value is a 400 that names it. Fields that cannot change the answer
@@ -71,14 +71,14 @@ ONE_CALL = "Call at most one tool in this answer."
 
 
 def parallel_calls(payload: Mapping[str, Any]) -> str | None:
-    """``parallel_tool_calls: false`` as an instruction (Claude may otherwise propose several)."""
+    """`parallel_tool_calls: false` as an instruction (Claude may otherwise propose several)."""
     if field(payload, "parallel_tool_calls", bool, "", default=True):
         return None
     return ONE_CALL
 
 
 def anthropic_settings(payload: Mapping[str, Any], model: ModelSpec, max_tokens: int) -> GenerationSettings:
-    """``max_tokens``, ``output_config.effort``; ``thinking`` only as the CLI does it (adaptive)."""
+    """`max_tokens`, `output_config.effort`; `thinking` only as the CLI does it (adaptive)."""
     refuse_non_defaults(payload, "anthropic")
     thinking = field(payload, "thinking", dict, "")
     if thinking is not None and thinking.get("type") != "adaptive":

@@ -1,10 +1,10 @@
-"""Stored Responses (``store: true``, the API's default), in memory only, bounded.
+"""Stored Responses (`store: true`, the API's default), in memory only, bounded.
 
 Each stored response keeps its conversation — the input items it was given, references
 resolved and previous responses included, then its own output items — so
-``previous_response_id`` continues it and ``item_reference`` finds any of those items by
-``id``. Items are shared between the responses of one chain, not copied. The store holds at
-most :data:`MAX_RESPONSES` responses and :data:`MAX_BYTES` of items (each item held counted
+`previous_response_id` continues it and `item_reference` finds any of those items by
+`id`. Items are shared between the responses of one chain, not copied. The store holds at
+most `MAX_RESPONSES` responses and `MAX_BYTES` of items (each item held counted
 once, as JSON); past either bound the oldest responses go first, and an item goes with the
 last response that holds it. Nothing is ever written to disk; a stopped server forgets
 everything.
@@ -32,7 +32,7 @@ class ResponseStore:
         self.bytes = 0  # each held item once, as JSON
 
     def conversation(self, response_id: str) -> list[dict[str, Any]]:
-        """The stored conversation of ``response_id`` (its input and output items)."""
+        """The stored conversation of `response_id` (its input and output items)."""
         try:
             return list(self._responses[response_id])
         except KeyError:

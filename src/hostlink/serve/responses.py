@@ -1,16 +1,16 @@
-"""The OpenAI Responses wire format (``POST /v1/responses``) on the shared core.
+"""The OpenAI Responses wire format (`POST /v1/responses`) on the shared core.
 
-Request fields read: ``model``, ``instructions``, ``input`` (a string, or items: ``message``
-with roles user/assistant/system/developer and parts ``input_text``, ``input_image`` as a
-data URL, ``output_text``, ``refusal``; ``function_call``; ``function_call_output``;
-``reasoning`` — accepted, not sent to Claude; ``item_reference``), ``tools`` of type
-``function`` (built-in tool types are not offered to Claude and do not fail the request),
-``tool_choice``, ``text.format`` / ``text.verbosity``, ``reasoning.effort``,
-``max_output_tokens``, ``parallel_tool_calls``, ``previous_response_id``, ``store``,
-``stream``. Sampling fields go through :mod:`hostlink.serve.options`; fields that cannot
-change the answer (``include``, ``prompt_cache_key``, ``client_metadata``, ``metadata``,
-``truncation``, ``service_tier``, ``user``, ``safety_identifier``, ``reasoning.summary``)
-are not read. Errors use OpenAI's shape; :mod:`hostlink.serve.responses_stream` streams answers.
+Request fields read: `model`, `instructions`, `input` (a string, or items: `message`
+with roles user/assistant/system/developer and parts `input_text`, `input_image` as a
+data URL, `output_text`, `refusal`; `function_call`; `function_call_output`;
+`reasoning` — accepted, not sent to Claude; `item_reference`), `tools` of type
+`function` (built-in tool types are not offered to Claude and do not fail the request),
+`tool_choice`, `text.format` / `text.verbosity`, `reasoning.effort`,
+`max_output_tokens`, `parallel_tool_calls`, `previous_response_id`, `store`,
+`stream`. Sampling fields go through `hostlink.serve.options`; fields that cannot
+change the answer (`include`, `prompt_cache_key`, `client_metadata`, `metadata`,
+`truncation`, `service_tier`, `user`, `safety_identifier`, `reasoning.summary`)
+are not read. Errors use OpenAI's shape; `hostlink.serve.responses_stream` streams answers.
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def output_items(message: AssistantMessage) -> list[dict[str, Any]]:
 
 def response(parsed: Parsed, status: str, output: list[dict[str, Any]], *, done: AssistantMessage | None = None,
              error: ApiError | None = None) -> dict[str, Any]:
-    """The ``response`` object; ``status`` is ``in_progress``, ``completed``, ``incomplete`` or ``failed``."""
+    """The `response` object; `status` is `in_progress`, `completed`, `incomplete` or `failed`."""
     exchange: Exchange = parsed.store
     body: dict[str, Any] = {
         "id": exchange.response_id, "object": "response", "created_at": int(time.time()), "status": status,

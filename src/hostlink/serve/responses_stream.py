@@ -1,12 +1,12 @@
-"""Provider events -> the Responses API's typed SSE events, numbered by ``sequence_number``.
+"""Provider events -> the Responses API's typed SSE events, numbered by `sequence_number`.
 
-Order (what the ``openai`` SDK's ``responses.stream()`` needs to accumulate): ``response.created``,
-``response.in_progress``; per output item ``response.output_item.added``, its parts and deltas
-(``content_part.added`` before any ``output_text.delta``), their ``.done`` events and
-``response.output_item.done``; then ``response.completed`` (``response.incomplete`` when the
-answer hit ``max_output_tokens``) carrying the whole response. A failure after the start is an
-``error`` event and ``response.failed``. :class:`ResponsesWire` is what the app serves
-``/v1/responses`` with: the parse, both answers and the store they share.
+Order (what the `openai` SDK's `responses.stream()` needs to accumulate): `response.created`,
+`response.in_progress`; per output item `response.output_item.added`, its parts and deltas
+(`content_part.added` before any `output_text.delta`), their `.done` events and
+`response.output_item.done`; then `response.completed` (`response.incomplete` when the
+answer hit `max_output_tokens`) carrying the whole response. A failure after the start is an
+`error` event and `response.failed`. `ResponsesWire` is what the app serves
+`/v1/responses` with: the parse, both answers and the store they share.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The session starts first and always shuts down last. Ctrl-C, SIGTERM and SIGHUP do not go
 through uvicorn's own handlers (which would skip the session's shutdown): each one cancels
-every running request (its ``claude`` stops at once) and asks uvicorn to finish; uvicorn
+every running request (its `claude` stops at once) and asks uvicorn to finish; uvicorn
 closes its listener and connections, then the session shuts down and the key file goes.
 """
 
@@ -39,7 +39,7 @@ GRACEFUL_SECONDS = 15
 
 
 def loopback_address(address: str) -> str:
-    """The address to bind for ``address``; anything but loopback is refused."""
+    """The address to bind for `address`; anything but loopback is refused."""
     try:
         return LOOPBACK_ADDRESSES[address.strip().lower()]
     except KeyError:
@@ -108,10 +108,10 @@ def _bounded_logs() -> Iterator[None]:
 async def run_loopback(app: Any, *, bind: str, port: int, max_concurrent: int, on_listening: Callable[[int], None],
                        on_stop: Callable[[], None] = lambda: None, lifespan: Literal["on", "off"] = "off",
                        graceful_seconds: int = GRACEFUL_SECONDS) -> int | None:
-    """Serve ``app`` on the loopback address ``bind`` until a stop signal (returned, None
+    """Serve `app` on the loopback address `bind` until a stop signal (returned, None
     otherwise), with the connection bound and request deadline of
-    :mod:`hostlink.serve.connections` and its bounded logs: the one way a host of hostlink
-    serves HTTP (``hostlink serve``, ``hostlink mcp serve --http``)."""
+    `hostlink.serve.connections` and its bounded logs: the one way a host of hostlink
+    serves HTTP (`hostlink serve`, `hostlink mcp serve --http`)."""
     config = uvicorn.Config(app, host=bind, port=port, lifespan=lifespan, log_level="warning", access_log=False,
                             server_header=False, timeout_graceful_shutdown=graceful_seconds,
                             http=bounded_protocol(connection_bound(max_concurrent)), backlog=ACCEPT_BACKLOG)
@@ -129,8 +129,8 @@ async def serve(host: HostSession, *, token: str, address: str = "127.0.0.1", po
     """Serve until a stop signal; returns the signal number that stopped it (None otherwise).
 
     The key lives in memory and in a 0600 file of a private runtime directory, removed at
-    the end with everything else the session made. ``access`` gets one access-log line per
-    request; ``preflight`` runs beside the server once it started (it must bound itself).
+    the end with everything else the session made. `access` gets one access-log line per
+    request; `preflight` runs beside the server once it started (it must bound itself).
     """
     bind = loopback_address(address)
     connection_bound(max_concurrent)  # a descriptor limit too low to serve is refused before the session starts

@@ -1,12 +1,12 @@
-"""Structured output (Chat ``response_format``, Responses ``text.format``) through an output tool.
+"""Structured output (Chat `response_format`, Responses `text.format`) through an output tool.
 
-Why a tool: Claude Code's own ``--json-schema`` has the CLI run a ``StructuredOutput`` tool
+Why a tool: Claude Code's own `--json-schema` has the CLI run a `StructuredOutput` tool
 itself in a second turn, which the provider's propose-and-stop mode (one turn, nothing
 executed) cannot allow. A tool offered through the proposal server works like any client
 tool: Claude proposes it, its arguments arrive as a strict JSON object, and the endpoint
 turns that proposal into the message content (JSON text, no fences). The answer is checked
 against the schema; one that does not match is an error, never content. A schema whose root
-is not an object is wrapped in ``{"value": …}`` for the tool and unwrapped after.
+is not an object is wrapped in `{"value": …}` for the tool and unwrapped after.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ _FENCED = re.compile(r"\s*```(?:json)?\s*(?P<body>.*?)\s*```\s*", re.DOTALL)
 
 @dataclass(frozen=True)
 class OutputFormat:
-    """What the answer must be: any JSON object (``schema`` None) or JSON matching ``schema``."""
+    """What the answer must be: any JSON object (`schema` None) or JSON matching `schema`."""
 
     name: str
     schema: dict[str, Any] | None

@@ -1,12 +1,12 @@
-"""``POST /v1/messages/count_tokens``: an estimate, since hostlink has no Claude tokenizer.
+"""`POST /v1/messages/count_tokens`: an estimate, since hostlink has no Claude tokenizer.
 
-The count is taken from the same :class:`~hostlink.host.Context` the message request would
+The count is taken from the same `Context` the message request would
 send (system prompt, messages, tools, the structured-output tool): one token per
-:data:`CHARS_PER_TOKEN` characters of its text (tool calls, arguments and schemas as compact
-JSON), :data:`MESSAGE_TOKENS` per message and :data:`TOOL_TOKENS` per tool for the framing,
-and :data:`IMAGE_TOKENS` per image (the API's cost of an image at its largest size, so an
+`CHARS_PER_TOKEN` characters of its text (tool calls, arguments and schemas as compact
+JSON), `MESSAGE_TOKENS` per message and `TOOL_TOKENS` per tool for the framing,
+and `IMAGE_TOKENS` per image (the API's cost of an image at its largest size, so an
 image is never under-counted). The answer says it is an estimate in the
-``hostlink-token-count`` header.
+`hostlink-token-count` header.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
-"""The Claude plan's usage on the endpoint: ``GET /v1/usage``, the rate-limit headers on every
+"""The Claude plan's usage on the endpoint: `GET /v1/usage`, the rate-limit headers on every
 response, and the reset time in error bodies.
 
 The headers are the ones the Anthropic API sends its own clients on a subscription
-(``anthropic-ratelimit-unified-status``, ``-reset``, ``-representative-claim``, per window
-``-5h-utilization`` / ``-5h-reset`` …, ``-overage-status`` …), rebuilt from the last report the
-``claude`` CLI gave (:mod:`hostlink.claude_code.plan`), so a client that displays them does. A
+(`anthropic-ratelimit-unified-status`, `-reset`, `-representative-claim`, per window
+`-5h-utilization` / `-5h-reset` …, `-overage-status` …), rebuilt from the last report the
+`claude` CLI gave (`hostlink.claude_code.plan`), so a client that displays them does. A
 streamed answer's headers go out before its own report arrives: they show the report before
 it. A window whose reset has passed is left out (unknown until the next request). Under
-``warn``, while requests draw on extra usage, ``hostlink-extra-usage: in-use`` says so.
+`warn`, while requests draw on extra usage, `hostlink-extra-usage: in-use` says so.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 def unified_headers(usage: PlanUsage | None, now: float | None = None) -> list[tuple[str, str]]:
-    """The ``anthropic-ratelimit-unified-*`` headers for ``usage`` (none without a report)."""
+    """The `anthropic-ratelimit-unified-*` headers for `usage` (none without a report)."""
     now = time.time() if now is None else now
     if usage is None:
         return []
@@ -95,7 +95,7 @@ class PlanHeaders:
 
 
 def usage_route(guard: PlanGuard) -> Callable[[Request], Awaitable[JSONResponse]]:
-    """``GET /v1/usage``: what ``hostlink claude-code usage --json`` shows, for this server."""
+    """`GET /v1/usage`: what `hostlink claude-code usage --json` shows, for this server."""
 
     async def usage(request: Request) -> JSONResponse:
         return JSONResponse(usage_as_json(guard.latest(), guard.mode()), headers={"cache-control": "no-store"})
@@ -104,7 +104,7 @@ def usage_route(guard: PlanGuard) -> Callable[[Request], Awaitable[JSONResponse]
 
 
 def with_reset(body: dict[str, Any], resets_at: int | None) -> dict[str, Any]:
-    """An error body (either API's: its ``error`` object) with the time a limit lifts."""
+    """An error body (either API's: its `error` object) with the time a limit lifts."""
     if resets_at is not None and isinstance(body.get("error"), dict):
         body["error"]["resets_at"] = resets_at
     return body

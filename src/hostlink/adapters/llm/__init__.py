@@ -1,7 +1,7 @@
-"""The ``llm`` plugin: hostlink's extensions as llm models, tools and commands.
+"""The `llm` plugin: hostlink's extensions as llm models, tools and commands.
 
 llm imports every plugin on every command, so this entry module imports only click and
-llm (both already loaded by then): the host machinery (:mod:`hostlink.adapters.llm.llm_host`)
+llm (both already loaded by then): the host machinery (`hostlink.adapters.llm.llm_host`)
 and the extensions load when llm first asks for models or tools, and a command group's
 module only when that command runs. Registration does no I/O; the host session (config
 read, MCP connections) starts on first use and ends at exit.

@@ -1,9 +1,9 @@
 """The llm host: a thin mapping of llm's models, tools and history onto a HostSession.
 
-Kept out of the plugin's entry module so that ``llm --help`` (which only asks the plugin
-for its commands) imports neither this nor :mod:`hostlink.host`. All extension code runs
+Kept out of the plugin's entry module so that `llm --help` (which only asks the plugin
+for its commands) imports neither this nor `hostlink.host`. All extension code runs
 on one asyncio loop in a daemon thread, so connections live across tool calls and a
-chain's requests; an ``atexit`` handler shuts the host session down on that loop
+chain's requests; an `atexit` handler shuts the host session down on that loop
 (connections closed, children reaped, private files removed) before the process ends, and
 SIGTERM or SIGHUP interrupt llm as Ctrl-C does, so that handler runs then too.
 """
@@ -81,9 +81,9 @@ class ToolError(Exception):
 
 
 def context_from_prompt(prompt: llm.Prompt) -> Context:
-    """The whole conversation llm would send (``prompt.messages``) as a hostlink Context.
+    """The whole conversation llm would send (`prompt.messages`) as a hostlink Context.
 
-    Fails with :class:`llm.ModelError` on what a Claude Code transcript cannot carry, rather
+    Fails with `llm.ModelError` on what a Claude Code transcript cannot carry, rather
     than silently dropping it.
     """
     system: list[str] = []
@@ -172,11 +172,11 @@ class _Loop:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     def start(self, make: Callable[[], Coroutine[Any, Any, T]], future: concurrent.futures.Future[T]) -> None:
-        """Run ``make()`` on the loop into ``future``, which the caller made before calling.
+        """Run `make()` on the loop into `future`, which the caller made before calling.
 
         An interrupt can land anywhere in the caller, even before it would have held a future
         returned by the loop; holding it first, the caller always finds the work either not
-        begun (``future.cancel()`` succeeds and it never begins) or begun (to be told by its
+        begun (`future.cancel()` succeeds and it never begins) or begun (to be told by its
         signal and waited for), never running on unseen after the caller returned.
         """
 
@@ -203,7 +203,7 @@ class _Loop:
             future.set_result(task.result())
 
     def abandon(self, future: concurrent.futures.Future[Any]) -> None:
-        """Cancel the task behind a begun ``future`` whose work ignored its cancel signal."""
+        """Cancel the task behind a begun `future` whose work ignored its cancel signal."""
 
         def cancel() -> None:
             if (task := self._tasks.get(future)) is not None:
@@ -212,7 +212,7 @@ class _Loop:
         self._loop.call_soon_threadsafe(cancel)
 
     def close(self) -> None:
-        """Cancel what extensions left running (as ``asyncio.run`` does, bounded), then stop."""
+        """Cancel what extensions left running (as `asyncio.run` does, bounded), then stop."""
         concurrent.futures.wait([self.submit(_finish_loop())], timeout=CLEANUP_SECONDS)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
@@ -244,10 +244,10 @@ def _interrupt_on_termination() -> None:
 
 
 class LlmHost:
-    """Drives a :class:`HostSession` for one llm process.
+    """Drives a `HostSession` for one llm process.
 
     Registration happens here at construction (no I/O); the loop thread and the session
-    start on first use, and :meth:`close` (registered with ``atexit``) ends them.
+    start on first use, and `close` (registered with `atexit`) ends them.
     """
 
     def __init__(self, extensions: Sequence[Extension]) -> None:
@@ -306,7 +306,7 @@ class LlmHost:
     # running extension code from llm's synchronous world
 
     def call(self, make: Callable[[], Coroutine[Any, Any, T]], signal: CancelSignal) -> T:
-        """Run one coroutine on the loop and wait; an interrupt cancels it via ``signal``."""
+        """Run one coroutine on the loop and wait; an interrupt cancels it via `signal`."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         try:
             self._ready_loop().start(make, future)
@@ -325,7 +325,7 @@ class LlmHost:
     def iterate(self, make: Callable[[], AsyncIterator[T]], signal: CancelSignal) -> Iterator[T]:
         """Yield the items of an async iterator as they arrive, from a synchronous generator.
 
-        When the consumer stops early (closed generator, interrupt), ``signal`` is cancelled
+        When the consumer stops early (closed generator, interrupt), `signal` is cancelled
         and the iterator is drained and closed on the loop before control returns.
         """
         items: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -402,7 +402,7 @@ _JSON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, 
 
 
 def _signature(schema: dict[str, Any]) -> inspect.Signature:
-    """What ``llm tools`` shows for a tool: its schema's properties as keyword arguments."""
+    """What `llm tools` shows for a tool: its schema's properties as keyword arguments."""
     required = set(schema.get("required", ()))
     parameters = [
         inspect.Parameter(
@@ -419,7 +419,7 @@ def _signature(schema: dict[str, Any]) -> inspect.Signature:
 
 
 class ClaudeCodeOptions(llm.Model.Options):
-    """``-o extra_usage refuse``: the request's own extra-usage guard (see ``claude-code usage``)."""
+    """`-o extra_usage refuse`: the request's own extra-usage guard (see `claude-code usage`)."""
 
     extra_usage: Literal["allow", "warn", "refuse"] | None = Field(
         default=None, description="When the Claude plan's window is used up and requests would draw on extra usage: "
@@ -428,7 +428,7 @@ class ClaudeCodeOptions(llm.Model.Options):
 
 
 class HostlinkModel(llm.Model):
-    """One model of a hostlink provider, e.g. ``claude-code/sonnet``."""
+    """One model of a hostlink provider, e.g. `claude-code/sonnet`."""
 
     can_stream = True
     supports_tools = True

@@ -1,9 +1,9 @@
-"""pydantic-ai's message history and request parameters as a hostlink :class:`Context`, and
+"""pydantic-ai's message history and request parameters as a hostlink `Context`, and
 the provider's answer back as pydantic-ai parts.
 
 The history comes from the agent (already prepared by it), so this maps rather than
 validates; what Claude Code cannot take (audio, documents, an image behind a web URL) is a
-``UserError`` naming the part, never silently dropped.
+`UserError` naming the part, never silently dropped.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""``ClaudeCodeModel``: the Claude Code provider as a pydantic-ai ``Model``.
+"""`ClaudeCodeModel`: the Claude Code provider as a pydantic-ai `Model`.
 
 Each request runs on a host session of its own (the provider keeps nothing between
 requests: the whole history travels each time), so concurrent requests share no state and
 nothing is left once a request ends. Claude only proposes tool calls: pydantic-ai executes
 every one, function and output tools alike. A cancelled agent task cancels the request,
-which stops its ``claude``; provider failures are pydantic-ai model errors carrying the
+which stops its `claude`; provider failures are pydantic-ai model errors carrying the
 provider's message and code, never reply text.
 """
 
@@ -71,14 +71,14 @@ _ERRORS: Mapping[str, type[exceptions.ModelAPIError]] = {
 
 
 class ClaudeCodeModel(Model):
-    """The user's signed-in ``claude`` CLI as a model: ``ClaudeCodeModel("sonnet")``.
+    """The user's signed-in `claude` CLI as a model: `ClaudeCodeModel("sonnet")`.
 
-    ``cwd`` is the directory ``claude`` runs in (default: the current one when a request
-    starts). ``extra_usage`` (``allow`` | ``warn`` | ``refuse``; default
-    ``HOSTLINK_CLAUDE_EXTRA_USAGE``, else ``warn``): once the plan's window is used up and
-    requests would draw on extra usage, ``refuse`` fails them with ``ModelQuotaExceededError``
-    before any ``claude`` starts, until the window resets. ``options`` and ``environ`` are for
-    tests (a local fake API, a PATH that finds a particular ``claude``).
+    `cwd` is the directory `claude` runs in (default: the current one when a request
+    starts). `extra_usage` (`allow` | `warn` | `refuse`; default
+    `HOSTLINK_CLAUDE_EXTRA_USAGE`, else `warn`): once the plan's window is used up and
+    requests would draw on extra usage, `refuse` fails them with `ModelQuotaExceededError`
+    before any `claude` starts, until the window resets. `options` and `environ` are for
+    tests (a local fake API, a PATH that finds a particular `claude`).
     """
 
     def __init__(self, model_name: str = "sonnet", *, cwd: Path | str | None = None,
@@ -135,7 +135,7 @@ class ClaudeCodeModel(Model):
                       parameters: ModelRequestParameters) -> AsyncGenerator[AsyncIterator[StreamEvent]]:
         """The provider's events for one request on a host session of its own. Leaving early
         (an error, a cancelled task) cancels the request and waits, shielded and bounded,
-        for the provider to stop its ``claude``."""
+        for the provider to stop its `claude`."""
         context: Context = context_of(messages, parameters, _instructions(self, messages, parameters))
         extension = ClaudeCodeExtension(extra_usage=self._extra_usage, options=self._options, environ=self._environ)
         host = HostSession([extension],
@@ -211,7 +211,7 @@ class ClaudeCodeStreamedResponse(StreamedResponse):
 
 
 def usage_of(message: AssistantMessage) -> RequestUsage:
-    """pydantic-ai counts cached tokens inside ``input_tokens``; the provider apart."""
+    """pydantic-ai counts cached tokens inside `input_tokens`; the provider apart."""
     usage = message.usage
     return RequestUsage(input_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
                         output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,

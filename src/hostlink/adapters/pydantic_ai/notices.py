@@ -1,4 +1,4 @@
-"""Notices of the pydantic-ai host go to the ``logging`` tree: a program in code has no
+"""Notices of the pydantic-ai host go to the `logging` tree: a program in code has no
 terminal of its own to print them on."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ _LEVELS = {"info": logging.INFO, "warning": logging.WARNING, "error": logging.ER
 
 class LogNotifier:
     """The host's notifier, logging each notice (rate-limit warnings, ignored project
-    servers, a sign-in that ended) on ``logger`` at its level."""
+    servers, a sign-in that ended) on `logger` at its level."""
 
     def __init__(self, logger: str) -> None:
         self._log = logging.getLogger(logger)

@@ -1,13 +1,13 @@
-"""``HostlinkMcp``: hostlink's bounded ``mcp`` proxy tool as a pydantic-ai toolset, for an
+"""`HostlinkMcp`: hostlink's bounded `mcp` proxy tool as a pydantic-ai toolset, for an
 agent on any model.
 
-The toolset is a host session over the MCP extension: entering it (``async with agent:``,
+The toolset is a host session over the MCP extension: entering it (`async with agent:`,
 or each run when the agent is not entered) reads the configuration — the project's only
-when ``trust_project`` — and leaving the last entry closes every connection, stops every
+when `trust_project` — and leaving the last entry closes every connection, stops every
 server process and removes the session's private files. A process that ends with the
 toolset still entered removes those files at exit, and its servers see their standard input
 close. The MCP SDK is imported at the first call, not here. Sign-in links and every other result come back as the tool's
-result; an error result is a failed tool call the model sees (pydantic-ai's ``ToolFailed``,
+result; an error result is a failed tool call the model sees (pydantic-ai's `ToolFailed`,
 which costs no retry).
 """
 
@@ -36,12 +36,12 @@ _ANY_OBJECT = SchemaValidator(core_schema.dict_schema())
 
 
 class HostlinkMcp(AbstractToolset[Any]):
-    """The configured MCP servers behind one bounded ``mcp`` tool.
+    """The configured MCP servers behind one bounded `mcp` tool.
 
-    ``trust_project`` lets the working directory's ``.mcp.json`` / ``.hostlink/mcp.json``
-    count (the user's own config always does); ``cwd`` is that directory (default: the
-    current one when the toolset is entered). ``ask`` answers the questions of servers that
-    opted in to elicitation (``async ask(Question) -> Answer``, from ``hostlink.host``);
+    `trust_project` lets the working directory's `.mcp.json` / `.hostlink/mcp.json`
+    count (the user's own config always does); `cwd` is that directory (default: the
+    current one when the toolset is entered). `ask` answers the questions of servers that
+    opted in to elicitation (`async ask(Question) -> Answer`, from `hostlink.host`);
     without it no server is offered that.
     """
 

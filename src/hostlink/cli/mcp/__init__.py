@@ -1,10 +1,10 @@
-"""``hostlink mcp …`` (and ``llm mcp …``): the configured MCP servers from a terminal or script.
+"""`hostlink mcp …` (and `llm mcp …`): the configured MCP servers from a terminal or script.
 
 Each command is its own short host session: it reads the configuration, drives the MCP
-extension through :class:`~hostlink.host.session.HostSession` (the ``mcp`` tool for calls,
-the ``/mcp`` command for the lines a person reads) and tears everything down. Importing this
+extension through `HostSession` (the `mcp` tool for calls,
+the `/mcp` command for the lines a person reads) and tears everything down. Importing this
 module stays cheap: the SDK, keyring and httpx2 load only inside the commands that talk to a
-server, so ``hostlink mcp status`` never pays for them.
+server, so `hostlink mcp status` never pays for them.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def _listing(server: str, as_json: bool) -> Any:
 
 
 def _tool_entry(tool: Any) -> dict[str, Any]:
-    """A tool as ``tools --json`` shows it: the MCP fields a script needs, sanitized."""
+    """A tool as `tools --json` shows it: the MCP fields a script needs, sanitized."""
     import json
 
     from hostlink.host.output import compact_json
@@ -192,7 +192,7 @@ def _tool_entry(tool: Any) -> dict[str, Any]:
 
 
 def _bounded_json_entries(items: list[Any], offset: int) -> tuple[list[Any], str | None]:
-    """Entries from ``offset`` while the JSON stays within MAX_JSON_BYTES (at least one; a
+    """Entries from `offset` while the JSON stays within MAX_JSON_BYTES (at least one; a
     larger entry alone is replaced by a note); a footer says where a cut listing goes on."""
     from hostlink.host.output import compact_json, one_line
 

@@ -1,4 +1,4 @@
-"""``hostlink mcp auth SERVER`` and ``hostlink mcp logout SERVER`` (also under ``llm mcp``).
+"""`hostlink mcp auth SERVER` and `hostlink mcp logout SERVER` (also under `llm mcp`).
 
 Sign-in prints the authorization link for the person to open (hostlink never opens a
 browser), waits for the callback on the loopback receiver, and reports the result. Both run

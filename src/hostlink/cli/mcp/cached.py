@@ -1,4 +1,4 @@
-"""``hostlink mcp tools SERVER --cached``: the cached listing, without a session or a server."""
+"""`hostlink mcp tools SERVER --cached`: the cached listing, without a session or a server."""
 
 from __future__ import annotations
 

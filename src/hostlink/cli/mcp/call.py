@@ -1,10 +1,10 @@
-"""``hostlink mcp call SERVER TOOL JSON`` (and ``llm mcp call``): one tool call, for scripts.
+"""`hostlink mcp call SERVER TOOL JSON` (and `llm mcp call`): one tool call, for scripts.
 
-The call goes through the ``mcp`` tool, so its arguments are checked against the tool's
+The call goes through the `mcp` tool, so its arguments are checked against the tool's
 schema and its result is bounded exactly as the model's would be. What differs is for the
-person or script: the JSON may come from stdin (``-``), a parse error says where, a failure
+person or script: the JSON may come from stdin (`-`), a parse error says where, a failure
 exits with its kind (0 ok, 1 the tool's own error, 2 usage, 3 connection, 4 sign-in) and
-``--json`` is the whole result as one object, or ``{"error": {"code", "message"}}``.
+`--json` is the whole result as one object, or `{"error": {"code", "message"}}`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def parse_arguments(text: str, where: str = "the arguments") -> dict[str, Any]:
 
 
 def read_arguments(arguments: str) -> dict[str, Any]:
-    """``-`` reads the arguments from stdin (at most 16 MiB); anything else is the JSON."""
+    """`-` reads the arguments from stdin (at most 16 MiB); anything else is the JSON."""
     if arguments != "-":
         return parse_arguments(arguments)
     data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)

@@ -1,8 +1,8 @@
-"""``hostlink mcp add|add-json|remove|get`` (and ``llm mcp …``): edit the configuration files.
+"""`hostlink mcp add|add-json|remove|get` (and `llm mcp …`): edit the configuration files.
 
-The habits of ``claude mcp add``: an entry from flags or from JSON, written to hostlink's
-user file (``--scope user``, the default) or the project's ``.mcp.json`` (``--scope
-project``). Every write goes through :mod:`hostlink.mcp.config.edit`: checked as a load
+The habits of `claude mcp add`: an entry from flags or from JSON, written to hostlink's
+user file (`--scope user`, the default) or the project's `.mcp.json` (`--scope
+project`). Every write goes through `hostlink.mcp.config.edit`: checked as a load
 would check it, all or nothing, atomic. Nothing here connects to a server.
 """
 
@@ -75,7 +75,7 @@ def warn(lines: list[str]) -> None:
 
 def configured_in(name: str, unreadable: list[str] | None = None) -> list[tuple[Path, Any]]:
     """Each configuration file (user and project, in load order) whose mcpServers has
-    ``name``, with that entry as written; why a file could not be read goes to ``unreadable``."""
+    `name`, with that entry as written; why a file could not be read goes to `unreadable`."""
     from hostlink.mcp.config.load import ConfigError, load_json, project_config_files, read_text, user_config_files
 
     found = []
@@ -93,7 +93,7 @@ def configured_in(name: str, unreadable: list[str] | None = None) -> list[tuple[
 
 
 def shadowing(path: Path, name: str) -> list[str]:
-    """Which other configuration file has ``name`` too, and which entry wins (a later file)."""
+    """Which other configuration file has `name` too, and which entry wins (a later file)."""
     from hostlink.mcp.config.load import project_config_files, user_config_files
 
     order = [p.absolute() for p in [*user_config_files(os.environ), *project_config_files(Path.cwd())]]

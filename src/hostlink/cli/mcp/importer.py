@@ -1,8 +1,8 @@
-"""``hostlink mcp import --from PROGRAM`` (and ``llm mcp import``): take the servers another
+"""`hostlink mcp import --from PROGRAM` (and `llm mcp import`): take the servers another
 MCP client already has.
 
 It shows what would change first (added, already the same, not taken and why) and writes
-only with ``--yes`` or after a yes on a terminal, in one checked, atomic write.
+only with `--yes` or after a yes on a terminal, in one checked, atomic write.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ SOURCES = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "gem
 
 
 def _describe(entry: dict[str, Any]) -> str:
-    """``stdio: npx (3 args)`` / ``http: https://host/path``: enough to recognise an entry,
+    """`stdio: npx (3 args)` / `http: https://host/path`: enough to recognise an entry,
     never its arguments, query or headers (they may hold secrets)."""
     from urllib.parse import urlsplit
 

@@ -1,4 +1,4 @@
-"""``hostlink mcp call … --output FILE`` / ``--full``: the whole sanitized result, not the inline window.
+"""`hostlink mcp call … --output FILE` / `--full`: the whole sanitized result, not the inline window.
 
 The result is bounded as the model's would be, but the command's host session keeps what is
 beyond the inline window in its private overflow file (at most 50 MiB a session); the text is
@@ -40,7 +40,7 @@ class Sink:
 
 
 def open_sink(output: str | None, full: bool) -> Sink | None:
-    """The sink ``--output FILE`` or ``--full`` asks for, or None; refusals are usage errors."""
+    """The sink `--output FILE` or `--full` asks for, or None; refusals are usage errors."""
     if output is not None and full:
         raise Fail("use --output FILE or --full, not both")
     if full:
@@ -79,7 +79,7 @@ def _why(error: OSError) -> str:
 
 
 def write_whole(result: ToolResult, output: OutputSession | None, sink: Sink, as_json: bool) -> None:
-    """Write ``result`` (the command's one call) with its text whole: from the overflow file
+    """Write `result` (the command's one call) with its text whole: from the overflow file
     when it was cut. A text cut without a kept file (the session's 50 MiB are spent) fails
     rather than write part of it as if it were all."""
     from hostlink.host.output import compact_json
@@ -114,7 +114,7 @@ def write_whole(result: ToolResult, output: OutputSession | None, sink: Sink, as
 
 
 def result_object(result: ToolResult, whole: str | None = None) -> dict[str, Any]:
-    """``call --json``: ``{isError, content, structuredContent?}``; ``whole`` replaces the
+    """`call --json`: `{isError, content, structuredContent?}`; `whole` replaces the
     first text (the one bound_content joined every text into) when it was cut."""
     texts = iter([whole] if whole is not None else [])
     shown: dict[str, Any] = {"isError": result.is_error, "content": [

@@ -1,4 +1,4 @@
-"""``hostlink mcp schema``: print the JSON Schema of ``mcp.json`` for editors and checkers.
+"""`hostlink mcp schema`: print the JSON Schema of `mcp.json` for editors and checkers.
 
 The schema ships as a file in the package, generated from the pydantic schema (a test keeps
 the two equal), so printing it imports neither pydantic nor the MCP SDK.

@@ -1,8 +1,8 @@
-"""``hostlink mcp serve`` (and ``llm mcp serve``): the configured MCP servers as one MCP
-server for any MCP host (see :mod:`hostlink.gateway`).
+"""`hostlink mcp serve` (and `llm mcp serve`): the configured MCP servers as one MCP
+server for any MCP host (see `hostlink.gateway`).
 
 Importing this module stays cheap (click only): the SDK loads when the gateway runs, and
-``--show-config`` never loads it.
+`--show-config` never loads it.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def serve_command(ctx: click.Context, expose: str, use_http: bool, port: int, ad
 
 
 def _own_command() -> str:
-    """The running ``hostlink`` as an absolute path when it is one, else ``hostlink``."""
+    """The running `hostlink` as an absolute path when it is one, else `hostlink`."""
     import shutil
 
     found = shutil.which(sys.argv[0]) if Path(sys.argv[0]).name == "hostlink" else shutil.which("hostlink")

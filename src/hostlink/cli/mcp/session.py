@@ -1,4 +1,4 @@
-"""What every ``mcp`` subcommand does first: read the configuration, check the server, and
+"""What every `mcp` subcommand does first: read the configuration, check the server, and
 run in a host session over the MCP extension."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def load(ctx: click.Context) -> LoadedConfig:
 
 
 def trust_option(command: Callable[..., T]) -> Callable[..., T]:
-    """``--trust-project``: read the project's MCP files this time (as HOSTLINK_TRUST_PROJECT=1
+    """`--trust-project`: read the project's MCP files this time (as HOSTLINK_TRUST_PROJECT=1
     does); accepted before and after the subcommand."""
     def remember(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
         if value:
@@ -49,7 +49,7 @@ def trust_option(command: Callable[..., T]) -> Callable[..., T]:
 
 
 def verbose_option(command: Callable[..., T]) -> Callable[..., T]:
-    """``--verbose``: after a failure, everything the server said (its whole bounded stderr
+    """`--verbose`: after a failure, everything the server said (its whole bounded stderr
     tail), not only its last lines. Also accepted before the subcommand."""
     def remember(ctx: click.Context, _: click.Parameter, value: bool) -> bool:
         if value:
@@ -66,9 +66,9 @@ def verbose(ctx: click.Context) -> bool:
 
 def with_server(ctx: click.Context, server: str,
                 work: Callable[[McpExtension, HostSession], Awaitable[T]], *, keep_output: bool = False) -> T:
-    """Run ``work(extension, host)`` in a host session over the configured servers, after
+    """Run `work(extension, host)` in a host session over the configured servers, after
     checking that SERVER is configured and enabled. A failure is its one line, then what the
-    server said about it (for the person at the terminal). ``keep_output``: see HostSession."""
+    server said about it (for the person at the terminal). `keep_output`: see HostSession."""
     from hostlink.mcp import McpError, McpExtension, enabled_config, error_code, server_words
 
     loaded = load(ctx)

@@ -1,7 +1,7 @@
-"""``hostlink mcp trust [DIR]`` / ``untrust [DIR]``: trust a project until its MCP files change.
+"""`hostlink mcp trust [DIR]` / `untrust [DIR]`: trust a project until its MCP files change.
 
 The record (the project's real path and a digest of its MCP files) goes to the user's config
-area; hosts honour it while the files stay as they were (see :mod:`hostlink.host.trust`).
+area; hosts honour it while the files stay as they were (see `hostlink.host.trust`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""private_key_jwt client authentication (RFC 7523) for machine OAuth (``oauth.clientAssertion``).
+"""private_key_jwt client authentication (RFC 7523) for machine OAuth (`oauth.clientAssertion`).
 
 The PEM private key is read from the configured environment variable at connect time and is
 held only by that connection's auth, in memory: never in the keyring, never in a file, and no
 message shows more of it than the variable's name. The SDK runs the flow (the assertion's
 audience is the authorization server's issuer, and it is minted only once metadata for the
-configured issuer was found); this module checks the key fits ``alg`` before anything is sent
-and signs each assertion — itself, because the SDK's signer cannot set the ``kid`` header.
+configured issuer was found); this module checks the key fits `alg` before anything is sent
+and signs each assertion — itself, because the SDK's signer cannot set the `kid` header.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ ASSERTION_LIFETIME_SECONDS = 300  # short: an assertion is one token request's p
 
 
 def load_signing_key(pem: str, alg: str, variable: str) -> Any:
-    """The private key in ``pem`` when it suits ``alg``; AuthError naming only ``variable``."""
+    """The private key in `pem` when it suits `alg`; AuthError naming only `variable`."""
     from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives.asymmetric import ec, rsa
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
@@ -43,7 +43,7 @@ def load_signing_key(pem: str, alg: str, variable: str) -> Any:
 
 
 def assertion_signer(client_id: str, key: Any, alg: str, kid: str | None) -> Callable[[str], Awaitable[str]]:
-    """The SDK's ``assertion_provider``: a fresh signed assertion for ``audience`` each time."""
+    """The SDK's `assertion_provider`: a fresh signed assertion for `audience` each time."""
     import jwt
 
     headers = {"kid": kid} if kid is not None else None

@@ -3,7 +3,7 @@
 hostlink never opens a browser: it hands the user an authorization link, and the
 authorization server redirects the user's browser back to a listener on 127.0.0.1 (or ::1).
 That listener accepts exactly one GET per sign-in flow, at the exact Host and path, with one
-``state`` equal (in constant time) to the flow's. Anything else gets a 400 and leaves every
+`state` equal (in constant time) to the flow's. Anything else gets a 400 and leaves every
 flow untouched. One listener serves all flows that share its address, and it closes when
 the last of them ends. Answers are short plain text that browsers must not cache or refer;
 the answer to an accepted callback waits (bounded) for the sign-in's own result message.
@@ -75,7 +75,7 @@ def parse_redirect_uri(redirect_uri: str | None) -> tuple[str, int, str]:
 
 @dataclass(eq=False)
 class Flow:
-    """One sign-in waiting for its callback; ``state`` is set once the link is known."""
+    """One sign-in waiting for its callback; `state` is set once the link is known."""
 
     receiver: CallbackReceiver
     path: str
@@ -249,7 +249,7 @@ class CallbackHub:
         self._receivers: dict[tuple[str, int], CallbackReceiver] = {}
 
     async def open_flow(self, redirect_uri: str | None) -> Flow:
-        """A new flow on the receiver for ``redirect_uri`` (a shared ephemeral port if unset)."""
+        """A new flow on the receiver for `redirect_uri` (a shared ephemeral port if unset)."""
         host, port, path = parse_redirect_uri(redirect_uri)
         receiver = self._receivers.get((host, port))
         if receiver is None:

@@ -3,11 +3,11 @@
 The SDK does the OAuth protocol (discovery, PKCE S256, client registration, issuer checks,
 token validation); hostlink decides what is allowed around it:
 
-- ``bearer``: the token comes from the environment variable ``bearerTokenEnv``.
-- ``client_credentials``: client id and exact issuer from config, secret from the
+- `bearer`: the token comes from the environment variable `bearerTokenEnv`.
+- `client_credentials`: client id and exact issuer from config, secret from the
   environment at connect time, tokens in memory only; nothing is stored or linked.
-- ``authorization_code``: without stored tokens, a sign-in by link starts in the background
-  (:mod:`hostlink.mcp.auth.signin`). The connection itself only ever gets a narrow bearer auth,
+- `authorization_code`: without stored tokens, a sign-in by link starts in the background
+  (`hostlink.mcp.auth.signin`). The connection itself only ever gets a narrow bearer auth,
   never the interactive provider.
 
 Tokens accepted from a sign-in or a refresh are written to the keyring and read back under
@@ -64,7 +64,7 @@ class _StaticBearer(httpx2.Auth):
 class _RecordAuth(httpx2.Auth):
     """The narrow auth a connection gets: a stored bearer token, refreshed when it expires.
 
-    ``anonymous`` is for a server that let the sign-in probe through without credentials.
+    `anonymous` is for a server that let the sign-in probe through without credentials.
     A challenge from the server (401, or 403 for more scope) starts a sign-in in the
     background; the request itself fails and is not repeated.
     """
@@ -87,10 +87,10 @@ class _RecordAuth(httpx2.Auth):
 class AuthManager:
     """Credentials of every HTTP server of one host session (see the module docstring).
 
-    ``notifier`` (the host session's) hears when a background sign-in that issued a link ends;
-    ``on_signed_in(name)`` runs after a sign-in's tokens are stored (the host resets a setup
-    that had failed for want of them). ``command`` is how a person runs this host's commands
-    (``hostlink``, ``llm``): advice in messages names it. ``links=False`` is for a one-shot
+    `notifier` (the host session's) hears when a background sign-in that issued a link ends;
+    `on_signed_in(name)` runs after a sign-in's tokens are stored (the host resets a setup
+    that had failed for want of them). `command` is how a person runs this host's commands
+    (`hostlink`, `llm`): advice in messages names it. `links=False` is for a one-shot
     session, which ends before a browser could come back: a missing sign-in names the
     command that signs in instead of handing out a link nobody waits for.
     """
@@ -114,7 +114,7 @@ class AuthManager:
     # --- the runtime's hook ---------------------------------------------------------------
 
     async def http_auth(self, name: str, server: HttpServer) -> httpx2.Auth | None:
-        """The auth for a connection to ``server``; raises AuthRequired (with a link) or AuthError."""
+        """The auth for a connection to `server`; raises AuthRequired (with a link) or AuthError."""
         if server.auth is None:
             return None
         if server.auth == "bearer":
@@ -185,19 +185,19 @@ class AuthManager:
     # --- sign-in by link (hostlink.mcp.auth.signin) ---------------------------------------------
 
     async def start_login(self, name: str, server: HttpServer, *, retry: bool = True) -> str:
-        """Start (or join) the sign-in for ``server`` and return its authorization link.
+        """Start (or join) the sign-in for `server` and return its authorization link.
 
-        ``retry`` (the explicit command) clears a remembered failure first.
+        `retry` (the explicit command) clears a remembered failure first.
         """
         return await self._signins.start(name, server, retry=retry)
 
     async def pending_link(self, name: str, server: HttpServer) -> str | None:
         """The link of a sign-in in progress (e.g. one a mid-session challenge started), if any;
-        never starts one. A sign-in that failed raises its latched ``authorization_failed``."""
+        never starts one. A sign-in that failed raises its latched `authorization_failed`."""
         return await self._signins.pending_link(name, server)
 
     async def wait_login(self, name: str, server: HttpServer, timeout: float) -> None:
-        """Wait for the pending sign-in of ``server`` to finish; raises AuthError if it failed."""
+        """Wait for the pending sign-in of `server` to finish; raises AuthError if it failed."""
         await self._signins.wait(name, server, timeout)
 
     # --- tokens and refresh -----------------------------------------------------------------

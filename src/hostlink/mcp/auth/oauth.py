@@ -62,7 +62,7 @@ def bounded_detail(text: str) -> str:
 
 
 def oauth_error_code(body: bytes) -> str | None:
-    """The ``error`` of an OAuth error answer when it is a known code, else None."""
+    """The `error` of an OAuth error answer when it is a known code, else None."""
     try:
         data = json.loads(body)
     except ValueError:
@@ -91,7 +91,7 @@ def stored_tokens(token: Any, prior: StoredTokens | None = None) -> StoredTokens
 
 
 def client_authenticated(server_url: str, client: Any, data: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """Form ``data`` plus ``client_id``, and headers, authenticating ``client`` at a token-style
+    """Form `data` plus `client_id`, and headers, authenticating `client` at a token-style
     endpoint (refresh, revocation) the way its registration says, by the SDK's rules."""
     from mcp.client.auth.oauth2 import OAuthContext
     from mcp.shared.auth import OAuthClientMetadata

@@ -3,11 +3,11 @@ authorization server, not only on this machine.
 
 It runs after the keyring record is gone (confirmed), on the copy read just before, so the
 local removal never depends on it. The authorization server's metadata is fetched from the
-record's bound issuer and must name that issuer; when it has a ``revocation_endpoint``, the
+record's bound issuer and must name that issuer; when it has a `revocation_endpoint`, the
 refresh token then the access token are revoked there, authenticated as the client's
 registration says. Every request goes through the SafeTransport (https, http only on
 loopback; bounded answers), follows no redirect, and the whole of it is bounded by
-:data:`REVOCATION_SECONDS`. The outcome is told to the person: revoked, not supported, or
+`REVOCATION_SECONDS`. The outcome is told to the person: revoked, not supported, or
 failed (with a classified reason, never provider text or a token).
 """
 
@@ -33,7 +33,7 @@ REVOCATION_SECONDS = 5.0  # the whole revocation: discovery and both requests
 
 @dataclass(frozen=True)
 class Revocation:
-    """What became of the tokens at the authorization server; ``reason`` says why one failed."""
+    """What became of the tokens at the authorization server; `reason` says why one failed."""
 
     outcome: Literal["revoked", "unsupported", "failed"]
     reason: str = ""
@@ -79,7 +79,7 @@ async def revoke_tokens(record: SecureRecord, server: HttpServer) -> Revocation 
 
 
 async def _revocation_endpoint(http: httpx2.AsyncClient, record: SecureRecord, server: HttpServer) -> str | None:
-    """The issuer's ``revocation_endpoint``; None when its metadata has none (or there is none)."""
+    """The issuer's `revocation_endpoint`; None when its metadata has none (or there is none)."""
     from mcp.client.auth.utils import build_oauth_authorization_server_metadata_discovery_urls
     from mcp.shared.auth import OAuthMetadata
     from pydantic import ValidationError

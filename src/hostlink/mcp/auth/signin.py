@@ -2,14 +2,14 @@
 
 Without stored tokens a sign-in starts in the background and the caller gets an authorization
 *link* (never a browser launch); the user's browser returns to a one-shot loopback callback
-(:mod:`hostlink.mcp.auth.callback`). Concurrent callers share one sign-in per server key; a failed
+(`hostlink.mcp.auth.callback`). Concurrent callers share one sign-in per server key; a failed
 start is remembered until an explicit retry. The SDK runs the protocol (discovery, PKCE S256,
 registration, issuer checks) on a transport that lets exactly one code exchange leave once the
 callback arrives. The sign-in binds its record to the issuer and stores the registration (read
 back) before the link is published, and its tokens only while no sign-out superseded it.
 
-:func:`sign_in` is the one entry of every explicit sign-in (the ``/mcp auth`` command, the
-tool's action ``auth``, a CLI's ``mcp auth``).
+`sign_in` is the one entry of every explicit sign-in (the `/mcp auth` command, the
+tool's action `auth`, a CLI's `mcp auth`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
 class LinkSigner(Protocol):
     """What a sign-in by link needs of the host session's AuthManager (typed here, not imported:
-    the manager holds a ``SignIns``, so naming it would make the two modules a cycle)."""
+    the manager holds a `SignIns`, so naming it would make the two modules a cycle)."""
 
     async def start_login(self, name: str, server: HttpServer, *, retry: bool = True) -> str: ...
 
@@ -69,7 +69,7 @@ MAX_LINK_CHARS = 8192
 
 
 def sign_in_refusal(name: str, server: ServerConfig) -> str | None:
-    """Why ``server`` has no sign-in by link (one line), or None when it has one."""
+    """Why `server` has no sign-in by link (one line), or None when it has one."""
     if server.transport != "http":
         return f"MCP server {name!r} is a local stdio server; it has no sign-in"
     if server.auth is None:
@@ -100,7 +100,7 @@ def _describe(error: BaseException) -> str:
 
 
 def link_signer(auth: LinkSigner | None, name: str, server: ServerConfig) -> tuple[LinkSigner, HttpServer]:
-    """The manager that signs in to ``server`` by link, and ``server`` as the HTTP server it then
+    """The manager that signs in to `server` by link, and `server` as the HTTP server it then
     is; AuthError saying why there is none."""
     refusal = sign_in_refusal(name, server)
     if refusal is not None:
@@ -112,9 +112,9 @@ def link_signer(auth: LinkSigner | None, name: str, server: ServerConfig) -> tup
 
 
 async def sign_in(auth: LinkSigner | None, name: str, server: ServerConfig) -> str:
-    """Start or retry the sign-in to ``server`` (clearing a latched failure) and return its link.
+    """Start or retry the sign-in to `server` (clearing a latched failure) and return its link.
 
-    The one sign-in of every caller; raises AuthError when ``server`` has no sign-in by link or
+    The one sign-in of every caller; raises AuthError when `server` has no sign-in by link or
     the host no authentication support. Saves no configuration, opens no browser.
     """
     signer, http_server = link_signer(auth, name, server)
@@ -135,7 +135,7 @@ def signed_out(name: str, revocation: Revocation | None) -> str:
 class _ExchangeGuard(httpx2.AsyncBaseTransport):
     """The transport of a sign-in: bounded reads, classified failures, one code exchange.
 
-    Once the callback is consumed (``arm``), exactly one POST may leave — the code exchange —
+    Once the callback is consumed (`arm`), exactly one POST may leave — the code exchange —
     whatever endpoint metadata was seen before; a replay is refused. Failed POST answers are
     classified here, so no provider text reaches the SDK's error messages or logs.
     """
@@ -200,8 +200,8 @@ class _Login:
 class SignIns:
     """The sign-ins by link of one AuthManager, sharing its store, generations and tokens.
 
-    ``generation`` and ``tokens`` are the manager's own dicts (a sign-out bumps a generation,
-    a sign-in's accepted tokens become the cached ones); ``env`` reads a named secret.
+    `generation` and `tokens` are the manager's own dicts (a sign-out bumps a generation,
+    a sign-in's accepted tokens become the cached ones); `env` reads a named secret.
     """
 
     def __init__(self, store: SecureStore, generation: dict[str, int], tokens: dict[str, StoredTokens],
@@ -215,7 +215,7 @@ class SignIns:
         self.failed: dict[str, tuple[str, bool]] = {}  # the reason, and whether retrying alone can help
 
     def state(self, key: str) -> str | None:
-        """``authorization failed``, ``pending link`` or None (ask the store)."""
+        """`authorization failed`, `pending link` or None (ask the store)."""
         if key in self.failed:
             return "authorization failed"
         if key in self.logins:
@@ -249,9 +249,9 @@ class SignIns:
             )
 
     async def start(self, name: str, server: HttpServer, *, retry: bool = True) -> str:
-        """Start (or join) the sign-in for ``server`` and return its authorization link.
+        """Start (or join) the sign-in for `server` and return its authorization link.
 
-        ``retry`` (the explicit command) clears a remembered failure first.
+        `retry` (the explicit command) clears a remembered failure first.
         """
         refusal = sign_in_refusal(name, server)
         if refusal is not None:
@@ -265,7 +265,7 @@ class SignIns:
         return link
 
     async def join(self, key: str, name: str, server: HttpServer) -> str | None:
-        """The link of the pending sign-in for ``key``, starting one if none is pending."""
+        """The link of the pending sign-in for `key`, starting one if none is pending."""
         self.raise_if_failed(name, key)
         login = self.logins.get(key) or self.begin(key, name, server, None)
         try:
@@ -284,7 +284,7 @@ class SignIns:
         """The link of a sign-in in progress (e.g. one a mid-session challenge started), if any.
 
         For error messages of requests that failed on a challenge; never starts a sign-in.
-        A sign-in that failed raises its latched ``authorization_failed`` AuthError instead.
+        A sign-in that failed raises its latched `authorization_failed` AuthError instead.
         """
         key = record_key(name, server)
         login = self.logins.get(key)
@@ -299,7 +299,7 @@ class SignIns:
         return None
 
     async def wait(self, name: str, server: HttpServer, timeout: float) -> None:
-        """Wait for the pending sign-in of ``server`` to finish; raises AuthError if it failed."""
+        """Wait for the pending sign-in of `server` to finish; raises AuthError if it failed."""
         key = record_key(name, server)
         login = self.logins.get(key)
         if login is not None and login.task is not None:

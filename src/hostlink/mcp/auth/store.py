@@ -50,7 +50,7 @@ StoreState = Literal["unavailable", "locked", "ambiguous", "corrupt", "mismatch"
 
 
 class StoreError(AuthError):
-    """The keyring or the credential lock is not usable; ``state`` says how (never "absent")."""
+    """The keyring or the credential lock is not usable; `state` says how (never "absent")."""
 
     def __init__(self, state: StoreState, message: str) -> None:
         super().__init__(message)
@@ -70,9 +70,9 @@ class StoredTokens(BaseModel):
 class SecureRecord(BaseModel):
     """What the keyring holds for one server: its client registration and tokens.
 
-    ``pending`` names the sign-in flow in progress; its completion is accepted only while the
+    `pending` names the sign-in flow in progress; its completion is accepted only while the
     record still names it, so a sign-out or a newer sign-in (in any process) voids it.
-    ``pending_pid`` is the process whose callback listener waits for it: once that process is
+    `pending_pid` is the process whose callback listener waits for it: once that process is
     gone, nobody can complete it.
     """
 
@@ -104,7 +104,7 @@ def expired(tokens: StoredTokens) -> bool:
 
 async def stored_state(store: SecureStore, key: str, name: str, server: Any) -> str:
     """A link sign-in's state as the keyring records it, for status: no session, no connection
-    (``hostlink mcp status`` reads it without starting the MCP runtime)."""
+    (`hostlink mcp status` reads it without starting the MCP runtime)."""
     try:
         record = await store.load(key, name, server)
     except StoreError as error:
@@ -193,7 +193,7 @@ class SecureStore:
         return await anyio.to_thread.run_sync(self._get, key)
 
     async def load(self, key: str, name: str, server: Any) -> SecureRecord | None:
-        """The record for ``key``, validated and bound to ``name``/``server``; None when absent."""
+        """The record for `key`, validated and bound to `name`/`server`; None when absent."""
         raw = await self.read_raw(key)
         if raw is None:
             return None
@@ -202,7 +202,7 @@ class SecureStore:
         return record
 
     async def save(self, key: str, record: SecureRecord) -> None:
-        """Write ``record`` and read it back; a lost or changed write fails closed."""
+        """Write `record` and read it back; a lost or changed write fails closed."""
         text = record.model_dump_json()
         if len(text) > MAX_RECORD_CHARS:
             raise StoreError("unverified", "the credential record is too large to store")
@@ -273,7 +273,7 @@ def check_binding(record: SecureRecord, name: str, server: Any) -> None:
 
 
 def lock_dir() -> Path:
-    """``$XDG_STATE_HOME/hostlink/locks`` (0700, ours, not a symlink)."""
+    """`$XDG_STATE_HOME/hostlink/locks` (0700, ours, not a symlink)."""
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     root = Path(base) / "hostlink"
     try:
@@ -308,7 +308,7 @@ def _holder(fd: int) -> str:
 
 @asynccontextmanager
 async def credential_lock(key: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> AsyncIterator[None]:
-    """Hold the exclusive credential lock for ``key``; waits (never steals) up to ``timeout``."""
+    """Hold the exclusive credential lock for `key`; waits (never steals) up to `timeout`."""
     fd = _open_lock_file(lock_dir() / f"{key}.lock")
     try:
         deadline = time.monotonic() + timeout

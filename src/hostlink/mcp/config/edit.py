@@ -6,7 +6,7 @@ leaves the file byte-identical. The other entries and keys stay as they were, in
 order and in the file's indentation, and the new text replaces the file by rename of a
 synced temporary file in the same directory, so a crash leaves either the old or the new
 file, never a mix. Literal values that look like secrets are refused unless asked for:
-a config file is plain text, a ``${VAR}`` reference is not.
+a config file is plain text, a `${VAR}` reference is not.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class EditRefused(Exception):
 
 
 def target_file(scope: str, environ: Mapping[str, str], cwd: Path) -> Path:
-    """The file a scope writes: hostlink's own user file, or ``.mcp.json`` in ``cwd``."""
+    """The file a scope writes: hostlink's own user file, or `.mcp.json` in `cwd`."""
     return user_config_files(environ)[1] if scope == "user" else project_config_files(cwd)[0]
 
 
@@ -67,7 +67,7 @@ class ConfigFile:
 
 
 def open_file(path: Path) -> ConfigFile:
-    """Read ``path`` for an edit; a file the loader would refuse is refused here too."""
+    """Read `path` for an edit; a file the loader would refuse is refused here too."""
     try:
         text = read_text(path)
         if text is None:
@@ -80,7 +80,7 @@ def open_file(path: Path) -> ConfigFile:
 
 
 class _Assumed(Mapping[str, str]):
-    """The environment with a placeholder for every unset variable (noted in ``unset``):
+    """The environment with a placeholder for every unset variable (noted in `unset`):
     a write checks an entry's shape, while whether its variables are set is a question
     for the session that uses it."""
 
@@ -104,7 +104,7 @@ class _Assumed(Mapping[str, str]):
 
 def check_entry(name: str, raw: Any, path: Path, environ: Mapping[str, str], *, literal: bool = False) -> list[str]:
     """Refuse (EditRefused) an entry the loader would refuse, or one with a literal secret
-    unless ``literal``; answer warnings (unset variables, fields checked only when used)."""
+    unless `literal`; answer warnings (unset variables, fields checked only when used)."""
     if not NAME_PATTERN.fullmatch(name):
         raise EditRefused(f"invalid server name {safe_key(name)} (1-64 of A-Z a-z 0-9 _ -)")
     if not literal:
@@ -126,8 +126,8 @@ def check_entry(name: str, raw: Any, path: Path, environ: Mapping[str, str], *, 
 
 
 def secret_problems(raw: Any) -> list[str]:
-    """``env.API_KEY: …`` for each literal value of a secret-looking env or header name,
-    with the ``${VAR}`` form to write instead."""
+    """`env.API_KEY: …` for each literal value of a secret-looking env or header name,
+    with the `${VAR}` form to write instead."""
     problems = []
     for key in ("env", "headers"):
         values = raw.get(key) if isinstance(raw, dict) else None
@@ -155,7 +155,7 @@ def _secret_advice(key: str, item: str) -> str:
 
 def hide_secrets(raw: Any) -> Any:
     """The entry to show a person: literal secret-looking env and header values hidden,
-    ``${VAR}`` references shown as written (never expanded)."""
+    `${VAR}` references shown as written (never expanded)."""
     if not isinstance(raw, dict):
         return raw
     shown = dict(raw)
@@ -168,7 +168,7 @@ def hide_secrets(raw: Any) -> Any:
 
 
 def with_entries(file: ConfigFile, entries: Mapping[str, Any]) -> dict[str, Any]:
-    """The document with ``entries`` added at the end of ``mcpServers`` (or replaced in place)."""
+    """The document with `entries` added at the end of `mcpServers` (or replaced in place)."""
     document = dict(file.document)
     document["mcpServers"] = {**file.servers, **entries}
     return document
@@ -196,7 +196,7 @@ def check_count(path: Path, document: Mapping[str, Any], environ: Mapping[str, s
 
 
 def render(document: Mapping[str, Any], like: str | None) -> str:
-    """The document as JSON in the style of ``like`` (indentation, final newline, escapes),
+    """The document as JSON in the style of `like` (indentation, final newline, escapes),
     so that a removal after an addition gives back the same bytes."""
     if like is None:
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -225,9 +225,9 @@ def save(file: ConfigFile, document: Mapping[str, Any]) -> bool:
 
 
 def lock_for_edit(path: Path, waiting: Callable[[], None]) -> Callable[[], None]:
-    """Hold an exclusive lock on the directory of the file ``path`` names from before it is
+    """Hold an exclusive lock on the directory of the file `path` names from before it is
     read until the edit is done (the returned release), so two edits at once cannot lose
-    each other's entries; ``waiting`` runs first when another edit holds it. A directory
+    each other's entries; `waiting` runs first when another edit holds it. A directory
     lock leaves no lock file behind."""
     try:
         import fcntl
@@ -252,8 +252,8 @@ TEMP_PATTERN = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp")
 
 
 def replace_file(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` (0600 for a new file, else the
-    file's mode), fsync it, rename it over ``path`` and fsync the directory. A symlinked
+    """Write `text` to a temporary file beside `path` (0600 for a new file, else the
+    file's mode), fsync it, rename it over `path` and fsync the directory. A symlinked
     config is written where the link points, so the link stays."""
     real = Path(os.path.realpath(path))
     real.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -283,7 +283,7 @@ def replace_file(path: Path, text: str) -> None:
 
 
 def _sweep(real: Path) -> None:
-    """Remove this user's temporary files of ``real`` left by a writer that died mid-write."""
+    """Remove this user's temporary files of `real` left by a writer that died mid-write."""
     for entry in real.parent.iterdir():
         match = TEMP_PATTERN.fullmatch(entry.name)
         if match is None or match["name"] != real.name or process_alive(int(match["pid"])):

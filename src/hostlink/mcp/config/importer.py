@@ -1,11 +1,11 @@
-"""Reading other MCP clients' configurations, for ``hostlink mcp import``.
+"""Reading other MCP clients' configurations, for `hostlink mcp import`.
 
 Each program keeps its servers at a documented per-platform location, in a dialect of the
-``mcpServers`` format: VS Code's ``servers`` + ``inputs``, Windsurf's ``serverUrl``, the
-Gemini CLI's ``httpUrl`` (its ``url`` is SSE), editor variables such as ``${env:NAME}``.
+`mcpServers` format: VS Code's `servers` + `inputs`, Windsurf's `serverUrl`, the
+Gemini CLI's `httpUrl` (its `url` is SSE), editor variables such as `${env:NAME}`.
 What maps onto hostlink's schema is converted; anything else refuses that one entry with
 the reason, since a guess would start a different server than the user configured.
-Nothing here writes: the command checks and writes through :mod:`config_edit`.
+Nothing here writes: the command checks and writes through `config_edit`.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def source_path(program: str, environ: Mapping[str, str], platform: str = sys.pl
 
 
 def read_source(program: str, path: Path, cwd: Path) -> Found:
-    """Read ``path`` as ``program`` writes it and convert every server entry."""
+    """Read `path` as `program` writes it and convert every server entry."""
     try:
         text = read_text(path)
         if text is None:
@@ -110,7 +110,7 @@ def read_source(program: str, path: Path, cwd: Path) -> Found:
 
 
 def read_sources(program: str, user_file: Path, cwd: Path) -> tuple[Found, list[Path]]:
-    """The program's user file, then its project file in ``cwd`` where it has one (its
+    """The program's user file, then its project file in `cwd` where it has one (its
     entries replace the user file's of the same name), and the files that were there."""
     project = PROJECT_FILES.get(program)
     paths = [user_file, *([cwd / project] if project else [])]
@@ -174,7 +174,7 @@ def convert(program: str, raw: Any) -> tuple[dict[str, Any], list[str]]:
 
 
 def _values(program: str, key: str, value: Any) -> Any:
-    """``value`` with the program's variables in hostlink's ``${VAR}`` form."""
+    """`value` with the program's variables in hostlink's `${VAR}` form."""
     if key in ("command", "cwd", "url") and isinstance(value, str):
         return _text(program, value, key)
     if key == "args" and isinstance(value, list):
@@ -208,7 +208,7 @@ def _text(program: str, value: str, where: str) -> str:
 
 
 def strip_comments(text: str) -> str:
-    """JSON with comments (``//``, ``/* */``) and trailing commas, as VS Code and the Gemini
+    """JSON with comments (`//`, `/* */`) and trailing commas, as VS Code and the Gemini
     CLI allow, as plain JSON; strings are left alone."""
     out: list[str] = []
     i, n, in_string = 0, len(text), False

@@ -1,13 +1,13 @@
-"""The JSON Schema of an ``mcp.json`` document, generated from the pydantic schema.
+"""The JSON Schema of an `mcp.json` document, generated from the pydantic schema.
 
-``mcp.schema.json`` in the :mod:`hostlink.mcp` package is its output, shipped so that
-``hostlink mcp schema`` prints it without importing pydantic, and editors check a file
+`mcp.schema.json` in the `hostlink.mcp` package is its output, shipped so that
+`hostlink mcp schema` prints it without importing pydantic, and editors check a file
 against it. A test regenerates it and fails on any difference; after changing the schema,
-write it anew with ``python -m hostlink.mcp.config.json_schema > src/hostlink/mcp/mcp.schema.json``.
+write it anew with `python -m hostlink.mcp.config.json_schema > src/hostlink/mcp/mcp.schema.json`.
 
 What JSON Schema cannot say stays in the pydantic validators and in the configuration page of
-the docs: the cross-field rules of ``auth`` and ``oauth``, URL safety (https, http only on a
-loopback host) and ``${VAR}`` expansion, which happens before an entry is checked.
+the docs: the cross-field rules of `auth` and `oauth`, URL safety (https, http only on a
+loopback host) and `${VAR}` expansion, which happens before an entry is checked.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def build_schema() -> dict[str, Any]:
-    """The document schema: ``$schema`` and ``mcpServers``, each entry a stdio or an HTTP server."""
+    """The document schema: `$schema` and `mcpServers`, each entry a stdio or an HTTP server."""
     _, top = models_json_schema([(StdioServer, "validation"), (HttpServer, "validation")],
                                 by_alias=True, ref_template="#/$defs/{model}")
     defs = {name: _tidy(schema) for name, schema in top["$defs"].items()}
@@ -60,7 +60,7 @@ def build_schema() -> dict[str, Any]:
 
 def _tidy(node: Any) -> Any:
     """Drop pydantic's generated titles, write descriptions for editors, and turn a dict of constrained keys into
-    ``propertyNames`` (pydantic writes ``patternProperties``, which lets any other key through)."""
+    `propertyNames` (pydantic writes `patternProperties`, which lets any other key through)."""
     if isinstance(node, list):
         return [_tidy(item) for item in node]
     if not isinstance(node, dict):

@@ -1,15 +1,15 @@
-"""MCP server configuration: sources, precedence, project trust and ``${VAR}`` interpolation.
+"""MCP server configuration: sources, precedence, project trust and `${VAR}` interpolation.
 
 Sources, in order (a later file replaces a whole server entry of the same name):
-``$XDG_CONFIG_HOME/mcp/mcp.json``, ``$XDG_CONFIG_HOME/hostlink/mcp.json``, then, only when
-the host trusts the project, ``<cwd>/.mcp.json`` and ``<cwd>/.hostlink/mcp.json``. An
+`$XDG_CONFIG_HOME/mcp/mcp.json`, `$XDG_CONFIG_HOME/hostlink/mcp.json`, then, only when
+the host trusts the project, `<cwd>/.mcp.json` and `<cwd>/.hostlink/mcp.json`. An
 untrusted project can neither add nor override a server: its names are only reported.
 
-Each file is ``{"mcpServers": {NAME: entry}}`` (the format other MCP clients use), with an
-optional ``"$schema"`` for editors (``hostlink mcp schema`` prints the JSON Schema). A file
+Each file is `{"mcpServers": {NAME: entry}}` (the format other MCP clients use), with an
+optional `"$schema"` for editors (`hostlink mcp schema` prints the JSON Schema). A file
 whose structure is broken (unreadable, not JSON, not that shape, a bad server name, too many
 servers) fails the whole load with a ConfigError naming the file: dropping it silently would
-change which servers exist. A problem inside one entry (a ``${VAR}`` that is not set, a field
+change which servers exist. A problem inside one entry (a `${VAR}` that is not set, a field
 the schema refuses) belongs to that server alone: the name stays taken, by a broken entry
 whose reason names the file and the field, and the other servers work. A disabled entry is
 never expanded. Messages never contain values (they may be secrets).
@@ -66,7 +66,7 @@ def user_config_files(environ: Mapping[str, str]) -> list[Path]:
 
 
 def project_config_files(cwd: Path) -> list[Path]:
-    """The project's config files in precedence order, in the project ``cwd`` is in (its
+    """The project's config files in precedence order, in the project `cwd` is in (its
     nearest directory up with one of them, at most up to the repository root)."""
     project = find_project(cwd)
     return [project / name for name in PROJECT_FILES]
@@ -74,7 +74,7 @@ def project_config_files(cwd: Path) -> list[Path]:
 
 def load_config(cwd: Path, project_trusted: bool, environ: Mapping[str, str] | None = None) -> LoadedConfig:
     """Read every source in order and merge; raise ConfigError on the first structurally broken
-    file; a broken entry is kept in ``broken`` (a later file's entry replaces it as any other)."""
+    file; a broken entry is kept in `broken` (a later file's entry replaces it as any other)."""
     environ = os.environ if environ is None else environ
     loaded = LoadedConfig()
     ignored = loaded.ignored_project_servers
@@ -104,7 +104,7 @@ def _merge(path: Path, text: str | None, environ: Mapping[str, str], loaded: Loa
 
 
 def parse_document(text: str, source: Path, environ: Mapping[str, str] | None = None) -> dict[str, ServerConfig]:
-    """Parse one ``{"mcpServers": {...}}`` document, interpolating ``${VAR}`` from environ;
+    """Parse one `{"mcpServers": {...}}` document, interpolating `${VAR}` from environ;
     strict: the first broken entry raises ConfigError."""
     environ = os.environ if environ is None else environ
     entries = server_entries(load_json(text, source), source)
@@ -204,7 +204,7 @@ def parse_entry(name: str, raw: Any, source: Path, environ: Mapping[str, str]) -
 
 
 def _disabled_entry(raw: dict[str, Any], source: Path, prefix: str) -> ServerConfig:
-    """A disabled entry is never expanded (its ``${VAR}`` may well be unset) and never used:
+    """A disabled entry is never expanded (its `${VAR}` may well be unset) and never used:
     checked as written, or, where an unexpanded reference is what the schema refuses, kept
     as its transport alone, enough to be listed as disabled."""
     from hostlink.mcp.config.schema import HttpServer, StdioServer, parse_server
@@ -222,7 +222,7 @@ def _disabled_entry(raw: dict[str, Any], source: Path, prefix: str) -> ServerCon
 
 
 def _interpolate_entry(raw: Any, environ: Mapping[str, str]) -> Any:
-    """Expand ``${VAR}`` where the schema allows it; leave wrong types for the schema to refuse."""
+    """Expand `${VAR}` where the schema allows it; leave wrong types for the schema to refuse."""
     if not isinstance(raw, dict):
         return raw
     entry = dict(raw)
@@ -241,7 +241,7 @@ def _interpolate_entry(raw: Any, environ: Mapping[str, str]) -> Any:
 
 
 def _expand(value: str, where: str, environ: Mapping[str, str], bang_ok: bool = False) -> str:
-    """Replace ``${VAR}`` and ``${VAR:-default}``; a missing variable without default is an error.
+    """Replace `${VAR}` and `${VAR:-default}`; a missing variable without default is an error.
 
     A leading "!" is the shell-evaluated secret syntax of other tools; hostlink never runs it.
     """
@@ -280,10 +280,10 @@ def _untrusted_names(path: Path) -> list[str]:
 
 def enabled_config(servers: Mapping[str, ServerConfig], name: str, source: object = None,
                    broken: Mapping[str, str] | None = None) -> ServerConfig:
-    """The configuration of the enabled server ``name``: the one check every front end makes.
+    """The configuration of the enabled server `name`: the one check every front end makes.
 
-    ServerNotFound, ServerMisconfigured (its entry in ``broken``, with the reason) or
-    ServerDisabled (saying where it is disabled: ``source``, e.g. the file it came from)
+    ServerNotFound, ServerMisconfigured (its entry in `broken`, with the reason) or
+    ServerDisabled (saying where it is disabled: `source`, e.g. the file it came from)
     otherwise.
     """
     config = servers.get(name)

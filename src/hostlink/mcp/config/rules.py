@@ -11,7 +11,7 @@ ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class SchemaError(ValueError):
-    """A server entry breaks the schema; ``field`` is the dotted config key path."""
+    """A server entry breaks the schema; `field` is the dotted config key path."""
 
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"{field}: {problem}" if field else problem)

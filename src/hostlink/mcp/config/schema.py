@@ -1,8 +1,8 @@
-"""Strict schema of one MCP server entry (the ``mcpServers`` format other MCP clients use).
+"""Strict schema of one MCP server entry (the `mcpServers` format other MCP clients use).
 
 Every model rejects unknown keys and wrong types, and every cross-field rule fails closed.
 Messages name the field and the rule, never the value: values may be secrets. Imports only
-pydantic and the host API, so reading configuration never pays for ``import mcp``.
+pydantic and the host API, so reading configuration never pays for `import mcp`.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ HeaderValue = Annotated[str, AfterValidator(_clean_text), AfterValidator(_header
 
 
 def is_loopback_host(host: str) -> bool:
-    """127.0.0.0/8, ::1 or ``localhost`` — written exactly so (no ``127.1`` shorthands)."""
+    """127.0.0.0/8, ::1 or `localhost` — written exactly so (no `127.1` shorthands)."""
     if host.lower() == "localhost":
         return True
     try:
@@ -81,7 +81,7 @@ def is_loopback_host(host: str) -> bool:
 def check_url(value: str, *, loopback_only: bool = False) -> str:
     """Refuse unsafe URLs: https only (http only on loopback), no userinfo, no fragment.
 
-    ``loopback_only`` is for redirect URIs, which hostlink's own loopback receiver answers.
+    `loopback_only` is for redirect URIs, which hostlink's own loopback receiver answers.
     Raises ValueError with a message that never contains the URL (it may carry a token).
     """
     if any(c.isspace() or not c.isprintable() or c == "\\" for c in value):
@@ -142,36 +142,36 @@ class _Strict(BaseModel):
 
 
 class ClientAssertion(_Strict):
-    """private_key_jwt (RFC 7523): the PEM private key comes from ``keyEnv`` at connect time."""
+    """private_key_jwt (RFC 7523): the PEM private key comes from `keyEnv` at connect time."""
 
     key_env: EnvName
     """The environment variable holding the PEM private key (unencrypted), read at connect time."""
     alg: Literal["RS256", "ES256"]
     """The signing algorithm: RS256 (an RSA key of at least 2048 bits) or ES256 (a P-256 key)."""
     kid: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_clean_text)] | None = None
-    """The key id the authorization server knows the key by (the assertion's ``kid`` header)."""
+    """The key id the authorization server knows the key by (the assertion's `kid` header)."""
 
 
 class OAuthSettings(_Strict):
-    """OAuth settings of an HTTP server with ``auth: "oauth"``."""
+    """OAuth settings of an HTTP server with `auth: "oauth"`."""
 
     grant_type: Literal["authorization_code", "client_credentials"] = "authorization_code"
-    """``authorization_code``: a person signs in through a link; ``client_credentials``: a machine
+    """`authorization_code`: a person signs in through a link; `client_credentials`: a machine
     client, no person, tokens in memory only."""
     client_id: Text | None = None
     """A pre-registered client id (otherwise the client registers itself where the server allows it)."""
     client_secret_env: EnvName | None = None
     """The environment variable holding the client secret, read at connect time."""
     issuer: IssuerUrl | None = None
-    """The authorization server's exact issuer URL (required for ``client_credentials``)."""
+    """The authorization server's exact issuer URL (required for `client_credentials`)."""
     client_metadata_url: Url | None = None
     """An https URL of a client metadata document that serves as the client id."""
     redirect_uri: LoopbackUrl | None = None
-    """Where the browser returns after sign-in: ``http://127.0.0.1:PORT/PATH`` or ``http://[::1]:PORT/PATH``."""
+    """Where the browser returns after sign-in: `http://127.0.0.1:PORT/PATH` or `http://[::1]:PORT/PATH`."""
     scope: Text | None = None
     """The scopes to ask for, space-separated."""
     client_assertion: ClientAssertion | None = None
-    """Authenticate a ``client_credentials`` client with a signed JWT instead of a secret."""
+    """Authenticate a `client_credentials` client with a signed JWT instead of a secret."""
 
     @model_validator(mode="after")
     def _grant_rules(self) -> OAuthSettings:
@@ -205,19 +205,19 @@ MAX_SAMPLING_TOKENS = 32000
 
 
 class SamplingSettings(_Strict):
-    """The server may ask for a model answer (MCP sampling): ``model`` is a model of the host
-    (``claude-code/haiku``), ``max_tokens`` the most any one answer may take."""
+    """The server may ask for a model answer (MCP sampling): `model` is a model of the host
+    (`claude-code/haiku`), `max_tokens` the most any one answer may take."""
 
     model: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.:-]+$", max_length=200)]
-    """The host's model that answers, e.g. ``claude-code/haiku`` (the server's preferences are ignored)."""
+    """The host's model that answers, e.g. `claude-code/haiku` (the server's preferences are ignored)."""
     max_tokens: int = Field(1000, ge=1, le=MAX_SAMPLING_TOKENS)
     """The most tokens one answer may take."""
 
 
 class _Common(_Strict):
     protocol_version: Literal["auto", "legacy", "2026-07-28"] = "auto"
-    """``auto`` tries the 2026-07-28 protocol and falls back to the handshake; ``legacy`` forces
-    the handshake; ``2026-07-28`` refuses a server that does not speak it."""
+    """`auto` tries the 2026-07-28 protocol and falls back to the handshake; `legacy` forces
+    the handshake; `2026-07-28` refuses a server that does not speak it."""
     request_timeout_ms: int = Field(15000, ge=100, le=300000)
     """How long a request may go without an answer or a progress notification, in milliseconds."""
     disabled: bool = False
@@ -241,18 +241,18 @@ class StdioServer(_Common):
 
     transport: ClassVar[Literal["stdio"]] = "stdio"
     command: Text = Field(min_length=1)
-    """The program to start (found on ``PATH``); ``${VAR}`` expands."""
+    """The program to start (found on `PATH`); `${VAR}` expands."""
     args: list[Text] = Field(default_factory=list, max_length=MAX_ARGS)
-    """Its arguments, passed as they are (no shell); ``${VAR}`` expands."""
+    """Its arguments, passed as they are (no shell); `${VAR}` expands."""
     env: dict[EnvName, Text] = Field(default_factory=dict, repr=False)  # values may be secrets
     """Variables for the server, beside HOME, PATH, SHELL and TERM (it inherits nothing else)."""
     cwd: Text | None = None
-    """The directory to start it in; ``${VAR}`` expands."""
+    """The directory to start it in; `${VAR}` expands."""
     _written: str | None = PrivateAttr(default=None)  # ``command`` before ${VAR} expansion
 
     @property
     def written_command(self) -> str:
-        """``command`` as the file wrote it, for messages: a ${VAR} there stays a reference."""
+        """`command` as the file wrote it, for messages: a ${VAR} there stays a reference."""
         return self._written if self._written is not None else self.command
 
     def as_written(self, command: str) -> StdioServer:
@@ -267,17 +267,17 @@ class HttpServer(_Common):
     url: Url
     """The Streamable HTTP endpoint: https (http only on a loopback host), no userinfo or fragment."""
     headers: dict[HeaderName, HeaderValue] = Field(default_factory=dict, repr=False)  # may be secrets
-    """Extra HTTP headers sent with every request; ``${VAR}`` expands in values."""
+    """Extra HTTP headers sent with every request; `${VAR}` expands in values."""
     auth: Literal["oauth", "bearer"] | None = None
-    """``bearer``: a token from ``bearerTokenEnv``; ``oauth``: OAuth, sign-in by link unless ``oauth``
+    """`bearer`: a token from `bearerTokenEnv`; `oauth`: OAuth, sign-in by link unless `oauth`
     says otherwise."""
     bearer_token_env: EnvName | None = None
     """The environment variable holding the bearer token, read at connect time."""
     oauth: OAuthSettings | None = None
-    """OAuth settings (with ``auth: "oauth"``)."""
+    """OAuth settings (with `auth: "oauth"`)."""
 
     def env_credential_state(self, environ: Mapping[str, str]) -> str | None:
-        """``env set: VAR`` / ``env missing: VAR`` for a credential from the environment (bearer
+        """`env set: VAR` / `env missing: VAR` for a credential from the environment (bearer
         token, client secret or private key); None without one (no auth, or a sign-in by link,
         whose state is in the keyring). Status needs no keyring and no session for these."""
         settings = self.oauth or OAuthSettings()
@@ -344,7 +344,7 @@ def parse_server(data: Any) -> ServerConfig:
 
 
 def _schema_error(model: type[_Common], exc: ValidationError) -> SchemaError:
-    """The first pydantic error as a SchemaError; ``include_input=False`` keeps values out."""
+    """The first pydantic error as a SchemaError; `include_input=False` keeps values out."""
     errors = exc.errors(include_url=False, include_input=False, include_context=False)
     err = errors[0]
     field = ".".join(safe_key(part) for part in err["loc"] if part != "[key]")

@@ -2,5 +2,5 @@
 progress, roots, the SDK's log, the background SDK import, and the requests servers send back
 (sampling, elicitation) with their schema checks.
 
-Above the ``auth`` subpackage; the ``mcp`` tool, its renderings and the extension sit above it.
+Above the `auth` subpackage; the `mcp` tool, its renderings and the extension sit above it.
 """

@@ -1,11 +1,11 @@
-"""The opt-in tool metadata cache (``"cacheTools": true``): a search without a server start.
+"""The opt-in tool metadata cache (`"cacheTools": true`): a search without a server start.
 
-The seed keeps no persistent metadata, and without ``cacheTools`` hostlink writes none. With
-it, each complete ``tools/list`` of the server (what the model may see, names, descriptions
+The seed keeps no persistent metadata, and without `cacheTools` hostlink writes none. With
+it, each complete `tools/list` of the server (what the model may see, names, descriptions
 and schemas, sanitized and bounded) is kept in one private file (0700 directory, 0600 file)
-under ``$XDG_CACHE_HOME/hostlink/mcp-tools``, stamped with the fingerprint of the server's
+under `$XDG_CACHE_HOME/hostlink/mcp-tools`, stamped with the fingerprint of the server's
 configuration and the time. An entry whose fingerprint differs (the configuration changed)
-or that is older than the TTL is removed when read; ``drop`` removes it on a list change,
+or that is older than the TTL is removed when read; `drop` removes it on a list change,
 a reconnect or a sign-out. Only searches read it: a call always lists live. Failing to
 read or write the cache is never an error: the server is asked instead.
 """
@@ -48,7 +48,7 @@ class CachedTool:
 
 
 def cache_directory(environ: Mapping[str, str]) -> Path:
-    """``$XDG_CACHE_HOME/hostlink/mcp-tools`` (a relative XDG_CACHE_HOME is ignored: ~/.cache)."""
+    """`$XDG_CACHE_HOME/hostlink/mcp-tools` (a relative XDG_CACHE_HOME is ignored: ~/.cache)."""
     base = environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
         base = os.path.join(environ.get("HOME") or str(Path.home()), ".cache")
@@ -62,7 +62,7 @@ def fingerprint(name: str, config: ServerConfig) -> str:
 
 
 class ToolCache:
-    """The cache in ``directory``; ``clock`` and ``ttl`` are for tests."""
+    """The cache in `directory`; `clock` and `ttl` are for tests."""
 
     def __init__(self, directory: Path, *, ttl: float = TTL_SECONDS, clock: Callable[[], float] = time.time) -> None:
         self.directory = directory
@@ -131,7 +131,7 @@ def _entry(tool: Any) -> dict[str, Any]:
 
 def _tools_of(entry: Any, expected: str, oldest: float, now: float) -> tuple[CachedTool, ...] | None:
     """The entry's tools when it is well formed, of this configuration, and stored between
-    ``oldest`` and ``now`` (a time ahead of the clock would never expire)."""
+    `oldest` and `now` (a time ahead of the clock would never expire)."""
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("fingerprint") != expected:
         return None
     stored, tools = entry.get("stored"), entry.get("tools")

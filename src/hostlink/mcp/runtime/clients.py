@@ -4,7 +4,7 @@ The SDK does the protocol (framing, negotiation, cancellation, pagination, valid
 this module does policy. Each connection is owned by one background task, because the
 SDK's transports hold task groups that must be entered and left in the same task and no
 caller may own them: a cancelled caller must never take the connection down with it.
-Callers only wait on events and send requests; shared work (setup, ``tools/list``) runs in
+Callers only wait on events and send requests; shared work (setup, `tools/list`) runs in
 the owner's task group so that cancelling one waiter leaves the others served.
 """
 
@@ -80,7 +80,7 @@ class Snapshot:
 
 @dataclass(eq=False)
 class _Connection:
-    """Mutable bookkeeping of one connection generation; ``reconnect`` makes a new one."""
+    """Mutable bookkeeping of one connection generation; `reconnect` makes a new one."""
 
     snapshot: Snapshot
     config: ServerConfig
@@ -98,11 +98,11 @@ class _Connection:
 class McpRuntime:
     """Connections to the configured servers of one host session.
 
-    ``command`` is how a person runs this host's commands (``hostlink``, ``llm``): advice in
-    messages names it. ``broken`` holds the configured names whose entries cannot be used,
-    with the reason. ``elicitation(name)`` and ``sampling(name, settings)`` give the SDK
-    callbacks of a server that opted in, when the host can ask (none otherwise). ``cache``
-    keeps the tool listings of servers with ``cacheTools``.
+    `command` is how a person runs this host's commands (`hostlink`, `llm`): advice in
+    messages names it. `broken` holds the configured names whose entries cannot be used,
+    with the reason. `elicitation(name)` and `sampling(name, settings)` give the SDK
+    callbacks of a server that opted in, when the host can ask (none otherwise). `cache`
+    keeps the tool listings of servers with `cacheTools`.
     """
 
     def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None,
@@ -304,7 +304,7 @@ class McpRuntime:
 
     async def _request(self, name: str, what: str, send: Callable[[Client], Awaitable[T]],
                        conn: _Connection | None = None) -> T:
-        """Send one request (on ``conn``, or the current connection); map SDK failures to safe
+        """Send one request (on `conn`, or the current connection); map SDK failures to safe
         errors. No retry, no dedup."""
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
@@ -369,7 +369,7 @@ class McpRuntime:
 
     async def search_tools(self, name: str) -> tuple[Any, ...]:
         """The tools for a search: a live listing when connected, else the cached one of a
-        server with ``cacheTools`` (no process started, no request sent), else a live one."""
+        server with `cacheTools` (no process started, no request sent), else a live one."""
         conn, config = self._conns.get(name), self.config(name)
         if (conn is None or conn.snapshot.state == "idle") and self._cache is not None and config.cache_tools:
             cached = self._cache.load(name, config)
@@ -393,7 +393,7 @@ class McpRuntime:
                                    lambda client: call_with_progress(client, name, tool, arguments, ms), conn)
 
     async def on_client(self, name: str, what: str, work: Callable[[Client, anyio.abc.TaskGroup], Awaitable[T]]) -> T:
-        """``work(client, its owner's task group)`` as one request ``what``: for protocol steps
+        """`work(client, its owner's task group)` as one request `what`: for protocol steps
         kept in modules of their own (resource subscriptions); failures mapped as for any request."""
         conn = await self._ready(name)
         return await self._request(name, what, lambda client: work(client, conn.group), conn)  # type: ignore[arg-type]
@@ -447,7 +447,7 @@ class McpRuntime:
                           auth: AuthManager | None = None, cache: ToolCache | None = None) -> dict[str, list[str]]:
         """Take a reloaded configuration: a server whose entry changed or went away is reset
         (connection closed, cached listing dropped), every other one keeps its connection.
-        ``auth`` and ``cache`` are used when the runtime had none. Returns the names added,
+        `auth` and `cache` are used when the runtime had none. Returns the names added,
         changed and removed."""
         changes: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
         reset = []

@@ -1,10 +1,10 @@
-"""MCP elicitation (form mode) through the host's ``ask``: opt-in per server
-(``"elicitation": true``) and offered only when the host can ask someone.
+"""MCP elicitation (form mode) through the host's `ask`: opt-in per server
+(`"elicitation": true`) and offered only when the host can ask someone.
 
 The server's form is checked before the person sees it: a flat object whose properties are
 strings (optionally an enum or a format), numbers, integers or booleans — what MCP allows —
-with every text sanitized and bounded. A field that asks for a secret (a ``password``
-format, ``writeOnly``, or a name such as password, secret, token or API key) is never
+with every text sanitized and bounded. A field that asks for a secret (a `password`
+format, `writeOnly`, or a name such as password, secret, token or API key) is never
 collected: form mode must not request sensitive data, so the request is declined and the
 person told why. URL mode is declined too: hostlink never sends anyone to a server's page.
 The answer is checked against the form again before it goes back to the server.
@@ -35,7 +35,7 @@ class FormRefused(ValueError):
 
 
 def elicitation_for(ask: Ask, notifier: Notifier) -> Callable[[str], Elicit]:
-    """``for_server(name)``: the SDK callback that asks the person on behalf of server ``name``."""
+    """`for_server(name)`: the SDK callback that asks the person on behalf of server `name`."""
 
     def for_server(server: str) -> Elicit:
         async def elicit(context: Any, params: Any) -> Any:
@@ -67,7 +67,7 @@ def elicitation_for(ask: Ask, notifier: Notifier) -> Callable[[str], Elicit]:
 
 
 def form_fields(schema: Any) -> dict[str, Any]:
-    """The form as the person is asked it: a sanitized copy of ``schema``; FormRefused when it
+    """The form as the person is asked it: a sanitized copy of `schema`; FormRefused when it
     is not a form MCP allows or asks for a secret."""
     if not isinstance(schema, Mapping) or schema.get("type") != "object":
         raise FormRefused("the form is not an object of fields")

@@ -1,4 +1,4 @@
-"""A server's ``includeTools`` / ``excludeTools``: which of its tools exist for the host.
+"""A server's `includeTools` / `excludeTools`: which of its tools exist for the host.
 
 Applied where the runtime receives a listing, so a filtered tool is never listed, searched,
 described to the model or called (a call of it fails as for any tool the server lacks).
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def hidden_by(config: ServerConfig, name: str) -> str | None:
-    """``"includeTools"`` when the tool matches none of them, ``"excludeTools"`` when it
+    """`"includeTools"` when the tool matches none of them, `"excludeTools"` when it
     matches one of those, else None (kept)."""
     if config.include_tools is not None and not any(fnmatchcase(name, p) for p in config.include_tools):
         return "includeTools"
@@ -26,7 +26,7 @@ def hidden_by(config: ServerConfig, name: str) -> str | None:
 
 
 def filter_tools(config: ServerConfig, tools: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[int, int]]:
-    """The kept tools (MCP ``Tool`` objects), and how many includeTools and excludeTools hid."""
+    """The kept tools (MCP `Tool` objects), and how many includeTools and excludeTools hid."""
     kept: list[Any] = []
     hidden = {"includeTools": 0, "excludeTools": 0}
     for tool in tools:

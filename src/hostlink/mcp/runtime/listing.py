@@ -1,7 +1,7 @@
-"""A connection's tool listing: one ``tools/list`` in flight at a time, refreshed on change.
+"""A connection's tool listing: one `tools/list` in flight at a time, refreshed on change.
 
-A server says its lists changed with ``notifications/*/list_changed`` (spontaneously up to
-protocol 2025-11-25; on 2026-07-28 only on a ``subscriptions/listen`` stream, which is
+A server says its lists changed with `notifications/*/list_changed` (spontaneously up to
+protocol 2025-11-25; on 2026-07-28 only on a `subscriptions/listen` stream, which is
 opened here when the server offers it). A tools notice refreshes the listing in the
 background, coalesced: notices that arrive while a listing is in flight cost one more
 listing after it, never one each, and calls in flight are never touched. The runtime keeps
@@ -47,8 +47,8 @@ Publish = Callable[[tuple[Any, ...], tuple[int, int]], None]
 
 
 class ToolLister:
-    """The listing of one connection; ``page`` sends one request, ``publish`` records a
-    complete filtered listing, ``on_change`` hears a tools notice (it drops a cache).
+    """The listing of one connection; `page` sends one request, `publish` records a
+    complete filtered listing, `on_change` hears a tools notice (it drops a cache).
 
     It keeps the listing in flight, how many tools notices it has seen, and the notice count
     the published listing started after (a listing older than a notice is stale)."""
@@ -64,7 +64,7 @@ class ToolLister:
         self.listeners: list[Callable[[str, Any], Awaitable[None]]] = []  # hear every notice (the runtime's list)
 
     async def tools_now(self, refresh: bool) -> tuple[Any, ...]:
-        """The listing: the published one when ``refresh`` is False and no notice made it
+        """The listing: the published one when `refresh` is False and no notice made it
         stale, else the one in flight (or a new one) that started after every notice seen."""
         wanted = self.changes
         if not refresh and self.tools is not None and self.listed >= wanted:
@@ -116,7 +116,7 @@ class ToolLister:
     async def on_message(self, message: Any) -> None:
         """The SDK's message handler: a tools notice marks the listing stale and refreshes
         it in the background; it never waits, so the SDK's reader goes on at once (the SDK runs
-        each notice in a task of its own, where ``listeners`` hear it: resource updates)."""
+        each notice in a task of its own, where `listeners` hear it: resource updates)."""
         for listener in list(self.listeners):
             await listener(self.name, message)
         if getattr(message, "method", None) != TOOLS_CHANGED:
@@ -135,7 +135,7 @@ class ToolLister:
 
 async def watch_changes(client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
                         ) -> None:
-    """Hold a ``subscriptions/listen`` stream open on a 2026-07-28 connection whose server
+    """Hold a `subscriptions/listen` stream open on a 2026-07-28 connection whose server
     offers list-changed events (started once the server acknowledged it, so setup ends with
     the stream in place); the SDK hands each event to the message handler too. A server
     that refuses or drops the stream stays usable (its listings just never refresh)."""

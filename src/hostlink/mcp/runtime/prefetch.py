@@ -1,10 +1,10 @@
 """The MCP SDK imported in the background once a lasting session has servers configured.
 
-``import mcp`` and its client modules take about a second; the first call would pay it
+`import mcp` and its client modules take about a second; the first call would pay it
 after the model has already answered. Started at session start instead, the import overlaps
 work already in flight (the first provider request). It is an import only: no server is
 started or contacted before a call needs it. One-shot commands skip it, since they either
-never connect (``status``) or connect at once.
+never connect (`status`) or connect at once.
 """
 
 from __future__ import annotations

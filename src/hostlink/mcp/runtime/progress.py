@@ -1,11 +1,11 @@
 """A tool call that asks for progress, and whose timeout every progress notification restarts.
 
-``requestTimeoutMs`` bounds how long a server may stay silent, not how long a tool may work:
+`requestTimeoutMs` bounds how long a server may stay silent, not how long a tool may work:
 a call that keeps reporting progress keeps running, up to a hard maximum, so a long job that
 says how it is doing is not cut off at 15 s while a silent, stuck one still is. The SDK's own
 read timeout never restarts, so it is switched off for the call (an infinite timeout arms no
 timer) and this clock decides. The
-host's :class:`~hostlink.host.progress.CallWatch` gets the progress and may set the timeout.
+host's `CallWatch` gets the progress and may set the timeout.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ MAX_CALL_SECONDS = 3600.0  # a call that keeps reporting progress ends here all 
 
 async def call_with_progress(client: Client, server: str, tool: str, arguments: dict[str, Any],
                              timeout_ms: int, max_seconds: float = MAX_CALL_SECONDS) -> Any:
-    """``tools/call`` with a progress token; progress goes to the watch's listener and restarts
-    the wait (``timeout_ms``, or the watch's timeout), never past ``max_seconds`` in all."""
+    """`tools/call` with a progress token; progress goes to the watch's listener and restarts
+    the wait (`timeout_ms`, or the watch's timeout), never past `max_seconds` in all."""
     watch = current_watch()
     idle = watch.timeout if watch.timeout is not None else timeout_ms / 1000
     limit = max(max_seconds, idle)

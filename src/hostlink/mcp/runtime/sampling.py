@@ -1,5 +1,5 @@
-"""MCP sampling through the host's own models: opt-in per server (``"sampling": {"model":
-"claude-code/haiku", "maxTokens": N}``), offered only when the host can also ask the person,
+"""MCP sampling through the host's own models: opt-in per server (`"sampling": {"model":
+"claude-code/haiku", "maxTokens": N}`), offered only when the host can also ask the person,
 since every request is shown and approved first.
 
 The request becomes a host Context (its system prompt and text and image messages) for the
@@ -48,7 +48,7 @@ class SamplingRefused(ValueError):
 
 
 def sampling_for(ask: Ask, complete: Complete, notifier: Notifier) -> Callable[[str, SamplingSettings], Sample]:
-    """``for_server(name, settings)``: the SDK callback running server ``name``'s requests."""
+    """`for_server(name, settings)`: the SDK callback running server `name`'s requests."""
 
     def for_server(server: str, settings: SamplingSettings) -> Sample:
         async def sample(context: Any, params: Any) -> Any:

@@ -2,9 +2,9 @@
 
 Left alone, the SDK's warnings and errors go to Python's last-resort handler with their
 tracebacks: one malformed line from a server becomes a traceback quoting it, and 100k of
-them become megabytes of stderr. hostlink takes over the ``mcp`` loggers once: a record of
+them become megabytes of stderr. hostlink takes over the `mcp` loggers once: a record of
 warning level or above prints as one line without traceback, each kind of event (logger and
-message template) once, and at most ``MAX_LINES`` lines per process.
+message template) once, and at most `MAX_LINES` lines per process.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class _OneLinePerKind(logging.Handler):
 
 
 def take_over_sdk_logging() -> None:
-    """Route the ``mcp`` loggers through the bounded handler (idempotent)."""
+    """Route the `mcp` loggers through the bounded handler (idempotent)."""
     logger = logging.getLogger("mcp")
     if not any(isinstance(handler, _OneLinePerKind) for handler in logger.handlers):
         logger.addHandler(_OneLinePerKind())

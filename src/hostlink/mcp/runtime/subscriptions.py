@@ -1,11 +1,11 @@
 """Resource subscriptions at upstream servers, for a host that relays them (the gateway).
 
-A server that offers them (``resources.subscribe`` in its capabilities) is asked with
-``resources/subscribe`` on a handshake-era connection, or with a ``subscriptions/listen``
-stream for the URI on a 2026-07-28 one (where ``resources/subscribe`` no longer exists, and
+A server that offers them (`resources.subscribe` in its capabilities) is asked with
+`resources/subscribe` on a handshake-era connection, or with a `subscriptions/listen`
+stream for the URI on a 2026-07-28 one (where `resources/subscribe` no longer exists, and
 the stream lives in the connection's own task group). Either way the server's
-``notifications/resources/updated`` reach the runtime's message handler, and from there
-``on_update(server, uri)``. One upstream subscription per (server, URI), kept with the
+`notifications/resources/updated` reach the runtime's message handler, and from there
+`on_update(server, uri)`. One upstream subscription per (server, URI), kept with the
 client it was made on: a connection that was replaced has forgotten it, so it is made again.
 """
 
@@ -35,7 +35,7 @@ class _Held:
 
 
 class ResourceSubscriptions:
-    """The upstream subscriptions of one runtime; ``on_update`` hears each server's updates."""
+    """The upstream subscriptions of one runtime; `on_update` hears each server's updates."""
 
     def __init__(self, runtime: McpRuntime, on_update: Callable[[str, str], Awaitable[None]]) -> None:
         self._runtime = runtime
@@ -44,7 +44,7 @@ class ResourceSubscriptions:
         runtime.notice_listeners.append(self._heard)
 
     async def subscribe(self, server: str, uri: str) -> None:
-        """Subscribe at ``server`` (once); CallFailed naming it when it offers no subscriptions."""
+        """Subscribe at `server` (once); CallFailed naming it when it offers no subscriptions."""
 
         async def work(client: Client, group: anyio.abc.TaskGroup) -> None:
             held = self._held.get((server, uri))
@@ -89,7 +89,7 @@ class ResourceSubscriptions:
             await self._runtime.on_client(server, "resources/unsubscribe", work)
 
     async def _listen(self, server: str, uri: str, held: _Held, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Hold a listen stream for ``uri`` until it is cancelled, ends or the connection closes
+        """Hold a listen stream for `uri` until it is cancelled, ends or the connection closes
         (its events reach the message handler too); a refusal before it starts is raised."""
         from mcp import MCPError
 

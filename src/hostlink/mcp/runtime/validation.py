@@ -1,12 +1,12 @@
 """JSON Schema checks on the call path: a compiled validator (jsonschema-rs) decides whether
-a value is valid, and only a refused value is explained by ``jsonschema``, whose errors name
+a value is valid, and only a refused value is explained by `jsonschema`, whose errors name
 every violation and its field. Checking the mcp tool's input and a call's arguments was most
 of what a call cost beyond the SDK's own (about 190 us of 860 against the reference server's
 echo); the compiled check takes under 1 us.
 
 A schema the compiled validator cannot take (a regular expression only Python's engine
-reads, say) is checked by ``jsonschema`` alone; every schema is checked once, when its
-validator is built, never on each call. A ``$ref`` to anything outside the schema is never
+reads, say) is checked by `jsonschema` alone; every schema is checked once, when its
+validator is built, never on each call. A `$ref` to anything outside the schema is never
 fetched (both validators would fetch it over HTTP by default, so a server's schema could make
 hostlink request any URL): such a schema cannot be checked, so it counts as invalid.
 """
@@ -25,7 +25,7 @@ class InvalidSchema(ValueError):
 
 
 def violations(schema: Mapping[str, Any], instance: Any) -> list[Any]:
-    """``instance``'s violations of ``schema`` (``jsonschema`` errors, by path); none when
+    """`instance`'s violations of `schema` (`jsonschema` errors, by path); none when
     valid. Raises InvalidSchema for a schema that is not valid itself."""
     fast, full = _validators_of(schema)
     if fast is not None and fast.is_valid(instance):
@@ -43,8 +43,8 @@ _by_identity: OrderedDict[int, tuple[Mapping[str, Any], tuple[Any, Any]]] = Orde
 
 
 def _validators_of(schema: Mapping[str, Any]) -> tuple[Any, Any]:
-    """The validators of ``schema``, found by identity first: a server's tool keeps its schema
-    object across calls, and keying by content (``json.dumps``) cost more than the check. The
+    """The validators of `schema`, found by identity first: a server's tool keeps its schema
+    object across calls, and keying by content (`json.dumps`) cost more than the check. The
     entry holds the schema, so its id cannot be reused while it is cached."""
     key = id(schema)
     entry = _by_identity.get(key)

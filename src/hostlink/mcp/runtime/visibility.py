@@ -1,6 +1,6 @@
 """Which of a server's tools the model may see and call (MCP Apps visibility, task-only tools).
 
-Beside ``tool_filter`` (the config's includeTools/excludeTools): the listing, the cache, the
+Beside `tool_filter` (the config's includeTools/excludeTools): the listing, the cache, the
 status lines and the gateway all ask here, so none of them needs the others to know it.
 """
 
@@ -11,14 +11,14 @@ from typing import Any
 
 
 def needs_task(tool: Any) -> bool:
-    """A tool that can only be called with task augmentation (``execution.taskSupport``
-    ``"required"``), which hostlink does not support."""
+    """A tool that can only be called with task augmentation (`execution.taskSupport`
+    `"required"`), which hostlink does not support."""
     execution = getattr(tool, "execution", None)
     return getattr(execution, "task_support", None) == "required"
 
 
 def model_visible(tool: Any) -> bool:
-    """False for tools whose ``_meta.ui.visibility`` leaves out the model (MCP Apps) and for
+    """False for tools whose `_meta.ui.visibility` leaves out the model (MCP Apps) and for
     tools that require task augmentation (never callable here)."""
     if needs_task(tool):
         return False

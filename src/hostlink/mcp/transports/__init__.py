@@ -1,10 +1,10 @@
 """What differs between the MCP transports, behind one interface the runtime uses.
 
-A configuration names its transport (``config.transport``: ``"stdio"`` or ``"http"``);
-:func:`open_transport` makes one connection generation's :class:`Transport` for it, which
-opens the SDK client (:func:`client_factory`) over its own SDK transport. The stdio module
+A configuration names its transport (`config.transport`: `"stdio"` or `"http"`);
+`open_transport` makes one connection generation's `Transport` for it, which
+opens the SDK client (`client_factory`) over its own SDK transport. The stdio module
 reads the child's stderr and finds its pid; the http module holds the httpx2 client, its auth
-and the :class:`~hostlink.mcp.transports.http.SafeTransport` under every request. Importing
+and the `SafeTransport` under every request. Importing
 this package is cheap: the SDK and httpx2 load only when a server is opened.
 """
 
@@ -60,7 +60,7 @@ class Transport(Protocol):
 
     async def connect(self, stack: AsyncExitStack, group: anyio.abc.TaskGroup,
                       client_for: Callable[[Any, str], Client], mode: str) -> Client:
-        """Open the SDK client (``client_for(sdk_transport, mode)``) inside ``stack``."""
+        """Open the SDK client (`client_for(sdk_transport, mode)`) inside `stack`."""
 
     async def abandon(self) -> None:
         """The setup did not finish: collect what the error message needs."""
@@ -69,10 +69,10 @@ class Transport(Protocol):
         """The connection died: give the server a moment to say why."""
 
     def release(self) -> None:
-        """The owner is done: free what the transport holds outside ``stack``."""
+        """The owner is done: free what the transport holds outside `stack`."""
 
     def note(self) -> str:
-        """A classified suffix for an error message (``": …"``), or ``""``."""
+        """A classified suffix for an error message (`": …"`), or `""`."""
 
     def said(self) -> str | None:
         """What the server itself said (sanitized, bounded), for a person only; or None."""
@@ -82,7 +82,7 @@ class Transport(Protocol):
 
 
 def with_words(error: McpError, transport: Transport) -> McpError:
-    """``error`` with what the server said about it attached as ``detail`` (for a person)."""
+    """`error` with what the server said about it attached as `detail` (for a person)."""
     said = transport.said()
     if said and error.detail is None:
         error.detail = said
@@ -93,7 +93,7 @@ def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.
                    ready: anyio.Event) -> Transport:
     """The transport of one connection generation (nothing is opened yet).
 
-    ``auth`` gives an HTTP connection its auth; ``ready`` is set when the setup is done.
+    `auth` gives an HTTP connection its auth; `ready` is set when the setup is done.
     """
     if config.transport == "stdio":
         from hostlink.mcp.transports.stdio import StdioTransport
@@ -106,12 +106,12 @@ def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.
 
 def client_factory(config: ServerConfig, elicit: Any = None, sample: Any = None, list_roots: Any = None,
                    on_message: MessageHandlerFnT | None = None) -> Callable[[Any, str], Client]:
-    """``client_for(sdk_transport, mode)``: the SDK client hostlink opens for ``config``.
+    """`client_for(sdk_transport, mode)`: the SDK client hostlink opens for `config`.
 
-    ``elicit``, ``sample`` and ``list_roots`` (the SDK's elicitation, sampling and roots
+    `elicit`, `sample` and `list_roots` (the SDK's elicitation, sampling and roots
     callbacks) are given only for a server that opted in, in a host that can ask (roots: in a
     trusted project): the SDK advertises a capability exactly when it has its callback.
-    ``on_message`` hears the server's notifications (list changes)."""
+    `on_message` hears the server's notifications (list changes)."""
     from mcp import Client
     from mcp_types import Implementation
 

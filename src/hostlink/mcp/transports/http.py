@@ -1,6 +1,6 @@
 """The Streamable HTTP transport, and the one HTTP transport under every MCP and OAuth request.
 
-:class:`SafeTransport` holds where a request may go and what it may bring back. Servers and
+`SafeTransport` holds where a request may go and what it may bring back. Servers and
 authorization servers name URLs in their metadata (protected-resource metadata,
 authorization-server endpoints); each is held to the configuration's rule — https, http only
 on a loopback host — before anything is sent to it, and a challenge may point to
@@ -8,7 +8,7 @@ protected-resource metadata only on the server's own origin. Response bodies are
 in bounded steps, so a small compressed body cannot inflate past the bound; a body (other than
 an event stream, whose events the SDK bounds) that exceeds it is refused.
 
-:class:`HttpTransport` is one connection generation of an HTTP server: the SDK client over
+`HttpTransport` is one connection generation of an HTTP server: the SDK client over
 an httpx2 client with the server's headers, its auth and a SafeTransport, which records the
 error statuses of the setup and every answer that asked for credentials.
 """
@@ -80,7 +80,7 @@ class _Inflate:
 
 
 class _BoundedBody(httpx2.AsyncByteStream):
-    """A response body decoded step by step; past ``limit`` decoded bytes, refused."""
+    """A response body decoded step by step; past `limit` decoded bytes, refused."""
 
     def __init__(self, raw: httpx2.AsyncByteStream, encoding: str, limit: int | None,
                  transport: SafeTransport) -> None:
@@ -130,9 +130,9 @@ def _check_challenge(request: httpx2.Request, response: httpx2.Response) -> None
 
 
 class SafeTransport(httpx2.AsyncBaseTransport):
-    """httpx2's transport with the URL rule on every request and decoded bodies bounded by ``limit``.
+    """httpx2's transport with the URL rule on every request and decoded bodies bounded by `limit`.
 
-    ``refusals`` counts what was refused, ``refusal`` is the last one: a caller that sees a
+    `refusals` counts what was refused, `refusal` is the last one: a caller that sees a
     failure from inside the SDK can tell that this transport refused and say why.
     """
 
@@ -191,9 +191,9 @@ def challenge_of(response: httpx2.Response) -> tuple[int, str] | None:
 
 
 class HttpTransport:
-    """One connection generation of a Streamable HTTP server (see :class:`hostlink.mcp.transports.Transport`).
+    """One connection generation of a Streamable HTTP server (see `hostlink.mcp.transports.Transport`).
 
-    ``auth`` gives the connection's httpx2 auth (None for none); ``ready`` is set once the
+    `auth` gives the connection's httpx2 auth (None for none); `ready` is set once the
     setup is done, after which error statuses are no longer the setup's.
     """
 

@@ -2,7 +2,7 @@
 
 Its stderr goes to a private pipe whose last bytes classify a failed start in a fixed phrase
 (the raw text is never repeated); the process and its stdin/stdout are
-:class:`~hostlink.mcp.transports.stdio_pipes.ServerPipes`.
+`ServerPipes`.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class StderrTail:
 
 
 class StdioTransport:
-    """One connection generation of a stdio server (see :class:`hostlink.mcp.transports.Transport`)."""
+    """One connection generation of a stdio server (see `hostlink.mcp.transports.Transport`)."""
 
     name: Literal["stdio"] = "stdio"
     challenges = 0  # a pipe never asks for credentials
@@ -160,7 +160,7 @@ class StdioTransport:
             self.stderr.close()
 
     def note(self) -> str:
-        """``": <what stderr showed>"`` for an error message, or nothing."""
+        """`": <what stderr showed>"` for an error message, or nothing."""
         phrase = self.stderr.classify() if self.stderr is not None else None
         pipes = self._pipes
         if pipes is not None and pipes.noise:

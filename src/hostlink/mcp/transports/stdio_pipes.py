@@ -37,8 +37,8 @@ NOISE_BYTES, NOISE_CHARS = 1024, 200  # of the first stdout line that is not JSO
 
 
 class LineReader:
-    """Splits a byte stream into lines in time linear in its size; a line over ``limit`` is
-    dropped (up to its end) and reported once as ``None``."""
+    """Splits a byte stream into lines in time linear in its size; a line over `limit` is
+    dropped (up to its end) and reported once as `None`."""
 
     def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
         self._buffer = bytearray()
@@ -99,7 +99,7 @@ def _server_tree(leader: int) -> dict[int, str]:
 
 
 def _still_running(known: dict[int, str], leader: int) -> dict[int, str]:
-    """The server's tree now, with the ``known`` processes that still run (same start time)."""
+    """The server's tree now, with the `known` processes that still run (same start time)."""
     now = _server_tree(leader)
     for pid, started in known.items():
         if pid not in now and _server_tree(pid).get(pid) == started:
@@ -125,8 +125,8 @@ def _message(line: bytes) -> Any:
 
 
 class ServerPipes:
-    """One server process. ``refusal`` says why the transport gave up on the server's output
-    (a message over the bound); ``pid`` is the server's, once started."""
+    """One server process. `refusal` says why the transport gave up on the server's output
+    (a message over the bound); `pid` is the server's, once started."""
 
     def __init__(self, config: StdioServer, errlog: TextIO) -> None:
         self._config = config
