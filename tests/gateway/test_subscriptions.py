@@ -33,7 +33,7 @@ from gateway_support import (
 # The host speaks the handshake era, where resources/subscribe is (the SDK warns it is gone on 2026-07-28).
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
 UPDATE_WAIT = 10  # seconds: server-everything sends one update at once when its updates are switched on
-RECORDER = Path(__file__).parent / "fakes" / "mcp_recording_server.py"
+RECORDER = Path(__file__).parent.parent / "fakes" / "mcp_recording_server.py"
 TOGGLE = "everything__toggle-subscriber-updates"  # its updates on, then off, at each call
 
 
