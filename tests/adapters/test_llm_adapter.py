@@ -7,6 +7,7 @@ and history building are the real ones.
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import base64
 import inspect
@@ -480,6 +481,54 @@ def test_interrupt_during_a_tool_call_cancels_the_call(make_host):
             registry.register_tool(ToolSpec("slow", "", {"type": "object"}, slow))
 
     host = make_host(Slow())
+    with pytest.raises(KeyboardInterrupt):
+        host.tools()[0].implementation()
+    assert observed["reason"] == "interrupted"
+
+
+# A SIGINT that lands after a wait checked for its item but before it went to sleep only sets
+# Python's pending-interrupt flag: it wakes nothing. `_thread.interrupt_main` does exactly that,
+# so these two tests hold that window open on purpose (a loaded machine opened it by chance, and
+# the suite hung there, the extension waiting for the cancel the interrupt sends).
+
+
+def test_an_interrupt_that_wakes_nothing_still_ends_a_stalled_response(make_host):
+    observed = {}
+
+    async def run(context, signal):
+        yield TextDelta("working")
+        await asyncio.sleep(0.2)  # the main thread is asleep waiting for the next item by now
+        _thread.interrupt_main()
+        try:
+            observed["reason"] = await asyncio.wait_for(_until_cancelled(signal), 5)
+        except TimeoutError:
+            observed["reason"] = "not cancelled within 5 s"
+            yield TextDelta("the next item")  # what a plain wait needs before it raises
+        yield ErrorEvent("aborted", code="aborted")
+
+    host = make_host(Scripted(run))
+    with pytest.raises(KeyboardInterrupt):
+        model_of(host).prompt("hi").text()
+    assert observed["reason"] == "the response was abandoned"
+
+
+def test_an_interrupt_that_wakes_nothing_still_ends_a_stalled_tool_call(make_host):
+    observed = {}
+
+    class Stalled:
+        def register(self, registry):
+            async def stalled(args, signal):
+                await asyncio.sleep(0.2)  # the main thread is asleep waiting for the result
+                _thread.interrupt_main()
+                try:
+                    observed["reason"] = await asyncio.wait_for(_until_cancelled(signal), 5)
+                except TimeoutError:
+                    observed["reason"] = "not cancelled within 5 s"
+                return ToolResult([TextContent("cancelled")], is_error=True)
+
+            registry.register_tool(ToolSpec("stalled", "", {"type": "object"}, stalled))
+
+    host = make_host(Stalled())
     with pytest.raises(KeyboardInterrupt):
         host.tools()[0].implementation()
     assert observed["reason"] == "interrupted"

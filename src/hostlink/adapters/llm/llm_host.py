@@ -39,6 +39,7 @@ from llm.parts import (
 )
 from pydantic import Field
 
+from hostlink.adapters.llm.waits import next_item, result_of
 from hostlink.cli.process_exit import freeze_heap_at_exit
 from hostlink.host import (
     IMAGE_MIME_TYPES,
@@ -310,7 +311,7 @@ class LlmHost:
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         try:
             self._ready_loop().start(make, future)
-            return future.result()
+            return result_of(future)
         except BaseException:
             if not future.done():
                 signal.cancel("interrupted")
@@ -347,10 +348,10 @@ class LlmHost:
         finished = False
         try:
             self._ready_loop().start(pump, future)
-            while (item := items.get()) is not _END:
+            while (item := next_item(items)) is not _END:
                 yield item
             finished = True
-            future.result()
+            result_of(future)
         finally:
             if not finished:
                 signal.cancel("the response was abandoned")
