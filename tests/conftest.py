@@ -168,6 +168,11 @@ def _descends_from(pid: int, ancestor: int, table: dict[int, tuple[int, str]]) -
 
 def pytest_sessionstart(session):
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # Ctrl-C reaches the suite as it reaches a program in a terminal, also when the suite was
+    # started as a background job of a script, which starts with SIGINT ignored (so Python raises
+    # no KeyboardInterrupt, and every program the tests start would inherit the ignoring): the
+    # interrupt tests send SIGINT to this process's main thread and to the llm they start.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_sessionfinish(session, exitstatus):
