@@ -30,7 +30,11 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 REQUEST_SECONDS = 10.0
 MAX_CONNECTIONS = 256
-ACCEPT_BACKLOG = 64  # connections accepted in one burst before any is seen: part of the reserve
+ACCEPT_BACKLOG = 32  # the listen queue, and how many connections asyncio accepts in one loop iteration
+# Batches in flight before the bound sees them: asyncio calls `connection_made` two iterations after
+# `accept()`, and a connection closed by the bound frees its descriptor one iteration later, so when
+# a batch is accepted, the two batches before it and the last one's evictions still hold descriptors.
+ACCEPT_BATCHES_IN_FLIGHT = 3
 BASE_DESCRIPTORS = 32  # an idle server holds 7 (interpreter, loop, listener, stdio): the rest is spare
 DESCRIPTORS_PER_REQUEST = 12  # a running request holds about 5 (claude's pipes, private files); twice that, and spare
 MIN_CONNECTIONS = 16
@@ -47,7 +51,7 @@ def connection_bound(max_concurrent: int) -> int:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return MAX_CONNECTIONS
-    reserve = BASE_DESCRIPTORS + ACCEPT_BACKLOG + DESCRIPTORS_PER_REQUEST * max_concurrent
+    reserve = BASE_DESCRIPTORS + ACCEPT_BATCHES_IN_FLIGHT * ACCEPT_BACKLOG + DESCRIPTORS_PER_REQUEST * max_concurrent
     if soft - reserve < MIN_CONNECTIONS:
         raise ValueError(f"the descriptor limit (ulimit -n {soft}) is too low for {max_concurrent} concurrent "
                          f"requests; raise it to at least {reserve + MIN_CONNECTIONS}")
