@@ -3,14 +3,17 @@ real process on an ephemeral 127.0.0.1 port, and the leak checks."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from claude_transport_support import live_processes_mentioning, records
@@ -134,6 +137,27 @@ def tool_results(request: dict) -> list[dict]:
 def api_images(request: dict) -> list[dict]:
     return [block for m in request["messages"] if isinstance(m["content"], list) for block in m["content"]
             if block.get("type") == "image"]
+
+
+@contextlib.contextmanager
+def raw_post(server: ServeProcess, path: str, body: bytes, *, bearer: bool = False) -> Iterator[socket.socket]:
+    """A keyed POST written by hand; leaving the block closes the socket: a client that disconnects."""
+    key = b"Authorization: Bearer %s" if bearer else b"x-api-key: %s"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as connection:
+        connection.sendall(b"POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % (path.encode(), server.port)
+                           + key % KEY.encode()
+                           + b"\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body) + body)
+        yield connection
+
+
+def read_until(connection: socket.socket, marker: bytes) -> bytes:
+    """What the server sent up to and including `marker` (fails if it closes first)."""
+    received = b""
+    while marker not in received:
+        chunk = connection.recv(65536)
+        assert chunk, received
+        received += chunk
+    return received
 
 
 def start_server(api: fa.FakeAnthropic, tmp_path_factory, *args: str, nofile: int | None = None):

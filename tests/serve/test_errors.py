@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import threading
 
 import anthropic
@@ -21,6 +20,7 @@ from serve_support import (
     KEY,
     PNG,
     fa,
+    raw_post,
     start_server,
 )
 
@@ -214,8 +214,6 @@ def test_an_image_and_a_disconnect_before_the_answer_stop_claude(server, api):
     api.push(fa.Reply((fa.Text("late"),), delay_before_delta=60))
     body = json.dumps(ask(messages=[{"role": "user", "content": [
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}]}])).encode()
-    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as connection:
-        connection.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nx-api-key: %s\r\n"
-                           b"content-length: %d\r\n\r\n%s" % (server.port, KEY.encode(), len(body), body))
+    with raw_post(server, MESSAGES, body):
         server.wait_for_claude()
     server.wait_no_claude(timeout=10)

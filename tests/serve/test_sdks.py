@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import signal
-import socket
 
 import anthropic
 import pytest
@@ -23,6 +22,8 @@ from serve_support import (
     ServeProcess,
     api_images,
     fa,
+    raw_post,
+    read_until,
     tool_results,
 )
 
@@ -178,15 +179,8 @@ def test_a_client_that_disconnects_mid_stream_stops_its_claude(server, api):
     api.push(fa.Reply((fa.Text("Started answering, then a long pause."),), delay_before_delta=60))
     body = json.dumps({"model": "sonnet", "max_tokens": 64, "stream": True,
                        "messages": [{"role": "user", "content": "Go"}]}).encode()
-    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as connection:
-        connection.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nx-api-key: %s\r\n"
-                           b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
-                           % (server.port, KEY.encode(), len(body), body))
-        received = b""
-        while b"text_delta" not in received:
-            chunk = connection.recv(65536)
-            assert chunk, received
-            received += chunk
+    with raw_post(server, "/v1/messages", body) as connection:
+        received = read_until(connection, b"text_delta")
         assert received.startswith(b"HTTP/1.1 200") and server.claude_pids()
     server.wait_no_claude(timeout=10)
 

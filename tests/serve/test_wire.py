@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import time
 
 import anthropic
@@ -21,6 +20,8 @@ from serve_support import (
     TOOL_PREFIX,
     ServeProcess,
     fa,
+    raw_post,
+    read_until,
     records,
 )
 
@@ -210,15 +211,8 @@ def test_a_messages_output_format_with_an_array_root_is_wrapped_for_the_tool(ser
 def test_a_responses_stream_cut_by_the_client_stops_its_claude(server, api):
     api.push(fa.Reply((fa.Text("Started answering, then a long pause."),), delay_before_delta=60))
     body = json.dumps({"model": "sonnet", "stream": True, "input": "Go"}).encode()
-    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as connection:
-        connection.sendall(b"POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
-                           b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
-                           % (server.port, KEY.encode(), len(body), body))
-        received = b""
-        while b"response.output_text.delta" not in received:
-            chunk = connection.recv(65536)
-            assert chunk, received
-            received += chunk
+    with raw_post(server, "/v1/responses", body, bearer=True) as connection:
+        read_until(connection, b"response.output_text.delta")
         assert server.claude_pids()
     server.wait_no_claude(timeout=5)
 
