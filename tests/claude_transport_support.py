@@ -49,8 +49,8 @@ exec "{python}" "{fake}" "$@"
 """
 
 
-def live_processes_mentioning(text: str) -> list[int]:
-    """Pids of live (non-zombie) processes whose command line contains `text`."""
+def live_processes_mentioning(text: str, unless: str | None = None) -> list[int]:
+    """Pids of live (non-zombie) processes whose command line contains `text` (and not `unless`)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -61,7 +61,8 @@ def live_processes_mentioning(text: str) -> list[int]:
         except OSError:
             continue
         state = stat.rsplit(b")", 1)[1].split()[0]
-        if state not in (b"Z", b"X") and text.encode() in cmdline:
+        excluded = unless is not None and unless.encode() in cmdline
+        if state not in (b"Z", b"X") and text.encode() in cmdline and not excluded:
             found.append(int(entry))
     return found
 

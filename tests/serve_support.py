@@ -97,8 +97,10 @@ class ServeProcess:
         return self.stderr_path.stat().st_size
 
     def claude_pids(self) -> list[int]:
-        """The live claude children (and proposal servers) of this server's requests."""
-        return live_processes_mentioning(str(self.runtime))
+        """The live claude children (and proposal servers) of this server's requests; not the
+        proposal server of the start-up check, which runs beside the first requests (a loaded
+        machine once had it still running when a test counted the requests' children)."""
+        return live_processes_mentioning(str(self.runtime), unless=f"{self.runtime}/claude-doctor-")
 
     def wait_for_claude(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
