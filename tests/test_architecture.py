@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from source_support import parse
+
 SRC = Path(__file__).parent.parent / "src"
 MAX_LINES = 500
 EXTENSIONS = ("hostlink.mcp", "hostlink.claude_code")
@@ -47,7 +49,7 @@ def imports_of(name: str, path: Path, known: dict[str, Path], *, typing: bool = 
     (then only those it imports when it runs)."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
-    for node in _imports(ast.parse(path.read_text()), typing=typing):
+    for node in _imports(parse(path.read_text()), typing=typing):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         else:

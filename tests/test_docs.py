@@ -26,6 +26,7 @@ from docs_support import DOCS, KINDS, ROOT, Block, blocks, commands, page_text
 from hostlink.mcp.config.load import VAR_REFERENCE, parse_document
 from netns_support import AVAILABLE, only_loopback_port
 from peers import requires
+from source_support import parse
 
 ALL = blocks()
 SCHEMA = json.loads((ROOT / "src/hostlink/mcp/mcp.schema.json").read_text())
@@ -161,7 +162,7 @@ def test_run_blocks_work_against_the_demo_server(block, demo_home, tmp_path):
 
 @pytest.mark.parametrize("block", of_kind("python"), ids=str)
 def test_python_blocks_compile_and_their_hostlink_imports_resolve(block):
-    tree = ast.parse(block.text)
+    tree = parse(block.text)
     for node in ast.walk(tree):
         top = node.module.split(".")[0] if isinstance(node, ast.ImportFrom) and node.module else None
         if top in ("hostlink", "pydantic_ai"):
@@ -238,7 +239,7 @@ def _build(root: Path, out: Path) -> subprocess.CompletedProcess[str]:
 
 def _docstrings(path: Path) -> list[tuple[int, str]]:
     """Every string statement of a module: its docstrings and those of its attributes."""
-    return [(node.lineno, node.value.value) for node in ast.walk(ast.parse(path.read_text()))
+    return [(node.lineno, node.value.value) for node in ast.walk(parse(path.read_text()))
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
             and isinstance(node.value.value, str)]
 
