@@ -127,6 +127,15 @@ def server_error() -> HttpError:
     return HttpError(500, "api_error", "Internal server error")
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone mid-answer (a claude stopped by its request) is expected: no traceback."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class FakeAnthropic:
     """The server. Use as a context manager; `base_url` is what ANTHROPIC_BASE_URL takes."""
 
@@ -137,8 +146,7 @@ class FakeAnthropic:
         # Sent with every /v1/messages answer, as the real API sends its rate-limit headers.
         self.headers: dict[str, str] = {}
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
