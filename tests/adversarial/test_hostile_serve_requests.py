@@ -190,7 +190,9 @@ def test_any_origin_and_every_foreign_host_are_403(server, since):
 @pytest.mark.parametrize(("raw", "status"), [
     (b"POST /v1/messages HTTP/1.1\r\nHost: H\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n",
      b"401"),  # chunked framing wins, one request: refused for its missing key
-    (b"GET /v1/models HTTP/1.1\r\nHost: H\r\nx-big: " + b"a" * (100 * 1024) + b"\r\n\r\n", b"401"),  # whole: parsed
+    # Headers past h11's 16 KiB still arriving: refused before their end. (Whole in one read they are
+    # parsed, a 401 here: whether a client's giant head arrives whole is up to the loopback's timing.)
+    (b"GET /v1/models HTTP/1.1\r\nHost: H\r\nx-big: " + b"a" * (100 * 1024), b"400"),
     (b"GET /v1/models HTTP/1.1\r\nHost: H\r\nHost: evil.example\r\n\r\n", b"400"),
     (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(range(256)), b"400"),
 ])
