@@ -20,6 +20,7 @@ import pytest
 
 from claude_transport_support import fa
 from mcp_auth_support import FAKES, FakeOAuth
+from process_support import started
 from serve_support import ServeProcess, start_server
 
 _WATCHED = ("tests/fakes/", "tests/adversarial/", "serve_host.py", "hostlink.demo", "node_modules", "proposal_server",
@@ -106,16 +107,11 @@ def isolated_state(tmp_path, monkeypatch):
 
 @pytest.fixture
 def fake_oauth():
-    proc = subprocess.Popen([sys.executable, str(FAKES / "fake_oauth_server.py")], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    try:
+    with started([sys.executable, str(FAKES / "fake_oauth_server.py")], stdout=subprocess.PIPE,
+                 stderr=subprocess.DEVNULL, text=True) as proc:
         line = proc.stdout.readline()
         assert line, "the fake OAuth server did not start"
         yield FakeOAuth(proc, json.loads(line))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stdout.close()
 
 
 # --- hostlink serve as a process (serve, adversarial) ------------------------------------------------

@@ -80,6 +80,7 @@ class HttpFixture:
     def close(self) -> None:
         self.process.terminate()
         self.process.wait(10)
+        self.process.stdout.close()
 
 
 @contextmanager

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from process_support import started
+
 BRIDGE = Path(__file__).parent / "fakes" / "loopback_netns.py"
 AVAILABLE = shutil.which("unshare") is not None and shutil.which("ip") is not None
 
@@ -22,11 +24,7 @@ def only_loopback_port(port: int | str) -> Iterator[list[str]]:
     reaching the same port here."""
     with tempfile.TemporaryDirectory(prefix="hostlink-bridge-") as folder:
         socket_path = str(Path(folder) / "bridge.sock")
-        outer = subprocess.Popen([sys.executable, str(BRIDGE), "outer", socket_path, str(port)],
-                                 stdout=subprocess.PIPE, text=True)
-        try:
+        with started([sys.executable, str(BRIDGE), "outer", socket_path, str(port)], stdout=subprocess.PIPE,
+                     text=True) as outer:
             assert outer.stdout is not None and outer.stdout.readline().strip() == "ready"
             yield ["unshare", "-n", sys.executable, str(BRIDGE), "inner", str(port), socket_path, "--"]
-        finally:
-            outer.terminate()
-            outer.wait(10)

@@ -13,6 +13,7 @@ from hostlink.adapters.llm.llm_host import LlmHost, ToolError
 from hostlink.mcp.config.schema import StdioServer
 from hostlink.mcp.extension import McpExtension
 from llm_support import leftover_files, leftover_processes
+from process_support import started
 
 
 @pytest.fixture
@@ -100,15 +101,10 @@ def test_leftover_scan_sees_a_live_process(tmp_path):
     # The scanner used by the end-to-end tests must be able to fail.
     import subprocess
 
-    child = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); time.sleep(60)", str(tmp_path)],
-                             stdout=subprocess.PIPE)
-    try:
+    with started([sys.executable, "-c", "import time; print(flush=True); time.sleep(60)", str(tmp_path)],
+                 stdout=subprocess.PIPE) as child:
         child.stdout.readline()  # it has exec'd: until then its command line is still pytest's
         assert leftover_processes(str(tmp_path))
-    finally:
-        child.kill()
-        child.wait()
-        child.stdout.close()
     assert leftover_processes(str(tmp_path)) == []
 
 

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from adversarial.support import HERE
+from process_support import started
 from serve_support import fa
 
 
@@ -20,13 +21,8 @@ def api():
 @pytest.fixture
 def hostile():
     """The base URL of `hostile_http.py` on 127.0.0.1: one attack under each path prefix."""
-    proc = subprocess.Popen([sys.executable, str(HERE / "hostile_http.py")], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    try:
+    with started([sys.executable, str(HERE / "hostile_http.py")], stdout=subprocess.PIPE,
+                 stderr=subprocess.DEVNULL, text=True) as proc:
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), "the hostile server did not start"
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        proc.stdout.close()

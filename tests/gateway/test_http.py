@@ -14,6 +14,7 @@ import httpx2
 import pytest
 
 from gateway_support import HOSTLINK, demo, gateway_env, leftovers, live_mentioning
+from process_support import started
 
 pytestmark = pytest.mark.anyio
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -22,19 +23,19 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 
 @pytest.fixture
 def gateway(tmp_path):
-    proc = subprocess.Popen([HOSTLINK, "mcp", "serve", "--http", "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            env=gateway_env(tmp_path, {"demo": demo()}), cwd=tmp_path)
-    try:
-        first = proc.stdout.readline().decode()
-        assert first, proc.stderr.read()[-3000:]
-        url = first.rsplit(" ", 1)[1].strip()
-        key_file = Path(proc.stdout.readline().decode().split("$(cat ", 1)[1].rstrip(")\n"))
-        yield url, key_file, proc
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 128 + signal.SIGTERM
-        assert b"Traceback" not in proc.stderr.read()
+    with started([HOSTLINK, "mcp", "serve", "--http", "--port", "0"], stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                 env=gateway_env(tmp_path, {"demo": demo()}), cwd=tmp_path) as proc:
+        try:
+            first = proc.stdout.readline().decode()
+            assert first, proc.stderr.read()[-3000:]
+            url = first.rsplit(" ", 1)[1].strip()
+            key_file = Path(proc.stdout.readline().decode().split("$(cat ", 1)[1].rstrip(")\n"))
+            yield url, key_file, proc
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+            assert b"Traceback" not in proc.stderr.read()
     assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
 
 

@@ -23,6 +23,7 @@ from gateway_support import (
     stdio_gateway,
 )
 from hostlink.gateway.naming import MAX_NAME, exposed_names, split_uri
+from process_support import started
 
 pytestmark = pytest.mark.anyio
 RECORDER = Path(__file__).parents[1] / "fakes" / "mcp_recording_server.py"
@@ -156,8 +157,8 @@ async def test_a_changed_configuration_is_read_again_and_announced(tmp_path):
 
 
 def run_gateway(tmp_path, servers, *args):
-    return subprocess.Popen([HOSTLINK, "mcp", "serve", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=gateway_env(tmp_path, servers), cwd=tmp_path)
+    return started([HOSTLINK, "mcp", "serve", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE, env=gateway_env(tmp_path, servers), cwd=tmp_path)
 
 
 def handshake(proc) -> None:
@@ -178,8 +179,7 @@ def handshake(proc) -> None:
 
 @pytest.mark.parametrize("how", ["stdin", "SIGTERM", "SIGHUP"])
 def test_stopping_stops_every_server_and_removes_every_private_file(tmp_path, how):
-    proc = run_gateway(tmp_path, {"fx": fixture()})
-    try:
+    with run_gateway(tmp_path, {"fx": fixture()}) as proc:
         handshake(proc)
         assert len(live_mentioning(str(tmp_path))) >= 2  # the gateway and its fixture server
         if how == "stdin":
@@ -188,10 +188,6 @@ def test_stopping_stops_every_server_and_removes_every_private_file(tmp_path, ho
             proc.send_signal(getattr(signal, how))
         code = proc.wait(timeout=20)
         err = proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert code == (0 if how == "stdin" else 128 + getattr(signal, how)), err
     assert b"Traceback" not in err
     assert live_mentioning(str(tmp_path)) == []
@@ -199,8 +195,7 @@ def test_stopping_stops_every_server_and_removes_every_private_file(tmp_path, ho
 
 
 def test_malformed_messages_get_json_rpc_errors(tmp_path):
-    proc = run_gateway(tmp_path, {"fx": fixture()})
-    try:
+    with run_gateway(tmp_path, {"fx": fixture()}) as proc:
         proc.stdin.write(b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": '
                          b'"2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}\n')
         proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
@@ -213,10 +208,6 @@ def test_malformed_messages_get_json_rpc_errors(tmp_path):
             answers[line.get("id")] = line
         proc.stdin.close()
         proc.wait(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        assert b"Traceback" not in proc.stderr.read()
     assert answers[2]["error"]["code"] == -32602
     assert answers[3]["error"]["code"] == -32601
-    assert b"Traceback" not in proc.stderr.read()

@@ -29,6 +29,7 @@ from gateway_support import (
     live_mentioning,
     stdio_gateway,
 )
+from process_support import started
 
 # The host speaks the handshake era, where resources/subscribe is (the SDK warns it is gone on 2026-07-28).
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
@@ -132,24 +133,24 @@ async def test_a_host_connection_ending_drops_its_subscriptions(tmp_path):
 
     log = tmp_path / "received.jsonl"
     recorder = {"command": sys.executable, "args": [str(RECORDER), str(log)], "protocolVersion": "legacy"}
-    proc = subprocess.Popen([HOSTLINK, "mcp", "serve", "--http", "--port", "0", "--expose", "tools"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            env=gateway_env(tmp_path, {"rec": recorder}), cwd=tmp_path)
-    try:
-        url = proc.stdout.readline().decode().rsplit(" ", 1)[1].strip()
-        key_file = Path(proc.stdout.readline().decode().split("$(cat ", 1)[1].rstrip(")\n"))
-        headers = {"Authorization": f"Bearer {key_file.read_text()}"}
-        async with httpx2.AsyncClient(headers=headers) as http:
-            async with Client(streamable_http_client(url, http_client=http), mode="legacy") as first:
-                await first.session.subscribe_resource("hostlink://rec/note://x")
-                async with Client(streamable_http_client(url, http_client=http), mode="legacy") as second:
-                    await second.session.subscribe_resource("hostlink://rec/note://x")
-                await anyio.sleep(0.5)  # the second connection has ended; the first still follows
-                assert _received(log).count("resources/subscribe") == 1
-                assert "resources/unsubscribe" not in _received(log)
-            await _wait_until(lambda: "resources/unsubscribe" in _received(log))
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 128 + signal.SIGTERM
-    assert b"Traceback" not in proc.stderr.read()
+    with started([HOSTLINK, "mcp", "serve", "--http", "--port", "0", "--expose", "tools"],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                 env=gateway_env(tmp_path, {"rec": recorder}), cwd=tmp_path) as proc:
+        try:
+            url = proc.stdout.readline().decode().rsplit(" ", 1)[1].strip()
+            key_file = Path(proc.stdout.readline().decode().split("$(cat ", 1)[1].rstrip(")\n"))
+            headers = {"Authorization": f"Bearer {key_file.read_text()}"}
+            async with httpx2.AsyncClient(headers=headers) as http:
+                async with Client(streamable_http_client(url, http_client=http), mode="legacy") as first:
+                    await first.session.subscribe_resource("hostlink://rec/note://x")
+                    async with Client(streamable_http_client(url, http_client=http), mode="legacy") as second:
+                        await second.session.subscribe_resource("hostlink://rec/note://x")
+                    await anyio.sleep(0.5)  # the second connection has ended; the first still follows
+                    assert _received(log).count("resources/subscribe") == 1
+                    assert "resources/unsubscribe" not in _received(log)
+                await _wait_until(lambda: "resources/unsubscribe" in _received(log))
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+        assert b"Traceback" not in proc.stderr.read()
     assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []

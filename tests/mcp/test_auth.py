@@ -18,6 +18,7 @@ from hostlink.mcp.auth.store import SecureStore, record_key
 from hostlink.mcp.errors import AuthError, AuthRequired, McpError
 from hostlink.mcp.runtime.clients import McpRuntime
 from mcp_auth_support import FAKES, follow_link, http_server, sign_in
+from process_support import started
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
 
@@ -40,10 +41,9 @@ def replace_query(url: str, **changes) -> str:
 async def test_bearer_token_comes_from_the_named_variable():
     import subprocess
 
-    proc = subprocess.Popen([sys.executable, str(FAKES / "mcp_fixture_server.py"), "--http",
-                             "--require-bearer-env", "FIXTURE_TOKEN"], stdout=subprocess.PIPE, text=True,
-                            env={"FIXTURE_TOKEN": "s3cret-value", "PATH": "/usr/bin:/bin"})
-    try:
+    with started([sys.executable, str(FAKES / "mcp_fixture_server.py"), "--http",
+                  "--require-bearer-env", "FIXTURE_TOKEN"], stdout=subprocess.PIPE, text=True,
+                 env={"FIXTURE_TOKEN": "s3cret-value", "PATH": "/usr/bin:/bin"}) as proc:
         url = proc.stdout.readline().strip()
         server = http_server(url, auth="bearer", bearerTokenEnv="MY_TOKEN")
         with pytest.raises(AuthRequired) as raised:
@@ -59,10 +59,6 @@ async def test_bearer_token_comes_from_the_named_variable():
             await runtime.aclose()
         wrong = AuthManager(environ={"MY_TOKEN": "other"})
         assert "s3cret" not in str(await _error_of(wrong.http_auth("b", server.model_copy())))
-    finally:
-        proc.terminate()
-        proc.wait()
-        proc.stdout.close()
 
 
 async def _error_of(awaitable):

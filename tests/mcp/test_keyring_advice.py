@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import time
 import pytest
 
 from mcp_auth_support import start_keyring_daemon, stop_keyring_daemon
+from process_support import started
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
 HOSTLINK = [sys.executable, "-c", "from hostlink.cli import main; main()"]
@@ -47,14 +47,9 @@ def empty_bus(tmp_path):
     (tmp_path / "bus").mkdir()
     conf = tmp_path / "bus.conf"
     conf.write_text(BUS_CONFIG.format(dir=tmp_path / "bus"))
-    daemon = subprocess.Popen(["dbus-daemon", f"--config-file={conf}", "--nofork", "--print-address=1"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
+    with started(["dbus-daemon", f"--config-file={conf}", "--nofork", "--print-address=1"],
+                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as daemon:
         yield daemon.stdout.readline().strip()
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(timeout=10)
-        daemon.stdout.close()
 
 
 def run(*argv: str, bus: str | None) -> subprocess.CompletedProcess:

@@ -29,6 +29,7 @@ from hostlink.mcp.auth.store import (
     record_key,
 )
 from mcp_auth_support import FAKES, http_server, sign_in, start_keyring_daemon, stop_keyring_daemon
+from process_support import started
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
 
@@ -95,8 +96,7 @@ time.sleep(600)
 
 async def test_a_live_lock_is_never_stolen_even_when_old():
     path = lock_dir() / "k4.lock"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True)
-    try:
+    with started([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True) as holder:
         assert holder.stdout.readline().strip() == "held"
         old = time.time() - 86400
         os.utime(path, (old, old))
@@ -104,10 +104,6 @@ async def test_a_live_lock_is_never_stolen_even_when_old():
             async with credential_lock("k4", timeout=0.5):
                 pass
         assert raised.value.state == "busy" and f"process {holder.pid}" in str(raised.value)
-    finally:
-        holder.kill()
-        holder.wait()
-        holder.stdout.close()
     async with credential_lock("k4", timeout=5):
         assert json.loads(path.read_text())["pid"] == os.getpid()
 
