@@ -214,31 +214,42 @@ def test_sigterm_during_a_request_stops_claude_and_leaves_nothing(tmp_path, api)
 def test_a_pydantic_ai_agent_runs_its_own_tool_in_a_loop_through_the_endpoint(server, api, wire):
     """A real agent framework on each wire format: pydantic-ai executes its Python tool, the
     result reaches the upstream API in the next request, for two rounds."""
+    import anyio
+    import httpx2
     from pydantic_ai import Agent
+    from pydantic_ai.models import Model
 
-    if wire == "openai":
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-
-        model = OpenAIChatModel("sonnet", provider=OpenAIProvider(base_url=server.base_url + "/v1", api_key=KEY))
-    else:
-        from pydantic_ai.models.anthropic import AnthropicModel
-        from pydantic_ai.providers.anthropic import AnthropicProvider
-
-        model = AnthropicModel("sonnet", provider=AnthropicProvider(base_url=server.base_url, api_key=KEY))
-    agent = Agent(model)
     ran = []
 
-    @agent.tool_plain
-    def get_weather(city: str) -> str:
-        """The weather in a city."""
-        ran.append(city)
-        return weather(city)
+    async def run() -> str:
+        async with httpx2.AsyncClient() as http:  # closed here, not left to the collector
+            model: Model
+            if wire == "openai":
+                from pydantic_ai.models.openai import OpenAIChatModel
+                from pydantic_ai.providers.openai import OpenAIProvider
+
+                model = OpenAIChatModel("sonnet", provider=OpenAIProvider(
+                    base_url=server.base_url + "/v1", api_key=KEY, http_client=http))
+            else:
+                from pydantic_ai.models.anthropic import AnthropicModel
+                from pydantic_ai.providers.anthropic import AnthropicProvider
+
+                model = AnthropicModel("sonnet", provider=AnthropicProvider(
+                    base_url=server.base_url, api_key=KEY, http_client=http))
+            agent = Agent(model)
+
+            @agent.tool_plain
+            def get_weather(city: str) -> str:
+                """The weather in a city."""
+                ran.append(city)
+                return weather(city)
+
+            return (await agent.run("Weather in Rome, then Lima?")).output
 
     api.push(fa.tool_use(TOOL_PREFIX + "get_weather", {"city": "Rome"}),
              fa.tool_use(TOOL_PREFIX + "get_weather", {"city": "Lima"}), fa.text("Rome and Lima are sunny."))
-    result = agent.run_sync("Weather in Rome, then Lima?")
-    assert ran == ["Rome", "Lima"] and result.output == "Rome and Lima are sunny."
+    output = anyio.run(run)
+    assert ran == ["Rome", "Lima"] and output == "Rome and Lima are sunny."
     _, second, third = api.messages_requests()[-3:]
     assert "sunny-rome-4711" in json.dumps(tool_results(second))
     assert "sunny-lima-4711" in json.dumps(tool_results(third))
