@@ -194,15 +194,16 @@ async def test_the_doctor_accepts_the_setup_token(home, claude, runtime_dir):
 # --- pydantic-ai -----------------------------------------------------------------------------
 
 
-def test_pydantic_ai_refuse_is_a_quota_error_and_plan_refusals_their_own(api, home, claude, stored):
+@pytest.mark.anyio  # agent.run, not run_sync: that one leaves its event loop open for the thread's life
+async def test_pydantic_ai_refuse_is_a_quota_error_and_plan_refusals_their_own(api, home, claude, stored):
     model = ClaudeCodeModel("sonnet", cwd=home, extra_usage="refuse", options=subscription(api),
                             environ={"HOME": str(home), "PATH": claude.path})
     agent = Agent(model)
     api.headers = fa.drawing_extra_usage()
-    assert agent.run_sync("hello").output == "default answer"
+    assert (await agent.run("hello")).output == "default answer"
     starts, sent = claude.starts, len(api.messages_requests())
     with pytest.raises(ModelQuotaExceededError) as refused:
-        agent.run_sync("hello again")
+        await agent.run("hello again")
     assert "extra usage is refused" in str(refused.value) and refused.value.retry_after > 3000
     assert (claude.starts, len(api.messages_requests())) == (starts, sent)
 
@@ -210,7 +211,7 @@ def test_pydantic_ai_refuse_is_a_quota_error_and_plan_refusals_their_own(api, ho
     api.headers = fa.plan_headers()
     api.push(fa.HttpError(403, "permission_error", THIRD_PARTY))
     with pytest.raises(ClaudePlanRefusedError) as refusal:
-        agent.run_sync("hello")
+        await agent.run("hello")
     assert "check the Claude plan's settings" in str(refusal.value) and THIRD_PARTY not in str(refusal.value)
     assert (claude.starts, len(api.messages_requests())) == (starts + 1, sent + 1)  # never retried
 

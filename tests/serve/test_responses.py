@@ -118,7 +118,6 @@ def test_an_agents_sdk_agent_on_its_default_model_with_a_tool_and_an_output_type
     from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
 
     set_tracing_disabled(True)
-    client = openai.AsyncOpenAI(base_url=server.base_url + "/v1", api_key=KEY, max_retries=0)
     ran = []
 
     @function_tool
@@ -127,13 +126,15 @@ def test_an_agents_sdk_agent_on_its_default_model_with_a_tool_and_an_output_type
         ran.append(city)
         return f"sunny-{city.lower()}-4711"
 
-    model = OpenAIResponsesModel(model="sonnet", openai_client=client)
     api.push(fa.tool_use(TOOL_PREFIX + "get_weather", {"city": "Kyiv"}), fa.text("Kyiv is sunny."),
              fa.tool_use(OUTPUT_TOOL, {"name": "Kyiv", "population": 2_900_000}))
 
     async def both():
-        return (await Runner.run(Agent(name="w", model=model, tools=[get_weather]), "Weather in Kyiv?"),
-                await Runner.run(Agent(name="c", model=model, output_type=City), "Capital of Ukraine?"))
+        # The client is closed on this loop, before asyncio.run closes it: its connections too.
+        async with openai.AsyncOpenAI(base_url=server.base_url + "/v1", api_key=KEY, max_retries=0) as client:
+            model = OpenAIResponsesModel(model="sonnet", openai_client=client)
+            return (await Runner.run(Agent(name="w", model=model, tools=[get_weather]), "Weather in Kyiv?"),
+                    await Runner.run(Agent(name="c", model=model, output_type=City), "Capital of Ukraine?"))
 
     result, typed = asyncio.run(both())
     assert ran == ["Kyiv"] and result.final_output == "Kyiv is sunny."
