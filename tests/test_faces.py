@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from source_support import parse
+
 SRC = Path(importlib.import_module("hostlink").__file__).parent.parent  # wherever this test lives
 
 FACES = {
@@ -53,7 +55,7 @@ def test_each_face_lists_exactly_its_names_and_each_resolves(face):
 
 @pytest.mark.parametrize("face", LAZY)
 def test_a_lazy_face_shows_the_type_checker_every_name_it_serves(face):
-    tree = ast.parse((SRC / Path(*face.split(".")) / "__init__.py").read_text())
+    tree = parse((SRC / Path(*face.split(".")) / "__init__.py").read_text())
     typed = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.If)
              for inner in ast.walk(node) if isinstance(inner, ast.ImportFrom) for alias in inner.names}
     assert typed == set(FACES[face])

@@ -20,6 +20,7 @@ import pytest
 from claude_transport_support import records
 from hostlink.claude_code import metrics
 from llm_support import LlmDirs, leftover_files, leftover_processes, run_llm
+from process_support import started
 
 FAKES = Path(__file__).parents[1] / "fakes"
 sys.path.insert(0, str(FAKES))
@@ -128,19 +129,13 @@ class _StalledApi:
 
 def test_ctrl_c_during_a_request_stops_claude_and_cleans_up(dirs):
     path = f"{BIN}:{Path(sys.executable).parent}:/usr/bin:/bin"
-    with _StalledApi() as api:
-        child = subprocess.Popen([*HOST, api.base_url, "-m", "claude-code/sonnet", "-T", "mcp", "hello"],
-                                 cwd=dirs.project, env=dirs.env(path), stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            assert api.requested.wait(120), "claude never reached the API"
-            assert any("claude" in line for line in leftover_processes(str(dirs.root)))
-            child.send_signal(signal.SIGINT)
-            stdout, stderr = child.communicate(timeout=120)
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
+    with _StalledApi() as api, started([*HOST, api.base_url, "-m", "claude-code/sonnet", "-T", "mcp", "hello"],
+                 cwd=dirs.project, env=dirs.env(path), stdin=subprocess.DEVNULL,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        assert api.requested.wait(120), "claude never reached the API"
+        assert any("claude" in line for line in leftover_processes(str(dirs.root)))
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=120)
     assert child.returncode != 0
     assert stdout == "" and "Traceback" not in stderr
     assert_nothing_left(dirs)

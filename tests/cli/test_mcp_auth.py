@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from mcp_auth_support import follow_link
+from process_support import started
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
 HOSTLINK = [sys.executable, "-c", "from hostlink.cli import main; main()"]
@@ -40,18 +41,13 @@ def credentials() -> dict:
 
 async def test_auth_prints_a_link_waits_and_reports(configured):
     assert credentials() == {"fake": "signed out", "tok": "env missing: FAKE_TOKEN_UNSET"}
-    proc = subprocess.Popen([*HOSTLINK, "mcp", "auth", "fake", "--timeout", "60"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
+    with started([*HOSTLINK, "mcp", "auth", "fake", "--timeout", "60"], stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True) as proc:
         assert proc.stdout.readline().startswith("Open this link in your browser to sign in to fake")
         link = proc.stdout.readline().strip()
         assert link.startswith(configured.issuer + "/authorize?")
         assert (await follow_link(link)).status_code == 200
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err
     assert out.strip() == "fake: signed in"
     assert credentials()["fake"] == "signed in"
