@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from hostlink.host.session import HostSession
     from hostlink.mcp import LoadedConfig, McpExtension
 
-MAX_JSON_BYTES = 1024 * 1024  # a --json listing; the model's pages are smaller still
-
 
 @click.group(name="mcp")
 @trust_option
@@ -160,7 +158,9 @@ def tools(ctx: click.Context, server: str, as_json: bool, offset: int, cached: b
     if not as_json:
         click.echo(listed)
         return
-    entries, footer = _bounded_json_entries(listed, offset)
+    from hostlink.cli.mcp.listing import bounded_json_entries
+
+    entries, footer = bounded_json_entries(listed, offset)
     _echo_json(entries)
     if footer:
         click.echo(f"{command_path()}: {footer}", err=True)
@@ -189,27 +189,6 @@ def _tool_entry(tool: Any) -> dict[str, Any]:
              "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None}
     plain: dict[str, Any] = json.loads(compact_json(entry))
     return plain
-
-
-def _bounded_json_entries(items: list[Any], offset: int) -> tuple[list[Any], str | None]:
-    """Entries from `offset` while the JSON stays within MAX_JSON_BYTES (at least one; a
-    larger entry alone is replaced by a note); a footer says where a cut listing goes on."""
-    from hostlink.host.output import compact_json, one_line
-
-    shown: list[Any] = []
-    size = 2
-    for item in items[offset:]:
-        length = len(compact_json(item).encode()) + 1
-        if length > MAX_JSON_BYTES:
-            item, length = {"name": one_line(item["name"], 128), "omitted": "entry over 1 MiB"}, 100
-        if shown and size + length > MAX_JSON_BYTES:
-            break
-        shown.append(item)
-        size += length
-    end = offset + len(shown)
-    if end >= len(items):
-        return shown, None
-    return shown, f"listing cut at 1 MiB: tools {offset + 1}-{end} of {len(items)}; next: --offset {end}"
 
 
 @mcp_group.command()
@@ -267,11 +246,13 @@ from hostlink.cli.mcp.auth import auth_command, logout_command  # noqa: E402 - c
 from hostlink.cli.mcp.call import call  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp.config import add_command, add_json_command, get_command, remove_command  # noqa: E402
 from hostlink.cli.mcp.importer import import_command  # noqa: E402
+from hostlink.cli.mcp.resources import prompt_command, prompts_command, read_command, resources_command  # noqa: E402
 from hostlink.cli.mcp.serve import serve_command  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp.trust import trust_command, untrust_command  # noqa: E402
 
 for command in (call, auth_command, logout_command, add_command, add_json_command, remove_command, get_command,
-                import_command, trust_command, untrust_command, serve_command):
+                import_command, trust_command, untrust_command, serve_command, resources_command, read_command,
+                prompts_command, prompt_command):
     mcp_group.add_command(command)
 from hostlink.cli.mcp.schema import schema_command  # noqa: E402 - cheap: click only
 

@@ -10,17 +10,17 @@ exits with its kind (0 ok, 1 the tool's own error, 2 usage, 3 connection, 4 sign
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from hostlink.cli.mcp.session import verbose, verbose_option, with_server
-from hostlink.cli.session import EXIT_CODES, Fail, command_path
+from hostlink.cli.mcp.session import verbose_option
+from hostlink.cli.session import Fail
 
 if TYPE_CHECKING:
     from hostlink.host import ToolResult
     from hostlink.host.session import HostSession
-    from hostlink.mcp import McpExtension
 
 MAX_STDIN_BYTES = 16 * 1024 * 1024  # arguments read from stdin
 
@@ -76,64 +76,25 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
     0 ok, 1 the tool reported an error, 2 usage or configuration, 3 connection or server,
     4 authentication needed.
     """
-    from hostlink.cli.mcp.output import open_sink, write_whole
+    from hostlink.cli.mcp.action import answer, run_action
+    from hostlink.cli.mcp.output import open_sink
 
     args = read_arguments(arguments)
     sink = open_sink(output, full)
 
-    async def called(extension: McpExtension, host: HostSession) -> Any:
+    async def watched(host: HostSession, action: Mapping[str, Any]) -> ToolResult:
         from hostlink.cli.progress_line import ProgressLine
         from hostlink.host import CancelSignal
         from hostlink.host.progress import CallWatch, watching
-        from hostlink.mcp import server_words
 
         line = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
         try:
             with watching(CallWatch(line, timeout)):
-                result = await host.run_tool("mcp", {"action": "call", "server": server, "tool": tool, "args": args},
-                                             CancelSignal())
+                return await host.run_tool("mcp", action, CancelSignal())
         finally:
             if line is not None:
                 line.clear()
-        assert extension.runtime is not None
-        failed = extension.runtime.snapshot(server).error if result.is_error else None
-        if sink is not None and "error" not in (result.details or {}):
-            write_whole(result, host.output, sink, as_json)  # before the session removes its overflow
-        return result, server_words(failed, verbose=verbose(ctx))
 
-    try:
-        result, words = with_server(ctx, server, called, keep_output=sink is not None)
-    except BaseException:
-        if sink is not None:
-            sink.discard()
-        raise
-    code = (result.details or {}).get("error")
-    if code is not None:  # hostlink failed, not the tool: the error, its kind, the server's words
-        if sink is not None:
-            sink.discard()
-        from hostlink.mcp import SEE_TOOLS
-
-        message = "\n".join(item.text for item in result.content if item.type == "text")
-        message = message.replace(SEE_TOOLS, f"(see `{command_path()} tools {server}`)")
-        if code == "timeout":
-            message += "; wait longer with --timeout SECONDS (the call) or a larger requestTimeoutMs (setup and calls)"
-        raise Fail(message, code, words, prefixed=False)
-    if sink is None:
-        _show(result, as_json)
-    if result.is_error:
-        sys.exit(EXIT_CODES["tool_error"])
-
-
-def _show(result: ToolResult, as_json: bool) -> None:
-    """The bounded result; when it was cut, where the whole of it can be had."""
-    from hostlink.cli.mcp.output import item_line, result_object
-    from hostlink.host.output import TRUNCATED, compact_json
-
-    if any(item.type == "text" and item.text.rsplit("\n", 1)[-1].startswith(TRUNCATED) for item in result.content):
-        click.echo(f"{command_path()}: the result was cut to its inline window; --output FILE or --full "
-                   "writes it whole", err=True)
-    if as_json:
-        click.echo(compact_json(result_object(result)))
-        return
-    for item in result.content:
-        click.echo(item_line(item), err=result.is_error)
+    result, words = run_action(ctx, server, {"action": "call", "server": server, "tool": tool, "args": args},
+                               as_json=as_json, sink=sink, run=watched)
+    answer(result, words, server, as_json=as_json, sink=sink, timeout_option=True)

@@ -64,11 +64,12 @@ def verbose(ctx: click.Context) -> bool:
     return bool(ctx.find_root().obj and ctx.find_root().obj.get("verbose")) or bool((ctx.obj or {}).get("verbose"))
 
 
-def with_server(ctx: click.Context, server: str,
+def with_server(ctx: click.Context, server: str | None,
                 work: Callable[[McpExtension, HostSession], Awaitable[T]], *, keep_output: bool = False) -> T:
     """Run `work(extension, host)` in a host session over the configured servers, after
-    checking that SERVER is configured and enabled. A failure is its one line, then what the
-    server said about it (for the person at the terminal). `keep_output`: see HostSession."""
+    checking that SERVER is configured and enabled (None: a command over every server). A
+    failure is its one line, then what the server said about it (for the person at the
+    terminal). `keep_output`: see HostSession."""
     from hostlink.mcp import McpError, McpExtension, enabled_config, error_code, server_words
 
     loaded = load(ctx)
@@ -76,8 +77,8 @@ def with_server(ctx: click.Context, server: str,
 
     async def checked(host: HostSession) -> T:
         try:
-            # the one check, naming the file
-            enabled_config(loaded.servers, server, loaded.sources.get(server), broken=loaded.broken)
+            if server is not None:  # the one check, naming the file
+                enabled_config(loaded.servers, server, loaded.sources.get(server), broken=loaded.broken)
             return await work(extension, host)
         except McpError as error:
             raise Fail(str(error), error_code(error), server_words(error, verbose=verbose(ctx))) from None
