@@ -4,7 +4,7 @@ A folder's own fixtures are in its conftest.py; plain helpers are in the flat *_
 
 The pytest process becomes a child subreaper, so whatever the tests start stays its
 descendant even when orphaned. At the end of the run, a descendant still running one of
-the programs the tests start (fixture servers, the demo server, the npm peers, the claude
+the programs the tests start (fixture servers, the demo server, the npm and PyPI peers, a browser, the claude
 CLI, the proposal server) is a leak: it is reported, killed, and the run fails.
 """
 
@@ -24,7 +24,7 @@ from process_support import started
 from serve_support import ServeProcess, start_server
 
 _WATCHED = ("tests/fakes/", "tests/adversarial/", "serve_host.py", "hostlink.demo", "node_modules", "proposal_server",
-            "claude")
+            "claude", ".venv-servers", "chromium")
 
 
 _PR_SET_CHILD_SUBREAPER = 36
