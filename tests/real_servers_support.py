@@ -2,9 +2,9 @@
 installed by `scripts/setup-test` (npm: package.json; PyPI: `.venv-servers/`), each running
 offline against files, a git repository and a web page of the test's own on 127.0.0.1.
 
-A module shares one `Lane`: one HOME and configuration with every server in it, one page
-server, one server-everything over Streamable HTTP. Nothing is skipped: a missing server
-fails the lane, in CI as on a laptop (run `scripts/setup-test`).
+A module shares one `Lane`: one HOME and configuration with every server in it (each added with
+`hostlink mcp add-json`), one page server, one server-everything over Streamable HTTP. Nothing
+is skipped: a missing server fails the lane, in CI as on a laptop (run `scripts/setup-test`).
 """
 
 from __future__ import annotations
@@ -184,11 +184,13 @@ def lane_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lane]:
     }
     for entry in servers.values():  # a loaded machine starts a server slowly; the lane tests answers, not speed
         entry["requestTimeoutMs"] = SETUP_MS
-    config = root / "config" / "mcp"
-    config.mkdir(parents=True)
-    (config / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     env = {key: value for key, value in os.environ.items() if key not in ("HOSTLINK_TRUST_PROJECT", "GITHUB_TOKEN")}
     env.update(XDG_CONFIG_HOME=str(root / "config"), HOME=str(root), HOSTLINK_RUNTIME_DIR=str(root / "runtime"))
+    for name, entry in servers.items():  # added as a person adds them
+        added = subprocess.run([sys.executable, "-c", "from hostlink.cli import main; main()", "mcp", "add-json",
+                                name, json.dumps(entry)], capture_output=True, text=True, env=env, cwd=root,
+                               timeout=120)
+        assert added.returncode == 0, added.stderr
     everything_http = [NODE, "--require", str(LOOPBACK_LISTEN), str(NODE_MODULES / NPM_SERVERS["everything"]),
                        "streamableHttp"]
     log = root / "everything-http.log"
