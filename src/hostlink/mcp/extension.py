@@ -217,7 +217,7 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
         return render.snapshot_line(runtime.snapshot(name))
     if verb == "disconnect":
         return render.snapshot_line(await runtime.disconnect(name))
-    return render.snapshot_line(await runtime.reconnect(name))
+    return render.reconnected(await runtime.reconnect(name))
 
 
 async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:
