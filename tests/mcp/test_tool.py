@@ -31,7 +31,8 @@ async def host(tmp_path, runtime_dir):
 def test_parameters_schema_is_strict_and_bounded():
     assert PARAMETERS["additionalProperties"] is False
     assert PARAMETERS["properties"]["action"]["enum"] == [
-        "status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth"]
+        "status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth",
+        "reconnect"]
     limit = PARAMETERS["properties"]["limit"]
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 20)
     Draft202012Validator.check_schema(PARAMETERS)
@@ -274,11 +275,32 @@ async def test_host_command(host):
     assert "echo" in tools and "app_only" not in tools and "inputSchema" not in tools
     assert await command.run(["disconnect", "fx"], CancelSignal()) == "fx: idle"
     assert fixture_children() == []
-    assert await command.run(["reconnect", "fx"], CancelSignal()) == "fx: idle"
+    assert await command.run(["reconnect", "fx"], CancelSignal()) == "fx: reset to idle; the next use connects"
     assert fixture_children() == []  # reconnect resets; it does not connect
     with pytest.raises(CommandFailed, match="unknown MCP server 'ghost'"):
         await command.run(["connect", "ghost"], CancelSignal())
     assert (await command.run(["bogus"], CancelSignal())).startswith("usage: /mcp")
+
+
+async def test_the_reconnect_action_brings_a_crashed_server_back_as_the_command_does(host):
+    assert "reconnect (`server`)" in host.tool.description
+    crashed = await host.run(action="call", server="fx", tool="crash")
+    assert crashed.is_error and text(crashed).endswith("; use reconnect to start it again")
+    latched = await host.run(action="call", server="fx", tool="echo", args={"text": "x"})
+    assert latched.is_error and text(latched) == text(crashed)  # the latch holds without a reconnect
+    answer = await host.run(action="reconnect", server="fx")
+    assert not answer.is_error and text(answer) == "fx: reset to idle; the next use connects"
+    assert answer.details["summary"] == "mcp reconnect fx: ok, 1 text (40 chars)"
+    assert fixture_children() == []  # it resets; the next use starts the server
+    assert text(await host.run(action="call", server="fx", tool="echo", args={"text": "back"})) == "back"
+    await host.run(action="call", server="fx", tool="crash")
+    command = host.registry.commands["mcp"]  # the same reset, the same words
+    assert await command.run(["reconnect", "fx"], CancelSignal()) == text(answer)
+    assert text(await host.run(action="call", server="fx", tool="echo", args={"text": "again"})) == "again"
+    for args, said in (({}, "action 'reconnect' needs 'server'"), ({"server": "ghost"}, "unknown MCP server 'ghost'"),
+                       ({"server": "off"}, "'off' is disabled")):
+        refused = await host.run(action="reconnect", **args)
+        assert refused.is_error and said in text(refused), text(refused)
 
 
 async def test_results_carry_a_one_line_summary_for_host_displays(host):

@@ -45,7 +45,7 @@ class Gateway:
         self.verbose = verbose
         self.peer = Peer()
         self.notifier = StderrNotifier()
-        self.extension = McpExtension(roots=self.peer.roots, auth_factory=self._auth)
+        self.extension = McpExtension(roots=self.peer.roots, auth_factory=self._auth, auto_restart=True)
         self.host = GatewaySession([self.extension], self.peer)
         self.tools = ToolsFace()
         self.subscriptions = HostSubscriptions()

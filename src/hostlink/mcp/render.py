@@ -42,6 +42,12 @@ def transport_of(config: ServerConfig) -> str:
     return config.transport
 
 
+def reconnected(snapshot: Snapshot) -> str:
+    """The answer of a reconnect, the same for the model's `mcp` tool, `/mcp` and the CLI:
+    what happened, never what the server said."""
+    return f"{snapshot.server}: reset to {snapshot.state}; the next use connects"
+
+
 def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
     """`name: state (protocol …, server name version, N tools): error` for people;
     `name: state, transport, protocol …, tools: N, error: …` for the model."""
