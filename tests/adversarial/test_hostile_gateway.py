@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import anyio
+import httpx2
 import pytest
 
 from adversarial.support import CONTROL, PEAK_RSS_MIB, stdio
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from gateway_support import HOSTLINK, gateway_env, leftovers
+from gateway_support import HOSTLINK, gateway_env, http_gateway, http_host, leftovers
 
 HERE = Path(__file__).parent
 MAX_ANSWER_BYTES = 128 * 1024  # a call's answer: 50 KiB of text, JSON-escaped, plus its frame
@@ -158,3 +162,71 @@ def test_hostile_client_messages_get_json_rpc_errors(tmp_path):
     assert huge["isError"] and len(text(huge)) < 2000
     assert [tool["name"] for tool in still["result"]["tools"]] == ["mcp"]
     assert b"Traceback" not in err
+
+
+FLOOD = 40_000
+MAX_FLOOD_GROWTH_MIB = 32
+
+
+def _status_mib(pid: int, field: str) -> float:
+    """A memory figure of /proc/PID/status (VmRSS: now; VmHWM: the peak so far), in MiB."""
+    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith(field + ":"))
+    return int(line.split()[1]) / 1024
+
+
+def stalled_host(gateway, uri: str) -> socket.socket:
+    """An MCP host on the gateway's HTTP that subscribes to `uri`, opens its GET stream (where
+    updates go) on a socket with a small receive buffer, and never reads it."""
+    headers = {**gateway.headers, "Accept": "application/json, text/event-stream"}
+    with httpx2.Client(headers=headers, timeout=60) as http:
+        opened = http.post(gateway.url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stalled", "version": "1"}}})
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        http.post(gateway.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        subscribed = http.post(gateway.url, headers=session, json={
+            "jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": uri}})
+        assert '"result":{}' in subscribed.text.replace(" ", ""), subscribed.text
+    address = urlsplit(gateway.url)
+    stream = socket.socket()
+    stream.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stream.connect((address.hostname, address.port))
+    lines = [f"GET {address.path} HTTP/1.1", f"Host: {address.netloc}", f"Authorization: {headers['Authorization']}",
+             "Accept: text/event-stream", *(f"{name}: {value}" for name, value in session.items())]
+    stream.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    return stream
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # resources/subscribe
+async def test_a_flood_of_updates_with_a_host_that_never_reads(tmp_path):
+    """40,000 updates of a resource two hosts follow, one of which never reads: the gateway's
+    memory stays bounded, and the host that reads hears each update, or a count of those
+    coalesced into the one it hears."""
+    uri = "hostlink://flood/flood://r"
+    heard = {"notifications": 0, "updates": 0}
+
+    async def on_message(message) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            meta = message.params.meta or {}
+            heard["notifications"] += 1
+            heard["updates"] += 1 + meta.get("hostlink/coalesced", 0) + meta.get("hostlink/dropped", 0)
+
+    with http_gateway(tmp_path, {"flood": stdio("update-flood", str(FLOOD))}, "--expose", "tools") as gateway:
+        stalled = stalled_host(gateway, uri)
+        try:
+            async with http_host(gateway, message_handler=on_message) as reader:
+                await reader.session.subscribe_resource(uri)
+                before = _status_mib(gateway.proc.pid, "VmRSS")
+                answer = await reader.call_tool("flood__boom", {})  # answered, then the flood
+                with anyio.fail_after(600):  # each update is a message through the SDK, twice: minutes under load
+                    while heard["updates"] < FLOOD:
+                        await anyio.sleep(0.1)
+                peak = _status_mib(gateway.proc.pid, "VmHWM")
+                still = await reader.call_tool("flood__ok", {})
+        finally:
+            stalled.close()
+    print(f"gateway RSS {before:.0f} MiB before, peak {peak:.0f} MiB; the reader heard {heard}")
+    assert answer.content[0].text == "flooding" and still.content[0].text == "still here"
+    assert heard["updates"] == FLOOD
+    assert peak - before <= MAX_FLOOD_GROWTH_MIB

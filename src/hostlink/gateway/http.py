@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 STOP_SIGNALS = (signals.SIGINT, signals.SIGTERM, signals.SIGHUP)
 PATH = "/mcp"
+MAX_SESSIONS = 100  # open MCP sessions (about 40 KiB each, plus what waits for them); the next gets 503
+SESSION_IDLE_SECONDS = 15 * 60  # a session with no request in flight and no GET stream open this long ends
 
 
 class _Guard:
@@ -56,7 +58,8 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
     bind = loopback_address(address)
     directory = None
     server = gateway.server()  # the SDK is imported before the session's background imports start
-    app = server.streamable_http_app(streamable_http_path=PATH, host=bind)
+    app = server.streamable_http_app(streamable_http_path=PATH, host=bind, max_sessions=MAX_SESSIONS,
+                                     session_idle_timeout=SESSION_IDLE_SECONDS)
     try:
         await gateway.start(cwd, environ, trust_flag=trust_flag)
         directory = create_private_dir("mcp-serve")

@@ -85,7 +85,7 @@ async def serve_stdio(gateway: Gateway, *, cwd: Path, environ: Mapping[str, str]
         try:
             streams = stdio_server(stdin=stdin, stdout=stdout)  # type: ignore[arg-type]  # duck-typed anyio AsyncFiles
             async with streams as (read, write):
-                await server.run(read, write, gateway.initialization_options(server))
+                await server.run(read, write, server.create_initialization_options())
         finally:
             if stdout is not None:
                 stdout.close()

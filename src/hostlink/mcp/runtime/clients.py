@@ -33,6 +33,7 @@ from hostlink.mcp.errors import (
     RequestTimedOut,
     first_error,
 )
+from hostlink.mcp.runtime.asking import asked_by
 from hostlink.mcp.runtime.listing import ToolLister, watch_changes
 from hostlink.mcp.runtime.progress import call_with_progress
 from hostlink.mcp.runtime.restart import Restarts
@@ -235,7 +236,8 @@ class McpRuntime:
             name, "tools/list", lambda client: client.list_tools(cursor=cursor), conn),
             lambda tools, filtered: self._listed(conn, tools, filtered), lambda: self._drop_cache(name))
         conn.lister.listeners = self.notice_listeners
-        factory = client_factory(config, elicit, sample, self._roots.callback(config), conn.lister.on_message)
+        factory = client_factory(config, asked_by(name, elicit), asked_by(name, sample),
+                                 asked_by(name, self._roots.callback(config)), conn.lister.on_message)
         client = await conn.transport.connect(stack, conn.group, factory, mode)
         if conn.transport.pid is not None:
             self._publish(conn, pid=conn.transport.pid)
