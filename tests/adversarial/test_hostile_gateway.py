@@ -4,11 +4,16 @@ keeps serving; what a hostile client sends gets a JSON-RPC error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -16,10 +21,13 @@ import anyio
 import httpx2
 import pytest
 
+from adversarial.serve_attack import closed_by_peer, pipelining_non_readers, settled
 from adversarial.support import CONTROL, PEAK_RSS_MIB, stdio
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from gateway_support import HOSTLINK, gateway_env, http_gateway, http_host, leftovers
+from gateway_support import HOSTLINK, demo, gateway_env, http_gateway, http_host, leftovers
+from hostlink.serve.connections import WRITE_SECONDS
+from process_support import started
 
 HERE = Path(__file__).parent
 MAX_ANSWER_BYTES = 128 * 1024  # a call's answer: 50 KiB of text, JSON-escaped, plus its frame
@@ -230,3 +238,59 @@ async def test_a_flood_of_updates_with_a_host_that_never_reads(tmp_path):
     assert answer.content[0].text == "flooding" and still.content[0].text == "still here"
     assert heard["updates"] == FLOOD
     assert peak - before <= MAX_FLOOD_GROWTH_MIB
+
+
+@contextlib.contextmanager
+def limited_http_gateway(tmp_path: Path, nofile: int | None = None) -> Iterator[tuple[subprocess.Popen, int, str]]:
+    """`hostlink mcp serve --http` (under `ulimit -n nofile`): its process, port and key."""
+    limit = None if nofile is None else (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile)))
+    with started([HOSTLINK, "mcp", "serve", "--http", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 stdin=subprocess.DEVNULL, env=gateway_env(tmp_path, {"demo": demo()}), cwd=tmp_path,
+                 preexec_fn=limit) as proc:
+        first = proc.stdout.readline().decode()
+        assert first, proc.stderr.read()[-3000:]
+        port = int(first.rsplit(":", 1)[1].split("/")[0])
+        key = Path(proc.stdout.readline().decode().split("$(cat ", 1)[1].rstrip(")\n")).read_text()
+        yield proc, port, key
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+        assert b"Traceback" not in proc.stderr.read()
+    assert leftovers(tmp_path) == []
+
+
+def keyed_initialize_seconds(port: int, key: str) -> float:
+    """How long a keyed `initialize` takes to answer 200 (fails naming what came instead)."""
+    started_at = time.monotonic()
+    try:
+        answer = httpx2.post(f"http://127.0.0.1:{port}/mcp", timeout=10, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"})
+    except httpx2.HTTPError as error:
+        waited = time.monotonic() - started_at
+        raise AssertionError(f"the keyed request failed after {waited:.1f} s: {error!r}") from None
+    assert answer.status_code == 200, (answer.status_code, answer.text[:300])
+    return time.monotonic() - started_at
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("nofile", "attackers"), [(256, 120), (None, 262)])
+def test_pipelining_clients_that_never_read_never_lock_out_a_keyed_client(tmp_path, nofile, attackers):
+    """Before: under `ulimit -n 256` (a bound of 116) 120 connections without the key, each
+    pipelining 1,500 `GET /mcp` in one write and never reading the 401s, held the whole bound
+    (each answer's write stalled: neither idle nor timed out) and a keyed `initialize` was
+    closed at once; 262 did the same to the default bound of 256. After: the stalled writers
+    are closed first, the keyed client answers at once, and the write deadline closes every
+    attacker."""
+    with limited_http_gateway(tmp_path, nofile) as (proc, port, key):
+        held = pipelining_non_readers(port, attackers, "/mcp")
+        try:
+            settled(proc.pid)
+            assert keyed_initialize_seconds(port, key) < 2
+            if nofile is not None:
+                time.sleep(WRITE_SECONDS + 2)
+                still_open = [sock for sock in held if not closed_by_peer(sock)]
+                assert still_open == [], f"{len(still_open)} of {len(held)} pipelining connections still open"
+        finally:
+            for sock in held:
+                sock.close()

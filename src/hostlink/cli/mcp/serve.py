@@ -38,8 +38,10 @@ def serve_command(ctx: click.Context, expose: str, use_http: bool, port: int, ad
                   token_env: str | None, program: str | None) -> None:
     """Serve the configured MCP servers as one MCP server (stdio, or --http).
 
-    Add it to an MCP host with one line (see --show-config). Servers connect on first use;
-    closing stdin, SIGTERM or SIGHUP stops every server and removes every private file.
+    Add it to an MCP host with one line (see --show-config). Servers connect on first use.
+    Over stdio, closing stdin, SIGTERM or SIGHUP stops it; over --http stdin is not read (a
+    service manager's is empty), and Ctrl-C, SIGTERM or SIGHUP stop it. Stopping stops every
+    server it started and removes every private file.
     """
     args = ["mcp", "serve", *(["--expose", "tools"] if expose == "tools" else [])]
     if program is not None:
