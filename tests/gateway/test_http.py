@@ -47,7 +47,8 @@ async def test_the_sdk_client_with_the_key(gateway):
     url, key_file, _ = gateway
     assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
     headers = {"Authorization": f"Bearer {key_file.read_text()}"}
-    async with (httpx2.AsyncClient(headers=headers) as http,
+    # the first call starts the demo server (importing the SDK): httpx's default 5 s is too short under load
+    async with (httpx2.AsyncClient(headers=headers, timeout=30) as http,
                 Client(streamable_http_client(url, http_client=http)) as client):
             assert [tool.name for tool in (await client.list_tools()).tools] == ["mcp"]
             echoed = await client.call_tool("mcp", {"action": "call", "server": "demo", "tool": "echo",
