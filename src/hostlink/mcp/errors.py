@@ -16,6 +16,7 @@ class McpError(Exception):
     """
 
     detail: str | None = None
+    rpc_code: int | None = None  # the JSON-RPC error code a server answered a request with, if any
 
 
 class ServerNotFound(McpError):

@@ -334,7 +334,9 @@ class McpRuntime:
                     f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
                 ) from None
             reason = one_line(exc.message, SERVER_TEXT_LIMIT)
-            raise CallFailed(f"MCP server {name!r} rejected {what}: {reason}") from None
+            rejected = CallFailed(f"MCP server {name!r} rejected {what}: {reason}")
+            rejected.rpc_code = exc.code
+            raise rejected from None
         except ValidationError:
             raise CallFailed(f"MCP server {name!r} sent an invalid result for {what}") from None
         except RuntimeError as exc:
