@@ -107,8 +107,7 @@ class Gateway:
                                             "the one tool 'mcp')")
             server = arguments.get("server") if isinstance(arguments.get("server"), str) else None
         else:
-            if not self.tools.tools and not self.tools.sign_ins:  # a host may call without listing first
-                await self._served(ctx, lambda: self.tools.list_tools(self.runtime, self.notifier))
+            await self._served(ctx, lambda: self.tools.resolve_tool(self.runtime, self.notifier, params.name))
             if params.name in self.tools.sign_ins:
                 server = self.tools.sign_ins[params.name]
                 arguments = {"action": "auth", "server": server}
@@ -124,7 +123,9 @@ class Gateway:
             await self.peer.offer_link(ctx, server, details["link"])
         if self.verbose and details.get("error") and server is not None and server in self.runtime.servers:
             self._tell(server)
-        return results.call_result(result, structured=self.face == "tools")
+        if self.face == "tools":
+            return results.passed_through(result, self.host.output)
+        return results.call_result(result, structured=False)
 
     async def _run_mcp(self, ctx: Any, arguments: dict[str, Any], server: str | None) -> ToolResult:
         """The `mcp` tool's run (with `server`; None: perhaps every one), the MCP host's
@@ -222,7 +223,7 @@ class Gateway:
         import mcp_types
 
         await self._fresh(ctx)
-        server, name = self._prompt(params.name)
+        server, name = await self._prompt(ctx, params.name)
         got = await self._served(ctx, lambda: self.runtime.get_prompt(server, name, dict(params.arguments or {})),
                                  server)
         return mcp_types.GetPromptResult(description=one_line(got.description, 4096) or None,
@@ -234,7 +235,7 @@ class Gateway:
         await self._fresh(ctx)
         ref = params.ref
         if getattr(ref, "type", None) == "ref/prompt":
-            server, name = self._prompt(ref.name)
+            server, name = await self._prompt(ctx, ref.name)
             upstream: Any = mcp_types.PromptReference(type="ref/prompt", name=name)
         else:
             server, uri = self._resource(ref.uri)
@@ -252,7 +253,9 @@ class Gateway:
         except Unknown as unknown:
             raise _rpc_error(str(unknown), invalid=True) from None
 
-    def _prompt(self, name: str) -> tuple[str, str]:
+    async def _prompt(self, ctx: Any, name: str) -> tuple[str, str]:
+        """The server and prompt an exposed prompt name stands for, found as a tool's is."""
+        await self._served(ctx, lambda: self.tools.resolve_prompt(self.runtime, self.notifier, name))
         try:
             return self.tools.prompt(name)
         except Unknown as unknown:

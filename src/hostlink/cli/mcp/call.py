@@ -136,4 +136,5 @@ def _show(result: ToolResult, as_json: bool) -> None:
         click.echo(compact_json(result_object(result)))
         return
     for item in result.content:
-        click.echo(item_line(item), err=result.is_error)
+        line = item_line(item)  # a text that ends its last line gets no blank line after it
+        click.echo(line, err=result.is_error, nl=not line.endswith("\n"))

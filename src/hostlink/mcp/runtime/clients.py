@@ -344,7 +344,7 @@ class McpRuntime:
                     f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
                 ) from None
             reason = one_line(exc.message, SERVER_TEXT_LIMIT)
-            raise CallFailed(f"MCP server {name!r} rejected {what}: {reason}") from None
+            raise CallFailed(f"MCP server {name!r} rejected {what}: {reason}").with_rpc_code(exc.code) from None
         except ValidationError:
             raise CallFailed(f"MCP server {name!r} sent an invalid result for {what}") from None
         except RuntimeError as exc:
