@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from hostlink.host.platform.console import TERMINATING_SIGNALS
+
 if TYPE_CHECKING:
     from hostlink.gateway.server import Gateway
 
-STOP_SIGNALS = (signals.SIGINT, signals.SIGTERM, signals.SIGHUP)
+STOP_SIGNALS = (signals.SIGINT, *TERMINATING_SIGNALS)
 PATH = "/mcp"
 
 
