@@ -178,8 +178,9 @@ async def start_child(argv: Command, *, env: Mapping[str, str], cwd: str | os.Pa
 
 
 if sys.platform == "win32":
-    # taskkill /F and TerminateJobObject end the child with status 1; no signal is involved.
-    STOPPED_STATUSES: frozenset[int] = frozenset({1})
+    # taskkill /F and TerminateJobObject end the child with status 1 (Wine reports 0); no signal
+    # is involved, so the child cannot answer a stop with a status of its own.
+    STOPPED_STATUSES: frozenset[int] = frozenset({0, 1})
     KILLED_STATUS = 1
 else:
     STOPPED_STATUSES = frozenset({-signal.SIGTERM})
