@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from hostlink.host.platform.console import TERMINATING_SIGNALS
+
 if TYPE_CHECKING:
     from hostlink.gateway.server import Gateway
 
-STOP_SIGNALS = (signals.SIGINT, signals.SIGTERM, signals.SIGHUP)
+STOP_SIGNALS = (signals.SIGINT, *TERMINATING_SIGNALS)
 PATH = "/mcp"
 MAX_SESSIONS = 100  # open MCP sessions (about 40 KiB each, plus what waits for them); the next gets 503
 SESSION_IDLE_SECONDS = 15 * 60  # a session with no request in flight and no GET stream open this long ends

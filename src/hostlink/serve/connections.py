@@ -30,12 +30,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import resource
 import time
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from hostlink.host.platform.limits import descriptor_limit
 
 REQUEST_SECONDS = 10.0
 WRITE_SECONDS = 10.0
@@ -57,9 +58,10 @@ _NOT_HTTP = json.dumps({"type": "error", "error": {"type": "invalid_request_erro
 
 
 def connection_bound(max_concurrent: int) -> int:
-    """Open connections allowed: `MAX_CONNECTIONS`, or fewer when `ulimit -n` is low."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
+    """Open connections allowed: `MAX_CONNECTIONS`, or fewer when `ulimit -n` is low (on
+    Windows, the C runtime's documented limit; see `hostlink.host.platform.limits`)."""
+    soft = descriptor_limit()
+    if soft is None:
         return MAX_CONNECTIONS
     reserve = BASE_DESCRIPTORS + ACCEPT_BATCHES_IN_FLIGHT * ACCEPT_BACKLOG + DESCRIPTORS_PER_REQUEST * max_concurrent
     if soft - reserve < MIN_CONNECTIONS:

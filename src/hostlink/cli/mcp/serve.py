@@ -15,6 +15,7 @@ import click
 
 from hostlink.cli.mcp.session import verbose, verbose_option
 from hostlink.cli.session import Fail, endpoint_key
+from hostlink.host.platform.console import exit_status, stop_name
 
 # hostlink.gateway.snippets.PROGRAMS, named here so that loading the mcp group stays cheap
 SHOWN = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "gemini")
@@ -83,7 +84,7 @@ def _serve_stdio(expose: str, cwd: Path, trust_flag: bool, loud: bool) -> None:
         anyio.run(lambda: serve_stdio(gateway, cwd=cwd, environ=os.environ, trust_flag=trust_flag))
     except Terminated as stopped:
         click.echo(f"hostlink mcp serve: {stopped}; every server it started was stopped", err=True)
-        raise SystemExit(128 + stopped.signum) from None
+        raise SystemExit(exit_status(stopped.signum)) from None
 
 
 def _serve_http(expose: str, port: int, address: str, token_env: str | None, cwd: Path, trust_flag: bool,
@@ -111,8 +112,6 @@ def _serve_http(expose: str, port: int, address: str, token_env: str | None, cwd
     stopped = anyio.run(lambda: serve_http(gateway, address=address, port=port, token=token, cwd=cwd,
                                            environ=os.environ, trust_flag=trust_flag, on_listening=listening))
     if stopped is not None:
-        import signal
-
-        click.echo(f"hostlink mcp serve: stopped by {signal.Signals(stopped).name}; every server it started was "
+        click.echo(f"hostlink mcp serve: stopped by {stop_name(stopped)}; every server it started was "
                    "stopped", err=True)
-        raise SystemExit(128 + stopped)
+        raise SystemExit(exit_status(stopped))
