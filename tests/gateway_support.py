@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,54 @@ async def stdio_gateway(tmp_path: Path, servers: dict[str, Any], *args: str, err
                                    env=gateway_env(tmp_path, servers), cwd=str(tmp_path))
     async with Client(stdio_client(params, errlog=errlog or sys.stderr), **client) as session:
         yield session
+
+
+@dataclass
+class HttpGateway:
+    url: str
+    key: str
+    proc: Any
+    stderr: Path  # what the gateway wrote on stderr (a file: a pipe nobody reads would stall it)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+@contextmanager
+def http_gateway(tmp_path: Path, servers: dict[str, Any], *args: str) -> Iterator[HttpGateway]:
+    """`hostlink mcp serve --http --port 0 ARGS` with a config of `servers`; stopped by SIGTERM
+    on the way out, with no traceback on its stderr and nothing of it left running."""
+    from process_support import started
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    stderr = tmp_path / "gateway-stderr.txt"
+    with stderr.open("wb") as err, started([HOSTLINK, "mcp", "serve", "--http", "--port", "0", *args],
+                                           stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
+                                           env=gateway_env(tmp_path, servers), cwd=tmp_path) as proc:
+        first = proc.stdout.readline().decode()
+        assert first, stderr.read_text()[-3000:]
+        key_file = Path(proc.stdout.readline().decode().split("$(cat ", 1)[1].rstrip(")\n"))
+        try:
+            yield HttpGateway(first.rsplit(" ", 1)[1].strip(), key_file.read_text(), proc, stderr)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    assert b"Traceback" not in stderr.read_bytes()
+    assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
+
+
+@asynccontextmanager
+async def http_host(gateway: HttpGateway, **client: Any):
+    """An SDK client as an MCP host on the gateway, on the handshake era (where list changes,
+    subscriptions and server requests are), with room for servers that start slowly."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (httpx2.AsyncClient(headers=gateway.headers, timeout=60) as http,
+                Client(streamable_http_client(gateway.url, http_client=http), mode="legacy", **client) as host):
+        yield host
 
 
 def live_mentioning(text: str) -> list[int]:

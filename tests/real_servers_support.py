@@ -62,7 +62,6 @@ NPM_SERVERS = {
 }
 PYPI_SERVERS = ("mcp-server-git", "mcp-server-time", "mcp-server-fetch")
 # What branch i37-results fixes (issue 37 item 1 and its rough edges); the lead drops the marks on merging it.
-RESULTS_FIX = pytest.mark.xfail(strict=True, reason="issue 37 item 1: fixed on branch i37-results")
 
 
 class _Site(http.server.BaseHTTPRequestHandler):

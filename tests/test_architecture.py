@@ -146,3 +146,48 @@ def test_hosts_import_an_extension_only_through_its_face():
     wrong = [f"{name} -> {target}" for name, targets in past.items() if name not in PAST_THE_FACE for target in targets]
     assert wrong == []
     assert [name for name in PAST_THE_FACE if not past.get(name)] == []  # every exception is still needed
+
+
+SEAM = "hostlink.host.platform"
+# What only the platform seam may touch: modules, attributes and keyword arguments that exist on
+# some systems only, or whose meaning differs between them.
+SYSTEM_MODULES = {"fcntl", "resource", "termios", "tty", "pwd", "grp", "msvcrt", "winreg", "_winapi"}
+SYSTEM_ATTRIBUTES = {"SIGHUP", "SIGKILL", "SIGBREAK", "SIGQUIT", "getuid", "geteuid", "killpg", "getpgid", "setsid",
+                     "pread", "pwrite", "add_signal_handler", "remove_signal_handler", "O_NOFOLLOW", "O_CLOEXEC",
+                     "O_NONBLOCK", "windll", "WinDLL"}
+SYSTEM_EXPRESSIONS = {"sys.platform", "os.name"}
+SYSTEM_KEYWORDS = {"start_new_session", "preexec_fn", "creationflags", "process_group"}
+
+
+def system_specific(tree: ast.AST) -> list[str]:
+    """Each use in `tree` of what differs between systems, as `line: what`."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [name for alias in node.names if (name := alias.name.split(".")[0]) in SYSTEM_MODULES]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [name for name in [(node.module or "").split(".")[0]] if name in SYSTEM_MODULES]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr] if node.attr in SYSTEM_ATTRIBUTES else [
+                text for text in [ast.unparse(node)] if text in SYSTEM_EXPRESSIONS]
+        elif isinstance(node, ast.keyword):
+            names = [node.arg] if node.arg in SYSTEM_KEYWORDS else []
+        else:
+            continue
+        found += [(node.lineno, name) for name in names]
+    return [f"{line}: {name}" for line, name in sorted(found)]
+
+
+def test_only_the_platform_seam_asks_which_system_it_runs_on():
+    wrong = {name: found for name, path in modules().items() if not _within(name, (SEAM,))
+             if (found := system_specific(parse(path.read_text())))}
+    assert wrong == {}
+
+
+def test_the_seam_check_sees_what_differs_between_systems():
+    # The reader itself, on the uses it must catch (each was in the code before the seam).
+    source = ("import fcntl\nimport signal as s\nimport sys, os\nx = s.SIGHUP\nsys.platform\nos.getuid()\n"
+              "loop.add_signal_handler(1, f)\nopen_process(a, start_new_session=True)\nfrom resource import getrlimit\n"
+              "record(resource=1)\nplatform.system()\n")  # a keyword named resource is no module
+    assert [entry.split(": ")[1] for entry in system_specific(parse(source))] == [
+        "fcntl", "SIGHUP", "sys.platform", "getuid", "add_signal_handler", "start_new_session", "resource"]

@@ -31,7 +31,7 @@ FACES = {
     "hostlink.mcp": [
         "SEE_TOOLS", "AuthManager", "AuthRequired", "CachedTool", "CallFailed", "ConfigError", "HttpServer",
         "LoadedConfig", "McpError", "McpExtension", "McpRuntime", "ResourceSubscriptions",
-        "SecureStore", "StdioServer", "ToolCache",
+        "SecureStore", "StdioServer", "ToolCache", "asking_server",
         "cache_directory", "default_auth", "enabled_config", "error_code", "filter_note", "load_config",
         "model_visible", "project_config_files", "record_key", "server_words", "sign_in", "sign_in_prompt",
         "signed_out", "status_rows", "stored_state", "table", "tool_line", "transport_of", "user_config_files",

@@ -79,6 +79,13 @@ def test_unknown_server_is_a_tool_error(host):
         mcp_tool(host).implementation(action="call", server="nowhere", tool="echo", args={})
 
 
+def test_the_reconnect_action_is_offered_and_answers_what_it_did(host):
+    tool = mcp_tool(host)
+    assert "reconnect" in tool.input_schema["properties"]["action"]["enum"]
+    assert "reconnect (`server`)" in tool.description
+    assert tool.implementation(action="reconnect", server="demo") == "demo: reset to idle; the next use connects"
+
+
 def test_llm_chain_runs_the_mcp_tool(host):
     # llm's own tool loop (execute_tool_calls) drives the adapter's tool implementation.
     tool = mcp_tool(host)

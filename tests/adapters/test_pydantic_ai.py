@@ -103,6 +103,7 @@ async def test_hostlink_mcp_runs_the_demo_server_for_any_model(project, marker):
         assert len(leftover_processes(marker)) == 1  # the connection lives while the agent is entered
         tools = await toolset.get_tools(None)  # type: ignore[arg-type]
         assert list(tools) == ["mcp"] and "servers" in tools["mcp"].tool_def.description.lower()
+        assert "reconnect" in tools["mcp"].tool_def.parameters_json_schema["properties"]["action"]["enum"]
     assert leftover_processes(marker) == []
 
 

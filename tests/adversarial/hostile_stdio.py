@@ -10,6 +10,8 @@ Attacks:
 - `many-items N`: `tools/call` answers N text items (one line of about 27 bytes each).
 - `log-flood N`: before answering `tools/call`, writes N malformed lines to stdout.
 - `notification-flood N`: before answering `tools/call`, sends N log notifications.
+- `update-flood N`: offers resource subscriptions; after answering `tools/call` of `boom`,
+  sends N `notifications/resources/updated` of `flood://r`.
 - `server-request`: before answering `tools/call`, asks the client for sampling and roots
   (requests the client never advertised) and reports what came back.
 - `remote-ref URL`: the tools' input schemas refer to a schema at URL (`$ref`), which
@@ -65,6 +67,11 @@ def call(ident, name: str) -> None:
         return result(ident, {"content": [{"type": "text", "text": "x"}] * int(ARGUMENT)})
     if ATTACK == "big-line":
         return result(ident, {"content": [{"type": "text", "text": "x" * (int(ARGUMENT) * 1024 * 1024)}]})
+    if ATTACK == "update-flood":
+        result(ident, {"content": [{"type": "text", "text": "flooding"}]})
+        for _ in range(int(ARGUMENT)):
+            out.write(b'{"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "flood://r"}}\n')
+        return out.flush()
     if ATTACK == "notification-flood":
         for index in range(int(ARGUMENT)):
             send({"jsonrpc": "2.0", "method": "notifications/message",
@@ -106,12 +113,15 @@ def main() -> None:
             continue
         if method == "initialize":
             name = "\x1b]0;owned\x07" * (1024 * 1024 // 12) if ATTACK == "huge-name" else "hostile"
-            result(ident, {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+            capabilities = {"tools": {}, **({"resources": {"subscribe": True}} if ATTACK == "update-flood" else {})}
+            result(ident, {"protocolVersion": message["params"]["protocolVersion"], "capabilities": capabilities,
                            "serverInfo": {"name": name, "version": "1"}})
         elif method == "tools/list":
             result(ident, {"tools": tools()})
         elif method == "tools/call":
             call(ident, message["params"]["name"])
+        elif method in ("resources/subscribe", "resources/unsubscribe") and ATTACK == "update-flood":
+            result(ident, {})
         else:
             send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "not found"}})
 

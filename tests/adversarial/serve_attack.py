@@ -11,6 +11,7 @@ import json
 import os
 import re
 import socket
+import time
 from pathlib import Path
 
 from serve_support import KEY, ServeProcess
@@ -77,3 +78,59 @@ def assert_quiet(server: ServeProcess, max_bytes: int, since: int = 0) -> int:
     assert size <= max_bytes, f"{size} bytes on stderr: {text[-1500:]}"
     assert TRACEBACK.search(text) is None, text[-3000:]
     return size
+
+
+def pipelining_non_readers(port: int, count: int, path: str, *, repeat: int = 1500) -> list[socket.socket]:
+    """`count` connections without the key, each pipelining `repeat` `GET path` in one write
+    with a 4 KiB receive buffer and never reading an answer: each answer's write stalls.
+    The caller closes them."""
+    pipelined = b"GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % (path.encode(), port) * repeat
+    held = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            held.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.settimeout(5)
+            sock.connect(("127.0.0.1", port))
+            sock.setblocking(False)
+            try:
+                sock.send(pipelined)  # what the buffers take at once: a stalled server reads no more
+            except OSError:
+                pass  # closed by the bound already
+    except BaseException:
+        for sock in held:
+            sock.close()
+        raise
+    return held
+
+
+def settled(pid: int, timeout: float = 20) -> float:
+    """Wait until process `pid` is idle (under 5 % of a core over half a second: every
+    attacker's answer stalled); returns the seconds waited."""
+    started = time.monotonic()
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    before = cpu()
+    while time.monotonic() - started < timeout:
+        time.sleep(0.5)
+        now = cpu()
+        if now - before < 0.025:
+            break
+        before = now
+    return time.monotonic() - started
+
+
+def keyed_seconds(server: ServeProcess) -> float:
+    """How long a keyed `GET /v1/models` takes to answer 200 (fails naming what came instead)."""
+    started = time.monotonic()
+    try:
+        status, _, body = request(server, "GET", "/v1/models", timeout=10)
+    except (OSError, http.client.HTTPException) as error:
+        raise AssertionError(f"the keyed request failed after {time.monotonic() - started:.1f} s: {error!r}") from None
+    assert status == 200, (status, body[:300])
+    return time.monotonic() - started

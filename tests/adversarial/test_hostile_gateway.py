@@ -4,18 +4,30 @@ keeps serving; what a hostile client sends gets a JSON-RPC error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
+import signal
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import anyio
+import httpx2
 import pytest
 
+from adversarial.serve_attack import closed_by_peer, pipelining_non_readers, settled
 from adversarial.support import CONTROL, PEAK_RSS_MIB, stdio
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from gateway_support import HOSTLINK, gateway_env, leftovers
+from gateway_support import HOSTLINK, demo, gateway_env, http_gateway, http_host, leftovers
+from hostlink.serve.connections import WRITE_SECONDS
+from process_support import started
 
 HERE = Path(__file__).parent
 MAX_ANSWER_BYTES = 128 * 1024  # a call's answer: 50 KiB of text, JSON-escaped, plus its frame
@@ -158,3 +170,127 @@ def test_hostile_client_messages_get_json_rpc_errors(tmp_path):
     assert huge["isError"] and len(text(huge)) < 2000
     assert [tool["name"] for tool in still["result"]["tools"]] == ["mcp"]
     assert b"Traceback" not in err
+
+
+FLOOD = 40_000
+MAX_FLOOD_GROWTH_MIB = 32
+
+
+def _status_mib(pid: int, field: str) -> float:
+    """A memory figure of /proc/PID/status (VmRSS: now; VmHWM: the peak so far), in MiB."""
+    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith(field + ":"))
+    return int(line.split()[1]) / 1024
+
+
+def stalled_host(gateway, uri: str) -> socket.socket:
+    """An MCP host on the gateway's HTTP that subscribes to `uri`, opens its GET stream (where
+    updates go) on a socket with a small receive buffer, and never reads it."""
+    headers = {**gateway.headers, "Accept": "application/json, text/event-stream"}
+    with httpx2.Client(headers=headers, timeout=60) as http:
+        opened = http.post(gateway.url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stalled", "version": "1"}}})
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        http.post(gateway.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        subscribed = http.post(gateway.url, headers=session, json={
+            "jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": uri}})
+        assert '"result":{}' in subscribed.text.replace(" ", ""), subscribed.text
+    address = urlsplit(gateway.url)
+    stream = socket.socket()
+    stream.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stream.connect((address.hostname, address.port))
+    lines = [f"GET {address.path} HTTP/1.1", f"Host: {address.netloc}", f"Authorization: {headers['Authorization']}",
+             "Accept: text/event-stream", *(f"{name}: {value}" for name, value in session.items())]
+    stream.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    return stream
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # resources/subscribe
+async def test_a_flood_of_updates_with_a_host_that_never_reads(tmp_path):
+    """40,000 updates of a resource two hosts follow, one of which never reads: the gateway's
+    memory stays bounded, and the host that reads hears each update, or a count of those
+    coalesced into the one it hears."""
+    uri = "hostlink://flood/flood://r"
+    heard = {"notifications": 0, "updates": 0}
+
+    async def on_message(message) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            meta = message.params.meta or {}
+            heard["notifications"] += 1
+            heard["updates"] += 1 + meta.get("hostlink/coalesced", 0) + meta.get("hostlink/dropped", 0)
+
+    with http_gateway(tmp_path, {"flood": stdio("update-flood", str(FLOOD))}, "--expose", "tools") as gateway:
+        stalled = stalled_host(gateway, uri)
+        try:
+            async with http_host(gateway, message_handler=on_message) as reader:
+                await reader.session.subscribe_resource(uri)
+                before = _status_mib(gateway.proc.pid, "VmRSS")
+                answer = await reader.call_tool("flood__boom", {})  # answered, then the flood
+                with anyio.fail_after(600):  # each update is a message through the SDK, twice: minutes under load
+                    while heard["updates"] < FLOOD:
+                        await anyio.sleep(0.1)
+                peak = _status_mib(gateway.proc.pid, "VmHWM")
+                still = await reader.call_tool("flood__ok", {})
+        finally:
+            stalled.close()
+    print(f"gateway RSS {before:.0f} MiB before, peak {peak:.0f} MiB; the reader heard {heard}")
+    assert answer.content[0].text == "flooding" and still.content[0].text == "still here"
+    assert heard["updates"] == FLOOD
+    assert peak - before <= MAX_FLOOD_GROWTH_MIB
+
+
+@contextlib.contextmanager
+def limited_http_gateway(tmp_path: Path, nofile: int | None = None) -> Iterator[tuple[subprocess.Popen, int, str]]:
+    """`hostlink mcp serve --http` (under `ulimit -n nofile`): its process, port and key."""
+    limit = None if nofile is None else (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile)))
+    with started([HOSTLINK, "mcp", "serve", "--http", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 stdin=subprocess.DEVNULL, env=gateway_env(tmp_path, {"demo": demo()}), cwd=tmp_path,
+                 preexec_fn=limit) as proc:
+        first = proc.stdout.readline().decode()
+        assert first, proc.stderr.read()[-3000:]
+        port = int(first.rsplit(":", 1)[1].split("/")[0])
+        key = Path(proc.stdout.readline().decode().split("$(cat ", 1)[1].rstrip(")\n")).read_text()
+        yield proc, port, key
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+        assert b"Traceback" not in proc.stderr.read()
+    assert leftovers(tmp_path) == []
+
+
+def keyed_initialize_seconds(port: int, key: str) -> float:
+    """How long a keyed `initialize` takes to answer 200 (fails naming what came instead)."""
+    started_at = time.monotonic()
+    try:
+        answer = httpx2.post(f"http://127.0.0.1:{port}/mcp", timeout=10, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"})
+    except httpx2.HTTPError as error:
+        waited = time.monotonic() - started_at
+        raise AssertionError(f"the keyed request failed after {waited:.1f} s: {error!r}") from None
+    assert answer.status_code == 200, (answer.status_code, answer.text[:300])
+    return time.monotonic() - started_at
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("nofile", "attackers"), [(256, 120), (None, 262)])
+def test_pipelining_clients_that_never_read_never_lock_out_a_keyed_client(tmp_path, nofile, attackers):
+    """Before: under `ulimit -n 256` (a bound of 116) 120 connections without the key, each
+    pipelining 1,500 `GET /mcp` in one write and never reading the 401s, held the whole bound
+    (each answer's write stalled: neither idle nor timed out) and a keyed `initialize` was
+    closed at once; 262 did the same to the default bound of 256. After: the stalled writers
+    are closed first, the keyed client answers at once, and the write deadline closes every
+    attacker."""
+    with limited_http_gateway(tmp_path, nofile) as (proc, port, key):
+        held = pipelining_non_readers(port, attackers, "/mcp")
+        try:
+            settled(proc.pid)
+            assert keyed_initialize_seconds(port, key) < 2
+            if nofile is not None:
+                time.sleep(WRITE_SECONDS + 2)
+                still_open = [sock for sock in held if not closed_by_peer(sock)]
+                assert still_open == [], f"{len(still_open)} of {len(held)} pipelining connections still open"
+        finally:
+            for sock in held:
+                sock.close()

@@ -11,6 +11,7 @@ import json
 import socket
 import urllib.request
 
+from adversarial.serve_attack import keyed_seconds, pipelining_non_readers, settled
 from serve_support import KEY
 
 
@@ -38,3 +39,16 @@ def test_slow_and_garbage_connections_do_not_block_other_clients(server):
             sock.close()
     assert server.claude_pids() == []
     assert any(model["id"].endswith("sonnet") for model in models(server)["data"])
+
+
+def test_more_pipelining_clients_than_the_bound_never_lock_out_a_keyed_request(server):
+    """Before: 262 connections without the key pipelining `GET /v1/models` and never reading the
+    answers held the whole default bound of 256, and a keyed request was reset. After: the
+    stalled writers are closed first, and the keyed request answers at once."""
+    held = pipelining_non_readers(server.port, 262, "/v1/models")
+    try:
+        settled(server.process.pid)
+        assert keyed_seconds(server) < 2
+    finally:
+        for sock in held:
+            sock.close()

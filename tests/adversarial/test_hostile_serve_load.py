@@ -15,11 +15,23 @@ import time
 
 import pytest
 
-from adversarial.serve_attack import MIB, assert_quiet, closed_by_peer, descriptors, memory_mib, request, reset_peak
+from adversarial.serve_attack import (
+    MIB,
+    assert_quiet,
+    closed_by_peer,
+    descriptors,
+    keyed_seconds,
+    memory_mib,
+    pipelining_non_readers,
+    request,
+    reset_peak,
+    settled,
+)
 from hostlink.serve.connections import (
     ACCEPT_BACKLOG,
     ACCEPT_BATCHES_IN_FLIGHT,
     REQUEST_SECONDS,
+    WRITE_SECONDS,
     OncePerKind,
     log,
     loop_exception,
@@ -110,6 +122,27 @@ def test_idle_connections_never_lock_out_a_keyed_request(server, api):
         stop.set()
         if attacker.is_alive():
             attacker.join()
+        for sock in held:
+            sock.close()
+
+
+def test_pipelining_clients_that_never_read_never_lock_out_a_keyed_request(server):
+    """Before: 120 connections without the key, each pipelining 1,500 `GET /v1/models` in one
+    write and never reading the 401s, held the whole bound (each answer's write stalled, so the
+    connection was neither idle nor timed out) and a keyed request was reset. After: the bound
+    closes the stalled writers first, the keyed request answers at once, and the write deadline
+    closes every attacker."""
+    since = server.stderr_bytes()
+    held = pipelining_non_readers(server.port, 120, "/v1/models")
+    try:
+        settled(server.process.pid)
+        assert keyed_seconds(server) < 2
+        time.sleep(WRITE_SECONDS + 2)
+        still_open = [sock for sock in held if not closed_by_peer(sock)]
+        assert still_open == [], f"{len(still_open)} of {len(held)} pipelining connections still open"
+        assert keyed_seconds(server) < 2
+        assert_quiet(server, max_bytes=2048, since=since)
+    finally:
         for sock in held:
             sock.close()
 

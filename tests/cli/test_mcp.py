@@ -102,7 +102,8 @@ def test_failures_are_one_line_with_their_exit_code(env, tmp_path, argv, message
 
 def test_disconnect_and_reconnect_explain_and_never_connect(env, tmp_path):
     assert "idle" in hostlink(env, tmp_path, "mcp", "disconnect", "fx").stdout
-    assert "reset to idle" in hostlink(env, tmp_path, "mcp", "reconnect", "fx").stdout
+    # the words of `/mcp reconnect` and of the mcp tool's action reconnect
+    assert hostlink(env, tmp_path, "mcp", "reconnect", "fx").stdout == "fx: reset to idle; the next use connects\n"
     assert hostlink(env, tmp_path, "mcp", "reconnect", "ghost").returncode == 2
 
 

@@ -24,7 +24,7 @@ def test_resources_and_read_answer_as_the_mcp_tool_does(tmp_path):
     assert as_json == [{"server": "demo", "name": "readme", "uri": "demo://readme",
                         "description": "About this server.", "mimeType": "text/plain"}]
     read = hostlink(env, tmp_path, "mcp", "read", "demo", "demo://readme")
-    assert (read.returncode, read.stdout) == (0, f"[resource demo://readme (text/plain)]\n{README}\n")
+    assert (read.returncode, read.stdout) == (0, f"[resource demo://readme (text/plain)]\n{README}")
     read_json = json.loads(hostlink(env, tmp_path, "mcp", "read", "demo", "demo://readme", "--json").stdout)
     assert read_json == {"isError": False, "content": [
         {"type": "text", "text": f"[resource demo://readme (text/plain)]\n{README}"}]}

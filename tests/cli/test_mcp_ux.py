@@ -119,7 +119,7 @@ def test_argument_errors_list_every_violation_with_the_parameters(tmp_path):
     assert wrong.returncode == 2
     assert wrong.stderr.splitlines() == [
         "arguments do not match the input schema of tool 'echo':",
-        "- 'message' is a required property at (root)",
+        '- "message" is a required property at (root)',
         "- unexpected property 'msg' (not a parameter of the tool)",
         "parameters: message (string, required)",
     ]

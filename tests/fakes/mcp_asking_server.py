@@ -2,7 +2,8 @@
 
 `ask_user` asks a form of every field kind and answers with what came back as JSON;
 `ask_secret` asks for a password; `ask_page` asks to send the person to a web page;
-`sample` asks for a model answer (`tools` true: with a tool, which must be refused).
+`sample` asks for a model answer (`tools` true: with a tool, which must be refused);
+`roots_after` waits `seconds`, then asks for the client's roots (roots/list).
 On protocol 2026-07-28 a question goes out embedded in an `input_required` result and
 the answer comes back with the retried call; on older protocols as a request of its own.
 A client without the elicitation capability makes each answer with the error it got.
@@ -98,6 +99,20 @@ def build_server():
         except Exception as error:  # noqa: BLE001 - the client's refusal is the answer
             return json.dumps({"error": str(error)[:300]})
         return said(answer)
+
+    @server.tool(description="Wait, then ask for the client's roots.")
+    async def roots_after(ctx: Context, seconds: float = 0):
+        import anyio
+        from mcp.shared.message import ServerMessageMetadata
+        from mcp_types import ListRootsRequest, ListRootsResult
+
+        await anyio.sleep(seconds)
+        try:
+            listed = await ctx.request_context.session.send_request(
+                ListRootsRequest(), ListRootsResult, metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+        except Exception as error:  # noqa: BLE001 - the client's refusal is the answer
+            return json.dumps({"error": str(error)[:300]})
+        return json.dumps({"roots": [str(root.uri) for root in listed.roots]})
 
     return server
 

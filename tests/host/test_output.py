@@ -14,6 +14,7 @@ from hostlink.host import ImageContent, TextContent, output
 from hostlink.host.output import (
     MAX_INLINE_BYTES,
     MAX_INLINE_LINES,
+    TRUNCATED,
     OutputSession,
     bound_content,
     bound_images,
@@ -22,7 +23,7 @@ from hostlink.host.output import (
     strip_controls,
 )
 
-NOTICE = re.compile(r"\[output truncated: showing (\d+) of (\d+) lines, (\d+) of (\d+) bytes; (.*)\]$")
+NOTICE = re.compile(r"\[output truncated: showing (\d+) of (\d+) lines?, (\d+) of (\d+) bytes?; (.*)\]$")
 
 
 @pytest.fixture
@@ -260,7 +261,7 @@ def test_an_image_that_is_not_base64_is_omitted_and_the_rest_kept():
     # Hostile server data: before, the llm host's decoding raised and lost the whole result.
     items = [TextContent("the text stays"), ImageContent("not base64!", "image/png"), png(8)]
     result = bound_content(items, None)
-    assert result == [TextContent("the text stays\n[1 image omitted: 1 not valid base64]"), png(8)]
+    assert result == [TextContent("the text stays"), png(8), TextContent("[1 image omitted: 1 not valid base64]")]
 
 
 def test_a_planted_runtime_root_keeps_the_inline_part_with_a_reason(tmp_path, monkeypatch):
@@ -275,13 +276,19 @@ def test_a_planted_runtime_root_keeps_the_inline_part_with_a_reason(tmp_path, mo
     session.close()
 
 
-def test_bound_content_joins_text_and_reports_images(session):
-    items = [TextContent("one\x1b[0m"), png(8), TextContent("two")] + [png(8)] * 4
+def test_bound_content_keeps_the_order_joins_adjacent_texts_and_reports_images(session):
+    items = [TextContent("one\x1b[0m"), TextContent("two"), png(8), TextContent("three")] + [png(8)] * 4
     result = bound_content(items, session)
-    assert result[0] == TextContent(
-        "one\ntwo\n[1 image omitted: 1 beyond the limit of 4 inline images]"
-    )
-    assert result[1:] == [png(8)] * 4
+    assert result == [TextContent("one\ntwo"), png(8), TextContent("three"), png(8), png(8), png(8),
+                      TextContent("[1 image omitted: 1 beyond the limit of 4 inline images]")]
+    assert bound_content([png(8), TextContent("after")], session) == [png(8), TextContent("after")]
+
+
+def test_texts_around_images_too_long_together_are_bounded_as_one(session):
+    line = "x" * 99 + "\n"
+    result = bound_content([TextContent(line * 300), png(8), TextContent(line * 300)], session)
+    assert [item.type for item in result] == ["text", "image"]
+    assert result[0].text.startswith(line) and TRUNCATED in result[0].text.splitlines()[-1]
 
 
 def test_compact_json_has_no_raw_controls():

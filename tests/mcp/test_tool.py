@@ -31,7 +31,8 @@ async def host(tmp_path, runtime_dir):
 def test_parameters_schema_is_strict_and_bounded():
     assert PARAMETERS["additionalProperties"] is False
     assert PARAMETERS["properties"]["action"]["enum"] == [
-        "status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth"]
+        "status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth",
+        "reconnect"]
     limit = PARAMETERS["properties"]["limit"]
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 20)
     Draft202012Validator.check_schema(PARAMETERS)
@@ -153,7 +154,7 @@ async def test_arguments_are_checked_against_the_input_schema_before_sending(tmp
             assert wrong_type.is_error
             assert "input schema of tool 'add'" in text(wrong_type) and "at a" in text(wrong_type)
             missing = await host.run(action="call", server="web", tool="add", args={"a": 1})
-            assert missing.is_error and "'b' is a required property" in text(missing)
+            assert missing.is_error and '"b" is a required property' in text(missing)
             unknown = await host.run(action="call", server="web", tool="nope")
             assert unknown.is_error
             # Nothing but (at most) one tool listing went to the server: no invalid call was sent.
@@ -274,17 +275,39 @@ async def test_host_command(host):
     assert "echo" in tools and "app_only" not in tools and "inputSchema" not in tools
     assert await command.run(["disconnect", "fx"], CancelSignal()) == "fx: idle"
     assert fixture_children() == []
-    assert await command.run(["reconnect", "fx"], CancelSignal()) == "fx: idle"
+    assert await command.run(["reconnect", "fx"], CancelSignal()) == "fx: reset to idle; the next use connects"
     assert fixture_children() == []  # reconnect resets; it does not connect
     with pytest.raises(CommandFailed, match="unknown MCP server 'ghost'"):
         await command.run(["connect", "ghost"], CancelSignal())
     assert (await command.run(["bogus"], CancelSignal())).startswith("usage: /mcp")
 
 
+async def test_the_reconnect_action_brings_a_crashed_server_back_as_the_command_does(host):
+    assert "reconnect (`server`)" in host.tool.description
+    crashed = await host.run(action="call", server="fx", tool="crash")
+    assert crashed.is_error and text(crashed).endswith("; use reconnect to start it again")
+    latched = await host.run(action="call", server="fx", tool="echo", args={"text": "x"})
+    assert latched.is_error and text(latched) == text(crashed)  # the latch holds without a reconnect
+    answer = await host.run(action="reconnect", server="fx")
+    assert not answer.is_error and text(answer) == "fx: reset to idle; the next use connects"
+    assert answer.details["summary"] == "mcp reconnect fx: ok, 1 text (40 chars)"
+    assert fixture_children() == []  # it resets; the next use starts the server
+    assert text(await host.run(action="call", server="fx", tool="echo", args={"text": "back"})) == "back"
+    await host.run(action="call", server="fx", tool="crash")
+    command = host.registry.commands["mcp"]  # the same reset, the same words
+    assert await command.run(["reconnect", "fx"], CancelSignal()) == text(answer)
+    assert text(await host.run(action="call", server="fx", tool="echo", args={"text": "again"})) == "again"
+    for args, said in (({}, "action 'reconnect' needs 'server'"), ({"server": "ghost"}, "unknown MCP server 'ghost'"),
+                       ({"server": "off"}, "'off' is disabled")):
+        refused = await host.run(action="reconnect", **args)
+        assert refused.is_error and said in text(refused), text(refused)
+
+
 async def test_results_carry_a_one_line_summary_for_host_displays(host):
     result = await host.run(action="call", server="fx", tool="echo", args={"text": "hello"})
-    assert result.details == {"summary": "mcp call fx/echo: ok, 1 text (5 chars)",
-                              "structuredContent": {"result": "hello"}}
+    assert {key: value for key, value in result.details.items() if key != "result"} == {
+        "summary": "mcp call fx/echo: ok, 1 text (5 chars)", "structuredContent": {"result": "hello"}}
+    assert result.details["result"].content[0].text == "hello"  # as the server sent it, for a host that passes it on
     failed = await host.run(action="call", server="ghost", tool="x")
     assert failed.details["summary"] == "mcp call ghost/x: error, 1 text (" + str(len(text(failed))) + " chars)"
     assert failed.details["error"] == "unknown_server"

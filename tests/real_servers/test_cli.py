@@ -23,7 +23,6 @@ from real_servers_support import (
     PAGE_TEXT,
     PAGE_TITLE,
     PNG,
-    RESULTS_FIX,
     ROBOTS_AGENT,
     Lane,
     Run,
@@ -127,19 +126,16 @@ def test_filesystem_lists_and_reads(run):
     assert read.returncode == 0 and HELLO.strip() in read.stdout
 
 
-@RESULTS_FIX
 def test_filesystem_text_is_shown_once(run):
-    assert run("fs read").stdout == HELLO + "\n"
+    assert run("fs read").stdout == HELLO  # the text ends its line: no blank line after it
 
 
-@RESULTS_FIX
 def test_filesystem_big_file_prints_its_own_size_plus_one_line(run):
     big = run("fs big")
     assert big.returncode == 0 and len(big.stdout) <= len(BIG_LINE) * 801 and big.stderr == ""
     assert big.stdout.rstrip("\n") == (BIG_LINE * 800).rstrip("\n")
 
 
-@RESULTS_FIX
 def test_filesystem_image_is_a_placeholder_never_base64(run):
     image = run("fs image")
     assert image.returncode == 0 and base64.b64encode(PNG).decode()[:40] not in image.stdout
@@ -152,7 +148,6 @@ def test_filesystem_bad_argument_names_the_parameter(run):
     assert "at head" in bad.stderr and "parameters: path (string, required)" in bad.stderr
 
 
-@RESULTS_FIX
 def test_filesystem_bad_argument_is_quoted_in_json(run):
     assert "true is not of type" in run("fs bad").stderr
 
@@ -176,7 +171,6 @@ def test_memory_keeps_its_graph_from_one_command_to_the_next(run):
     assert "runs offline" in read.stdout
 
 
-@RESULTS_FIX
 def test_memory_result_is_shown_once(run):
     assert run("memory create").stdout.count("runs offline") == 1
     assert run("memory graph").stdout.count("runs offline") == 1
@@ -184,7 +178,7 @@ def test_memory_result_is_shown_once(run):
 
 def test_memory_bad_argument_names_the_parameter(run):
     bad = run("memory bad")
-    assert bad.returncode == 2 and "'entityType' is a required property at entities/0" in bad.stderr
+    assert bad.returncode == 2 and '"entityType" is a required property at entities/0' in bad.stderr
 
 
 # --- sequential thinking ---------------------------------------------------------------------
@@ -210,7 +204,6 @@ def test_everything_calls(run):
     assert bad.returncode == 2 and "at a" in bad.stderr and "parameters: a (number, required)" in bad.stderr
 
 
-@RESULTS_FIX
 def test_everything_image_stays_between_its_texts(run):
     assert [line.split(",")[0] for line in lines(run("everything image").stdout)] == [
         "Here's the image you requested:", "[image image/png", "The image above is the MCP logo."]
@@ -250,7 +243,7 @@ def test_playwright_browses_a_loopback_page_and_leaves_no_browser(run, lane):
     assert page.returncode == 0 and f"- Page Title: {PAGE_TITLE}" in page.stdout
     assert "/page.html" in [path for path, _ in lane.seen]
     bad = run("playwright bad")
-    assert bad.returncode == 2 and "'url' is a required property" in bad.stderr
+    assert bad.returncode == 2 and '"url" is a required property' in bad.stderr
 
 
 # --- git, time, fetch (PyPI) ---------------------------------------------------------------------
@@ -260,7 +253,7 @@ def test_git(run):
     log = run("git log")
     assert log.returncode == 0 and f"Message: {COMMIT}" in log.stdout
     bad = run("git bad")
-    assert bad.returncode == 2 and "'repo_path' is a required property" in bad.stderr
+    assert bad.returncode == 2 and '"repo_path" is a required property' in bad.stderr
     assert "parameters: repo_path (string, required)" in bad.stderr
 
 

@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from gateway_support import leftovers, live_mentioning, stdio_gateway
-from real_servers_support import COMMIT, HELLO, PAGE_TEXT, PAGE_TITLE, RESULTS_FIX, Lane
+from real_servers_support import COMMIT, HELLO, PAGE_TEXT, PAGE_TITLE, Lane
 
 pytestmark = pytest.mark.real_servers
 FACES = ("proxy", "tools")
@@ -164,17 +164,12 @@ def faces(lane: Lane) -> dict[str, Face]:
     return recorded
 
 
-def _once(face: str, server: str) -> Any:
-    """The (face, server) pairs whose result today repeats itself (branch i37-results fixes them)."""
-    repeated = {("proxy", "fs"), ("proxy", "memory"), ("tools", "fs"), ("tools", "memory")}
-    return pytest.param(face, server, marks=RESULTS_FIX if (face, server) in repeated else ())
-
-
-@pytest.mark.parametrize(("face", "server"), [_once(face, server) for face in FACES for server in ONCE])
+@pytest.mark.parametrize(("face", "server"), [(face, server) for face in FACES for server in ONCE])
 def test_each_result_is_shown_once(faces, face, server):
     answer = faces[face].answers[server]
     assert answer.raised is None and not answer.is_error, answer
-    assert answer.text.count(ONCE[server]) == 1, answer.text
+    # the tools face passes the server's own text through (thinking and time indent their JSON)
+    assert "".join(answer.text.split()).count("".join(ONCE[server].split())) == 1, answer.text
 
 
 @pytest.mark.parametrize("face", FACES)
@@ -187,7 +182,7 @@ def test_nothing_outlives_the_gateway(faces, face):
 def test_a_wrong_argument_names_the_parameter(faces, face):
     fs, git = faces[face].answers["fs bad"], faces[face].answers["git bad"]
     assert fs.is_error and "at path" in fs.text and "parameters: path (string, required)" in fs.text
-    assert git.is_error and "'repo_path' is a required property" in git.text
+    assert git.is_error and '"repo_path" is a required property' in git.text
 
 
 def test_the_tools_face_names_every_server(faces):
@@ -196,7 +191,6 @@ def test_the_tools_face_names_every_server(faces):
             "everything-http__echo"} <= set(faces["tools"].tools)
 
 
-@RESULTS_FIX
 def test_the_tools_face_passes_the_result_through(faces):
     fs = faces["tools"].answers["fs"]
     assert fs.content == [{"type": "text", "text": HELLO}] and fs.structured == {"content": HELLO}
@@ -211,7 +205,6 @@ def test_resources_and_prompts(faces, face):
         "user: What's weather in Paris?")
 
 
-@RESULTS_FIX
 def test_the_tools_face_gets_a_prompt_before_any_listing(faces):
     fresh = faces["tools"].answers["fresh prompt"]
     assert fresh.raised is None and fresh.text.startswith("user: This is a simple prompt")

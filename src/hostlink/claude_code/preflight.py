@@ -26,6 +26,7 @@ import anyio
 
 from hostlink.claude_code import compatibility
 from hostlink.claude_code.process import ClaudeProcess, ProcessError, build_argv
+from hostlink.host.platform.folders import cache_home
 from hostlink.host.private import (
     PrivateStateError,
     create_private_dir,
@@ -166,11 +167,9 @@ def _identity(executable: str) -> str | None:
 
 
 def _cache_directory() -> Path:
-    """`$XDG_CACHE_HOME/hostlink` of the host's user (a relative XDG_CACHE_HOME is ignored)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.environ.get("HOME") or str(Path.home()), ".cache")
-    return Path(base, "hostlink")
+    """`$XDG_CACHE_HOME/hostlink` of the host's user (a relative XDG_CACHE_HOME is ignored;
+    `%LOCALAPPDATA%` on Windows)."""
+    return cache_home(os.environ) / "hostlink"
 
 
 def _recalled(executable: str) -> CliFacts | None:

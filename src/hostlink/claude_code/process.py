@@ -1,11 +1,12 @@
-"""Launching and stopping the `claude` child: argv, allowlisted environment, process group.
+"""Launching and stopping the `claude` child: argv, allowlisted environment, its own tree.
 
-The child is a process-group leader (`start_new_session`), so stopping it means signalling
-exactly the group this request created: SIGTERM, then SIGKILL after a short grace. Nothing
-is ever killed by name. Its environment is built from an allowlist, so API keys, alternate
-routing (base URLs, Bedrock/Vertex), hooks and arbitrary parent variables never reach it;
-only an explicit `ClaudeTransportOptions` passed in code can point it at a local fake
-API in tests.
+The child starts in a tree of its own (`hostlink.host.platform.processes`: a process group
+on POSIX, a Job Object on Windows), so stopping it ends exactly the tree this request
+created: SIGTERM, then SIGKILL after a short grace (on Windows, the seed's `taskkill /PID
+<pid> /T /F` and the job). Nothing is ever killed by name. Its environment is built from
+an allowlist, so API keys, alternate routing (base URLs, Bedrock/Vertex), hooks and
+arbitrary parent variables never reach it; only an explicit `ClaudeTransportOptions` passed
+in code can point it at a local fake API in tests.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
-import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +25,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from hostlink.host.output import one_line
+from hostlink.host.platform.processes import ChildTree, start_child
 from hostlink.host.private import open_private_file
 
 PROPOSAL_SERVER = Path(__file__).with_name("proposal_server.py")
@@ -207,14 +208,15 @@ def private_dirs(temp_dir: Path) -> dict[str, str]:
 
 
 class ClaudeProcess:
-    """One running child in its own process group, with bounded line reads of stdout."""
+    """One running child in a tree of its own, with bounded line reads of stdout."""
 
-    def __init__(self, process: Process, stderr_path: Path) -> None:
+    def __init__(self, process: Process, tree: ChildTree, stderr_path: Path) -> None:
         self._process = process
+        self._tree = tree
         assert process.stdout is not None
         self._stdout = BufferedByteReceiveStream(process.stdout)
         self._stderr_path = stderr_path
-        self.escalated = False  # True if SIGKILL was needed
+        self.escalated = False  # True if a forced stop (SIGKILL) was needed
 
     @classmethod
     async def start(
@@ -222,16 +224,15 @@ class ClaudeProcess:
     ) -> ClaudeProcess:
         """Start the child; its stderr goes to `stderr_path` (a new private 0600 file).
 
-        A file rather than a pipe, so nothing has to drain it while the request streams.
+        A file rather than a pipe, so nothing has to drain it while the request streams. A
+        caller already cancelled starts nothing.
         """
         with open_private_file(stderr_path.parent, stderr_path.name) as stderr:
             try:
-                process = await anyio.open_process(
-                    list(argv), env=dict(env), cwd=str(cwd), start_new_session=True, stderr=stderr
-                )
+                process, tree = await start_child(list(argv), env=env, cwd=str(cwd), stderr=stderr)
             except OSError as exc:
                 raise ProcessError(f"could not start claude ({exc.strerror or type(exc).__name__})") from None
-        return cls(process, stderr_path)
+        return cls(process, tree, stderr_path)
 
     @property
     def pid(self) -> int:
@@ -287,50 +288,25 @@ class ClaudeProcess:
             raise ProcessError(f"claude wrote a record longer than {MAX_LINE_BYTES} bytes")
         return line
 
-    def _signal_group(self, signum: int) -> bool:
-        """Signal our own group; False when it no longer exists."""
-        try:
-            os.killpg(self._process.pid, signum)
-        except ProcessLookupError:
-            return False
-        return True
-
     def group_alive(self) -> bool:
-        """Whether any live (non-zombie) process is still in our group.
-
-        On Linux this reads the process table, because a signal to a zombie succeeds: a
-        finished member whose parent (say, a subreaper) has not reaped it yet is not alive.
-        """
-        if not os.path.isdir("/proc/self"):
-            return self._signal_group(0)
-        pgid = str(self._process.pid)
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    fields = handle.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[2] == pgid.encode() and fields[0] not in (b"Z", b"X"):
-                return True
-        return False
+        """Whether any live process of our tree (group or job) still runs."""
+        return self._tree.alive()
 
     async def terminate(self) -> int:
-        """Stop the whole group: SIGTERM, SIGKILL after the grace; returns the exit status.
+        """Stop the whole tree: SIGTERM, SIGKILL after the grace; returns the exit status.
 
         Also waits until no member of the group remains (the proposal server included).
         """
         with anyio.CancelScope(shield=True):
             if self._process.returncode is None or self.group_alive():
-                self._signal_group(signal.SIGTERM)
+                self._tree.stop(forced=False)
                 with anyio.move_on_after(TERMINATE_GRACE_SECONDS):
                     await self._process.wait()
                     while self.group_alive():
                         await anyio.sleep(0.01)
                 if self._process.returncode is None or self.group_alive():
                     self.escalated = True
-                    self._signal_group(signal.SIGKILL)
+                    self._tree.stop(forced=True)
             returncode = await self._process.wait()
             await self._wait_group_gone()
             await self._close_pipes()
@@ -349,12 +325,15 @@ class ClaudeProcess:
                 await anyio.sleep(0.01)
         if self.group_alive():
             self.escalated = True
-            self._signal_group(signal.SIGKILL)
+            self._tree.stop(forced=True)
             with anyio.move_on_after(2):
                 while self.group_alive():
                     await anyio.sleep(0.01)
-        if self.group_alive():
-            raise ProcessError("a process of the claude group survived SIGKILL")
+        try:
+            if self.group_alive():
+                raise ProcessError("a process of the claude group survived SIGKILL")
+        finally:
+            self._tree.close()  # on Windows the job's last handle: it ends whatever is left
 
     async def _close_pipes(self) -> None:
         for stream in (self._process.stdin, self._process.stdout):

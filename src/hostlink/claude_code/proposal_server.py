@@ -35,7 +35,7 @@ def _load_tools(path: str) -> list[Any]:
 
 def _mark_violation(path: str, name: object) -> None:
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except FileExistsError:
         return
     with os.fdopen(fd, "w") as handle:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
@@ -81,6 +80,7 @@ from hostlink.host import (
     ToolCall,
     ToolCallEvent,
 )
+from hostlink.host.platform.processes import KILLED_STATUS, STOPPED_STATUSES
 from hostlink.host.private import PrivateStateError, write_private_file
 
 if TYPE_CHECKING:
@@ -93,9 +93,10 @@ EXIT_TIMEOUT_SECONDS = 10.0
 PLAN_REPORT_GRACE_SECONDS = 0.5
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length"}
-# After a proposal: 143 / -SIGTERM when our signal stopped it, 0 or 1 when its single turn
-# (``--max-turns 1``) ended on its own just before the signal arrived.
-_ACCEPTED_AFTER_TERMINATE = {0, 1, EXIT_AFTER_SIGTERM, -signal.SIGTERM}
+# After a proposal: 143 / -SIGTERM when our signal stopped it (on Windows, where a stop is no
+# signal, the status taskkill or the job gave it), 0 or 1 when its single turn
+# (``--max-turns 1``) ended on its own just before the stop arrived.
+_ACCEPTED_AFTER_TERMINATE = {0, 1, EXIT_AFTER_SIGTERM, *STOPPED_STATUSES}
 _DEFAULT_SETTINGS = GenerationSettings()  # frozen: one shared default is safe
 
 
@@ -384,7 +385,7 @@ class _Request:
             await self._read_plan_report()
             returncode = await self._stop_process()
             if returncode not in _ACCEPTED_AFTER_TERMINATE and not (
-                self.process.escalated and returncode == -signal.SIGKILL
+                self.process.escalated and returncode == KILLED_STATUS
             ):
                 raise _fail(f"claude exited with status {returncode} when stopped", code="unexpected_exit")
         else:

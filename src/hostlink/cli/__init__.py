@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from hostlink.cli.process_exit import freeze_heap_at_exit
+from hostlink.cli.process_warnings import show_warnings_as_one_line
 
 # name -> (module, attribute, one-line help shown by `hostlink --help` and `llm --help`)
 COMMAND_GROUPS = {
@@ -77,6 +78,7 @@ def cli() -> None:
 def main() -> None:
     """The `hostlink` command, named so however Python was started (advice names it)."""
     freeze_heap_at_exit()
+    show_warnings_as_one_line()
     cli.main(prog_name="hostlink")
 
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import click
 
 from hostlink.cli.session import Fail, StderrNotifier, endpoint_key
+from hostlink.host.platform.console import stop_name
+from hostlink.host.platform.shell import file_contents, literal, set_variable_line, variable_value
 
 if TYPE_CHECKING:
     from hostlink.host import Extension
@@ -98,14 +100,14 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
     host = HostSession(extensions, command="hostlink")
 
     def listening(where: Listening) -> None:
-        key = f'"${token_env}"' if token_env is not None else f'"$(cat {where.key_file})"'
+        key = variable_value(token_env) if token_env is not None else file_contents(str(where.key_file))
         click.echo(f"hostlink serve: listening on {where.base_url} "
                    f"(Anthropic Messages at {where.base_url}/v1/messages, "
                    f"OpenAI Chat Completions and Responses at {where.base_url}/v1)")
-        click.echo(f"export ANTHROPIC_BASE_URL={where.base_url}")
-        click.echo(f"export ANTHROPIC_API_KEY={key}")
-        click.echo(f"export OPENAI_BASE_URL={where.base_url}/v1")
-        click.echo(f"export OPENAI_API_KEY={key}")
+        click.echo(set_variable_line("ANTHROPIC_BASE_URL", literal(where.base_url)))
+        click.echo(set_variable_line("ANTHROPIC_API_KEY", key))
+        click.echo(set_variable_line("OPENAI_BASE_URL", literal(f"{where.base_url}/v1")))
+        click.echo(set_variable_line("OPENAI_API_KEY", key))
         click.echo("Ctrl-C stops the server.", err=True)
 
     async def main() -> int | None:
@@ -118,7 +120,5 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
 
     stopped = anyio.run(main)
     if stopped is not None:
-        import signal
-
-        click.echo(f"hostlink serve: stopped by {signal.Signals(stopped).name}; every request's claude was stopped",
+        click.echo(f"hostlink serve: stopped by {stop_name(stopped)}; every request's claude was stopped",
                    err=True)

@@ -115,11 +115,13 @@ def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], A
     see `HostSession`).
 
     The host's CommandFailed and the `shown` errors (an extension's, whose messages are
-    safe to show) become `Fail`; a termination signal exits 128 + its number.
+    safe to show) become `Fail`; a termination signal exits 128 + its number
+    (1 after a Windows console closed).
     """
     import anyio
 
     from hostlink.host import CommandFailed
+    from hostlink.host.platform.console import exit_status
     from hostlink.host.session import HostSession, Terminated
 
     host = HostSession(extensions, command=host_command(), lasting=lasting, keep_output=keep_output)
@@ -140,4 +142,4 @@ def run_session(extensions: Sequence[Extension], work: Callable[[HostSession], A
         raise Fail(str(error), _code_of(error)) from None
     except Terminated as stopped:
         click.echo(f"{command_path()}: {stopped}; every server it started was stopped", err=True)
-        raise SystemExit(128 + stopped.signum) from None
+        raise SystemExit(exit_status(stopped.signum)) from None

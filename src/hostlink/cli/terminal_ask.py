@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from hostlink.host import Answer, Ask, Question
+from hostlink.host.output import counted
 
 _YES = ("y", "yes", "true", "1")
 _ONE_AT_A_TIME = threading.Lock()  # two servers asking at once take turns at the terminal
@@ -141,10 +142,14 @@ def _value(text: str, field: Mapping[str, Any]) -> Any:
             return choices[int(text) - 1]
         raise ValueError("pick one of the choices (its number or its text)")
     if "minLength" in field and len(text) < field["minLength"]:
-        raise ValueError(f"at least {field['minLength']} characters are needed")
+        raise ValueError(f"at least {counted(field['minLength'], 'character')} {_are(field['minLength'])} needed")
     if "maxLength" in field and len(text) > field["maxLength"]:
-        raise ValueError(f"at most {field['maxLength']} characters are allowed")
+        raise ValueError(f"at most {counted(field['maxLength'], 'character')} {_are(field['maxLength'])} allowed")
     return text
+
+
+def _are(number: int) -> str:
+    return "is" if number == 1 else "are"
 
 
 def _kind(field: Mapping[str, Any]) -> str:

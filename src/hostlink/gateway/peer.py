@@ -1,21 +1,26 @@
-"""The MCP host at the other end, as the host session's `ask` and `complete`.
+"""The MCP hosts at the other end, as the host session's `ask` and `complete`.
 
-An upstream server's question (elicitation) or model request (sampling) arrives while one
-of the MCP host's calls is being served; it goes to the MCP host as a request related to
-that call, when the MCP host declared the capability (and the server's entry opted in, which
-the MCP extension checks). Otherwise it is declined, as in any host that cannot ask. A
-sampling request's approval is the MCP host's own (MCP hosts show sampling requests to
-their user), so the extension's confirmation question is answered by that capability.
+An upstream server's question (elicitation), model request (sampling) or `roots/list`
+belongs to the MCP host call that is with that server: it goes to that call's MCP host, as a
+request related to the call, when the MCP host declared the capability (and the server's
+entry opted in, which the MCP extension checks). A request that belongs to no call, or to
+calls of several MCP hosts at once (one server connection serves them all, and nothing in
+its request says which), goes to no MCP host: it is declined, as in any host that cannot
+ask, and roots are the gateway's own. A sampling request's approval is the MCP host's own
+(MCP hosts show sampling requests to their user), so the extension's confirmation question
+is answered by that capability.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
+from hostlink.gateway.hosts import host_connection
 from hostlink.host import (
     Answer,
     AssistantMessage,
@@ -36,38 +41,47 @@ MAX_ROOTS = 100
 LINK_WAIT_SECONDS = 120  # how long an offered authorization link waits for the person's answer
 
 
+@dataclass(frozen=True, eq=False)
+class _Call:
+    ctx: Any  # the SDK's request context of the MCP host's request
+    server: str | None  # the server it is with; None: any (a listing of every server)
+
+
 class Peer:
-    """The MCP host's calls in flight: the newest is the one a server's request belongs to."""
+    """The MCP hosts' calls in flight, each with the server it is with."""
 
     def __init__(self) -> None:
-        self._calls: list[Any] = []
+        self._calls: list[_Call] = []
 
     @contextmanager
-    def serving(self, ctx: Any) -> Iterator[None]:
-        self._calls.append(ctx)
+    def serving(self, ctx: Any, server: str | None = None) -> Iterator[None]:
+        call = _Call(ctx, server)
+        self._calls.append(call)
         try:
             yield
         finally:
-            self._calls.remove(ctx)
+            self._calls.remove(call)
 
     def _current(self, capability: str) -> Any | None:
+        """The request context a server's request belongs to, when its MCP host declared
+        `capability`: the newest call with the asking server, if all such calls are one
+        MCP host's; else None."""
         import mcp_types
 
-        ctx = self._calls[-1] if self._calls else None
-        if ctx is None:
+        from hostlink.mcp import asking_server
+
+        server = asking_server()
+        calls = [call for call in self._calls if server is not None and call.server in (None, server)]
+        if len({id(host_connection(call.ctx)) for call in calls}) != 1:
             return None
+        ctx = calls[-1].ctx
         wanted = {
             "form": mcp_types.ClientCapabilities(
                 elicitation=mcp_types.ElicitationCapability(form=mcp_types.FormElicitationCapability())),
-            "url": mcp_types.ClientCapabilities(
-                elicitation=mcp_types.ElicitationCapability(url=mcp_types.UrlElicitationCapability())),
             "sampling": mcp_types.ClientCapabilities(sampling=mcp_types.SamplingCapability()),
             "roots": mcp_types.ClientCapabilities(roots=mcp_types.RootsCapability()),
         }[capability]
-        try:
-            return ctx if ctx.session.check_client_capability(wanted) else None
-        except Exception:  # noqa: BLE001 - a connection without the capability check cannot be asked
-            return None
+        return ctx if _declared(ctx, wanted) else None
 
     async def ask(self, question: Question) -> Answer:
         """A server's form to the MCP host (form elicitation); a sampling confirmation (a form
@@ -101,10 +115,11 @@ class Peer:
                 if block is not None:
                     messages.append(mcp_types.SamplingMessage(role=message.role, content=block))
         hint = mcp_types.ModelPreferences(hints=[mcp_types.ModelHint(name=model.partition("/")[2] or model)])
+        request = mcp_types.CreateMessageRequest(params=mcp_types.CreateMessageRequestParams(
+            messages=messages, max_tokens=SAMPLING_MAX_TOKENS, system_prompt=context.system_prompt or None,
+            model_preferences=hint))
         try:
-            result = await ctx.session.create_message(messages, max_tokens=SAMPLING_MAX_TOKENS,
-                                                      system_prompt=context.system_prompt or None,
-                                                      model_preferences=hint, related_request_id=ctx.request_id)
+            result = await ctx.session.send_request(request, mcp_types.CreateMessageResult, metadata=_related(ctx))
         except Exception as error:  # noqa: BLE001 - the MCP host's refusal is the answer
             yield ErrorEvent(f"the MCP host did not answer: {one_line(str(error), 200)}")
             return
@@ -117,19 +132,25 @@ class Peer:
         ctx = self._current("roots")
         if ctx is None:
             return None
+        import mcp_types
+
         try:
             with anyio.fail_after(ROOTS_WAIT_SECONDS):
-                listed = await ctx.session.list_roots()
+                listed = await ctx.session.send_request(mcp_types.ListRootsRequest(), mcp_types.ListRootsResult,
+                                                        metadata=_related(ctx))
         except Exception:  # noqa: BLE001 - no answer: the session's own root, if any
             return None
         return [(str(root.uri), one_line(root.name, 100) if root.name else None) for root in listed.roots[:MAX_ROOTS]]
 
-    async def offer_link(self, server: str, link: str) -> None:
-        """Offer a sign-in's authorization link through URL-mode elicitation, when declared."""
+    async def offer_link(self, ctx: Any, server: str, link: str) -> None:
+        """Offer a sign-in's authorization link, to the MCP host whose request `ctx` started
+        the sign-in, through URL-mode elicitation when it declared that."""
         import secrets
 
-        ctx = self._current("url")
-        if ctx is None:
+        import mcp_types
+
+        if not _declared(ctx, mcp_types.ClientCapabilities(
+                elicitation=mcp_types.ElicitationCapability(url=mcp_types.UrlElicitationCapability()))):
             return
         with anyio.move_on_after(LINK_WAIT_SECONDS):
             try:
@@ -137,3 +158,17 @@ class Peer:
                                              secrets.token_hex(8), related_request_id=ctx.request_id)
             except Exception:  # noqa: BLE001 - the link is in the tool's answer all the same
                 pass
+
+
+def _declared(ctx: Any, capability: Any) -> bool:
+    try:
+        return bool(ctx.session.check_client_capability(capability))
+    except Exception:  # noqa: BLE001 - a connection without the capability check cannot be asked
+        return False
+
+
+def _related(ctx: Any) -> Any:
+    """A request to the MCP host as part of its request `ctx` (over HTTP: on that request's stream)."""
+    from mcp.shared.message import ServerMessageMetadata
+
+    return ServerMessageMetadata(related_request_id=ctx.request_id)

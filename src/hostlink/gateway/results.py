@@ -1,5 +1,6 @@
 """Host results as MCP results: what the `mcp` tool made (already bounded and sanitized)
-in the SDK's types, and resources and prompts passed through under the same bounds."""
+in the SDK's types for the proxy face; for the tools face, a call's result, resources and
+prompts passed through as the server sent them under the same bounds."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hostlink.host import ImageContent, TextContent, ToolResult
-from hostlink.host.output import MAX_IMAGE_BASE64, bound_text, one_line, strip_controls
+from hostlink.host.output import MAX_IMAGE_BASE64, MAX_INLINE_IMAGES, bound_text, one_line, strip_controls
 
 if TYPE_CHECKING:
     import mcp_types
@@ -30,6 +31,47 @@ def call_result(result: ToolResult, *, structured: bool) -> mcp_types.CallToolRe
     value = details.get("structuredContent") if structured and not result.is_error else None
     return mcp_types.CallToolResult(content=content, is_error=result.is_error,
                                     structured_content=value if isinstance(value, dict) else None)
+
+
+def passed_through(result: ToolResult, output: OutputSession | None) -> mcp_types.CallToolResult:
+    """The tools face: the server's result (the `mcp` tool's `result` detail) as it sent it:
+    each content block in its place, its text sanitized and bounded, binary within the
+    inline image bounds (else a one-line placeholder), `structuredContent` (up to 1 MiB)
+    and `isError` as they were. A result hostlink made (no call was sent) is passed as is."""
+    import mcp_types
+
+    details = result.details or {}
+    sent = details.get("result")
+    if sent is None:
+        return call_result(result, structured=True)
+    images = [0]
+    content = [_passed_block(block, output, images) for block in sent.content]
+    structured = details.get("structuredContent")
+    return mcp_types.CallToolResult(content=content, is_error=bool(sent.is_error),
+                                    structured_content=structured if isinstance(structured, dict) else None)
+
+
+def _passed_block(block: Any, output: OutputSession | None, images: list[int]) -> Any:
+    """One content block under the output bounds (`images`: the count of images passed so far)."""
+    import mcp_types
+
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return block.model_copy(update={"text": bound_text(block.text, output)})
+    if kind in ("image", "audio"):
+        mime = one_line(block.mime_type, 100)
+        if len(block.data) > MAX_IMAGE_BASE64 or (kind == "image" and images[0] >= MAX_INLINE_IMAGES):
+            return mcp_types.TextContent(type="text", text=f"[{kind} {mime} of {len(block.data)} base64 "
+                                                           "characters not passed on]")
+        images[0] += kind == "image"
+        return block.model_copy(update={"mime_type": mime})
+    if kind == "resource_link":
+        return block.model_copy(update={key: one_line(getattr(block, key), 1000) if getattr(block, key) else None
+                                        for key in ("name", "title", "description", "mime_type")})
+    if kind == "resource":
+        (passed,) = resource_contents([block.resource], str(block.resource.uri), output)
+        return block.model_copy(update={"resource": passed})
+    return mcp_types.TextContent(type="text", text=f"[{one_line(str(kind), 40)} content not passed on]")
 
 
 def error_result(message: str) -> mcp_types.CallToolResult:

@@ -1,11 +1,12 @@
 """The gateway's MCP server: the SDK's low-level server, its handlers on the host session.
 
 Each request first looks whether the configuration files changed (then they are read again
-and the MCP host hears `notifications/tools/list_changed`). A tool call runs the `mcp`
-tool of the host session — in the `proxy` face as the MCP host called it, in the `tools`
+and every MCP host connection hears `notifications/tools/list_changed`). A tool call runs the
+`mcp` tool of the host session — in the `proxy` face as the MCP host called it, in the `tools`
 face as action `call` of the named server's tool — with the MCP host's progress token
-watched and the call registered as the one an upstream question belongs to. Cancelling the
-request (`notifications/cancelled`) cancels the run, which cancels the upstream request.
+watched and the call registered, with its server, as one an upstream question may belong to.
+Cancelling the request (`notifications/cancelled`) cancels the run, which cancels the
+upstream request.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from hostlink.gateway import results
+from hostlink.gateway.hosts import Hosts, host_connection
 from hostlink.gateway.peer import Peer
 from hostlink.gateway.session import ConfigWatch, GatewaySession, StderrNotifier, reload, start
-from hostlink.gateway.subscriptions import HostSubscriptions, host_connection
+from hostlink.gateway.subscriptions import HostSubscriptions
 from hostlink.gateway.tools_face import ToolsFace, Unknown, resource
 from hostlink.host import CancelSignal, ToolResult
 from hostlink.host.output import one_line
@@ -45,12 +47,12 @@ class Gateway:
         self.verbose = verbose
         self.peer = Peer()
         self.notifier = StderrNotifier()
-        self.extension = McpExtension(roots=self.peer.roots, auth_factory=self._auth)
+        self.extension = McpExtension(roots=self.peer.roots, auth_factory=self._auth, auto_restart=True)
         self.host = GatewaySession([self.extension], self.peer)
         self.tools = ToolsFace()
-        self.subscriptions = HostSubscriptions()
+        self.hosts = Hosts(self.notifier)
+        self.subscriptions = HostSubscriptions(self.hosts)
         self._watch: ConfigWatch | None = None
-        self._heard: Any = None  # the MCP host's latest session: told when a sign-in ends
 
     async def start(self, cwd: Path, environ: Mapping[str, str], *, trust_flag: bool) -> None:
         await start(self.host, self.peer, cwd=cwd, environ=environ, trust_flag=trust_flag, notifier=self.notifier)
@@ -64,33 +66,24 @@ class Gateway:
         return runtime
 
     def _auth(self, servers: Any, notifier: Any, on_signed_in: Any, command: str, links: bool) -> Any:
-        """The extension's auth, and when a sign-in ends the MCP host hears that the tools
-        changed (a server that needed it lists its own tools now)."""
+        """The extension's auth, and when a sign-in ends every MCP host connection hears that
+        the tools changed (a server that needed it lists its own tools now)."""
         from hostlink.mcp import default_auth
 
         async def signed_in(name: str) -> None:
             if on_signed_in is not None:
                 await on_signed_in(name)
-            if self._heard is not None:
-                try:
-                    await self._heard.send_tool_list_changed()
-                except Exception:  # noqa: BLE001 - a host that cannot hear it lists again on its own
-                    pass
+            self.hosts.list_changed("tools")
 
         return default_auth(servers, notifier, signed_in, command, links)
 
     async def _fresh(self, ctx: Any) -> None:
-        """Re-read a changed configuration, then tell the MCP host its tools changed."""
-        self._heard = ctx.session
+        """Re-read a changed configuration, then tell every MCP host connection that its lists
+        changed (the connection of `ctx` is known from its first request on)."""
+        self.hosts.outbox(host_connection(ctx))
         if self._watch is not None and self._watch.changed():
             await reload(self.host, self.notifier)
-            try:
-                await ctx.session.send_tool_list_changed()
-                if self.face == "tools":
-                    await ctx.session.send_resource_list_changed()
-                    await ctx.session.send_prompt_list_changed()
-            except Exception:  # noqa: BLE001 - a host that cannot hear it lists again on its own
-                pass
+            self.hosts.list_changed("tools", *(("resources", "prompts") if self.face == "tools" else ()))
 
     # --- tools ---------------------------------------------------------------------------
 
@@ -114,8 +107,7 @@ class Gateway:
                                             "the one tool 'mcp')")
             server = arguments.get("server") if isinstance(arguments.get("server"), str) else None
         else:
-            if not self.tools.tools and not self.tools.sign_ins:  # a host may call without listing first
-                await self._served(ctx, lambda: self.tools.list_tools(self.runtime, self.notifier))
+            await self._served(ctx, lambda: self.tools.resolve_tool(self.runtime, self.notifier, params.name))
             if params.name in self.tools.sign_ins:
                 server = self.tools.sign_ins[params.name]
                 arguments = {"action": "auth", "server": server}
@@ -125,21 +117,23 @@ class Gateway:
                 except Unknown as unknown:  # a tool error the model can read and correct
                     return results.error_result(str(unknown))
                 arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
-        result = await self._run_mcp(ctx, arguments)
+        result = await self._run_mcp(ctx, arguments, server)
         details = result.details or {}
         if isinstance(details.get("link"), str) and server is not None:
-            with self.peer.serving(ctx):
-                await self.peer.offer_link(server, details["link"])
+            await self.peer.offer_link(ctx, server, details["link"])
         if self.verbose and details.get("error") and server is not None and server in self.runtime.servers:
             self._tell(server)
-        return results.call_result(result, structured=self.face == "tools")
+        if self.face == "tools":
+            return results.passed_through(result, self.host.output)
+        return results.call_result(result, structured=False)
 
-    async def _run_mcp(self, ctx: Any, arguments: dict[str, Any]) -> ToolResult:
-        """The `mcp` tool's run, the MCP host's progress token watched (a call without one
-        runs without a relay task: most calls, and a task less per call)."""
+    async def _run_mcp(self, ctx: Any, arguments: dict[str, Any], server: str | None) -> ToolResult:
+        """The `mcp` tool's run (with `server`; None: perhaps every one), the MCP host's
+        progress token watched (a call without one runs without a relay task: most calls,
+        and a task less per call)."""
         meta = ctx.meta or {}
         token = meta.get("progress_token", meta.get("progressToken")) if isinstance(meta, Mapping) else None
-        with self.peer.serving(ctx):
+        with self.peer.serving(ctx, server):
             if token is None:
                 with watching(CallWatch()):
                     return await self.host.run_tool("mcp", arguments, CancelSignal())
@@ -195,7 +189,7 @@ class Gateway:
 
         await self._fresh(ctx)
         server, uri = self._resource(str(params.uri))
-        read = await self._served(ctx, lambda: self.runtime.read_resource(server, uri))
+        read = await self._served(ctx, lambda: self.runtime.read_resource(server, uri), server)
         return mcp_types.ReadResourceResult(
             contents=results.resource_contents(read.contents, str(params.uri), self.host.output))
 
@@ -205,7 +199,8 @@ class Gateway:
 
         await self._fresh(ctx)
         server, uri = self._resource(str(params.uri))
-        await self._served(ctx, lambda: self.subscriptions.add(host_connection(ctx), self.runtime, server, uri))
+        await self._served(ctx, lambda: self.subscriptions.add(host_connection(ctx), self.runtime, server, uri),
+                           server)
         return mcp_types.EmptyResult()
 
     async def unsubscribe(self, ctx: Any, params: Any) -> Any:
@@ -213,7 +208,8 @@ class Gateway:
 
         await self._fresh(ctx)
         server, uri = self._resource(str(params.uri))
-        await self._served(ctx, lambda: self.subscriptions.remove(host_connection(ctx), self.runtime, server, uri))
+        await self._served(ctx, lambda: self.subscriptions.remove(host_connection(ctx), self.runtime, server, uri),
+                           server)
         return mcp_types.EmptyResult()
 
     async def list_prompts(self, ctx: Any, params: Any) -> Any:
@@ -227,8 +223,9 @@ class Gateway:
         import mcp_types
 
         await self._fresh(ctx)
-        server, name = self._prompt(params.name)
-        got = await self._served(ctx, lambda: self.runtime.get_prompt(server, name, dict(params.arguments or {})))
+        server, name = await self._prompt(ctx, params.name)
+        got = await self._served(ctx, lambda: self.runtime.get_prompt(server, name, dict(params.arguments or {})),
+                                 server)
         return mcp_types.GetPromptResult(description=one_line(got.description, 4096) or None,
                                          messages=results.prompt_messages(got.messages, self.host.output))
 
@@ -238,14 +235,14 @@ class Gateway:
         await self._fresh(ctx)
         ref = params.ref
         if getattr(ref, "type", None) == "ref/prompt":
-            server, name = self._prompt(ref.name)
+            server, name = await self._prompt(ctx, ref.name)
             upstream: Any = mcp_types.PromptReference(type="ref/prompt", name=name)
         else:
             server, uri = self._resource(ref.uri)
             upstream = mcp_types.ResourceTemplateReference(type="ref/resource", uri=uri)
         context = dict(params.context.arguments or {}) if params.context is not None else None
         done = await self._served(ctx, lambda: self.runtime.complete(server, upstream, params.argument.name,
-                                                                 params.argument.value, context))
+                                                                 params.argument.value, context), server)
         values = [one_line(value, 1000) for value in done.completion.values[:100]]
         return mcp_types.CompleteResult(completion=mcp_types.Completion(
             values=values, total=done.completion.total, has_more=done.completion.has_more))
@@ -256,17 +253,20 @@ class Gateway:
         except Unknown as unknown:
             raise _rpc_error(str(unknown), invalid=True) from None
 
-    def _prompt(self, name: str) -> tuple[str, str]:
+    async def _prompt(self, ctx: Any, name: str) -> tuple[str, str]:
+        """The server and prompt an exposed prompt name stands for, found as a tool's is."""
+        await self._served(ctx, lambda: self.tools.resolve_prompt(self.runtime, self.notifier, name))
         try:
             return self.tools.prompt(name)
         except Unknown as unknown:
             raise _rpc_error(str(unknown), invalid=True) from None
 
-    async def _served(self, ctx: Any, work: Callable[[], Awaitable[Any]]) -> Any:
-        """`work()` for the MCP host's request `ctx` (the request an upstream server's own
-        requests belong to), an MCP client failure as a JSON-RPC error with its safe message."""
+    async def _served(self, ctx: Any, work: Callable[[], Awaitable[Any]], server: str | None = None) -> Any:
+        """`work()` for the MCP host's request `ctx` with `server` (None: every one; the
+        request an upstream server's own requests belong to), an MCP client failure as a
+        JSON-RPC error with its safe message."""
         try:
-            with self.peer.serving(ctx):
+            with self.peer.serving(ctx, server):
                 return await work()
         except McpError as error:
             raise _rpc_error(str(error)) from None
@@ -275,7 +275,7 @@ class Gateway:
 
     def server(self) -> Server:
         import mcp_types
-        from mcp.server.lowlevel import Server
+        from mcp.server.lowlevel import NotificationOptions, Server
 
         handlers: dict[str, Any] = {"on_list_tools": self.list_tools, "on_call_tool": self.call_tool}
         if self.face == "tools":
@@ -283,16 +283,20 @@ class Gateway:
                             on_read_resource=self.read_resource, on_list_prompts=self.list_prompts,
                             on_get_prompt=self.get_prompt, on_completion=self.complete,
                             on_subscribe_resource=self.subscribe, on_unsubscribe_resource=self.unsubscribe)
-        server = Server(NAME, version=_version(), instructions=_INSTRUCTIONS[self.face], **handlers)
+        tools = self.face == "tools"
+        changes = NotificationOptions(tools_changed=True, resources_changed=tools, prompts_changed=tools)
+
+        class GatewayServer(Server[Any]):
+            """Announces the list changes the gateway sends, on every transport: the SDK's
+            Streamable HTTP sessions take the server's default initialization options."""
+
+            def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                              *args: Any, **kwargs: Any) -> Any:
+                return super().create_initialization_options(notification_options or changes, *args, **kwargs)
+
+        server = GatewayServer(NAME, version=_version(), instructions=_INSTRUCTIONS[self.face], **handlers)
         server.add_request_handler("logging/setLevel", mcp_types.SetLevelRequestParams, _no_logs)
         return server
-
-    def initialization_options(self, server: Server) -> Any:
-        from mcp.server.lowlevel.server import NotificationOptions
-
-        tools = self.face == "tools"
-        return server.create_initialization_options(
-            NotificationOptions(tools_changed=True, resources_changed=tools, prompts_changed=tools))
 
 
 _INSTRUCTIONS = {

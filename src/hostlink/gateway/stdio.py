@@ -5,7 +5,10 @@ host keeps the pipe open (a stop signal would wait for the host), and its stdout
 hands every write and flush to a worker thread (two thread hops per answer, a few
 milliseconds under load). When fd 0 and fd 1 are pipes (as an MCP host starts a server),
 both are read and written by the loop instead; fd 1 itself then points at stderr while
-serving, as the SDK arranges it, so nothing else can write on the protocol stream.
+serving, as the SDK arranges it, so nothing else can write on the protocol stream. Windows'
+event loop cannot read an inherited anonymous pipe (`hostlink.host.platform.pipes`), so
+there the SDK's threads do it: the server still ends when stdin closes, while a stop request
+waits for the host to close the pipe.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import stat
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hostlink.host.platform.pipes import LOOP_READS_PIPES
 
 if TYPE_CHECKING:
     from hostlink.gateway.server import Gateway
@@ -67,6 +72,8 @@ class _StdoutLines:
 
 
 def _pipe_like(fd: int) -> bool:
+    if not LOOP_READS_PIPES:
+        return False
     mode = os.fstat(fd).st_mode
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
@@ -85,7 +92,7 @@ async def serve_stdio(gateway: Gateway, *, cwd: Path, environ: Mapping[str, str]
         try:
             streams = stdio_server(stdin=stdin, stdout=stdout)  # type: ignore[arg-type]  # duck-typed anyio AsyncFiles
             async with streams as (read, write):
-                await server.run(read, write, gateway.initialization_options(server))
+                await server.run(read, write, server.create_initialization_options())
         finally:
             if stdout is not None:
                 stdout.close()

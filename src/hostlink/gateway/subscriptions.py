@@ -2,7 +2,9 @@
 
 `resources/subscribe` of `hostlink://<server>/<uri>` subscribes at that server once,
 however many host connections ask (`hostlink.mcp.runtime.subscriptions`); each update the
-server sends goes to every host connection subscribed to it, under the prefixed URI.
+server sends goes to every host connection subscribed to it, under the prefixed URI, through
+that connection's outbox (`hostlink.gateway.hosts`: a connection that does not read holds up
+nobody, and what waits for it is bounded).
 `resources/unsubscribe` undoes a connection's subscription, and a connection's end drops
 all of its own; the upstream subscription ends when no connection is left on it.
 """
@@ -18,20 +20,17 @@ from hostlink.gateway.tools_face import MAX_URI_CHARS
 from hostlink.mcp import McpError
 
 if TYPE_CHECKING:
+    from hostlink.gateway.hosts import Hosts
     from hostlink.mcp import McpRuntime, ResourceSubscriptions
 
 
-def host_connection(ctx: Any) -> Any:
-    """The MCP host's connection a request came on. The SDK hands low-level handlers a
-    per-request session only; its connection is what lasts, and its `exit_stack` is the
-    SDK's per-connection teardown, where that connection's subscriptions are dropped."""
-    return ctx.session._connection
-
-
 class HostSubscriptions:
-    """Which host connections follow which (server, URI); changes one at a time."""
+    """Which host connections follow which (server, URI); changes one at a time. A
+    connection's subscriptions are dropped in its `exit_stack` (the SDK's per-connection
+    teardown)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hosts: Hosts) -> None:
+        self._outboxes = hosts
         self._upstream: ResourceSubscriptions | None = None
         self._runtime: McpRuntime | None = None
         self._hosts: dict[tuple[str, str], list[Any]] = {}
@@ -80,8 +79,9 @@ class HostSubscriptions:
             await upstream.unsubscribe(*key)
 
     async def _updated(self, server: str, uri: str) -> None:
-        """An update from `server`: to each connection following that URI (or one it is a
-        sub-resource of), under the prefixed URI; a URI that is not plain text is not passed."""
+        """An update from `server`: into the outbox of each connection following that URI (or
+        one it is a sub-resource of), under the prefixed URI; a URI that is not plain text is
+        not passed. Nothing here waits for a connection."""
         if len(uri) > MAX_URI_CHARS or not uri.isprintable():
             return
         told: list[Any] = []
@@ -89,4 +89,6 @@ class HostSubscriptions:
             if owner == server and (uri == followed or uri.startswith(followed.rstrip("/") + "/")):
                 told.extend(connection for connection in hosts if connection not in told)
         for connection in told:
-            await connection.send_resource_updated(prefixed_uri(server, uri))
+            outbox = self._outboxes.known(connection)
+            if outbox is not None:
+                outbox.updated(prefixed_uri(server, uri))

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from hostlink.gateway.naming import exposed_names, prefixed_uri, split_uri
-from hostlink.host.output import one_line, strip_controls
+from hostlink.gateway.naming import SEPARATOR, exposed_names, prefixed_uri, split_uri
+from hostlink.host.output import counted, one_line, strip_controls
 from hostlink.mcp import AuthRequired, McpError, model_visible
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ MAX_SCHEMA_BYTES = 64 * 1024  # of one tool's input and output schemas: a larger
 MAX_URI_CHARS = 2048
 MAX_LISTING_BYTES = 2 * 1024 * 1024  # of the tools offered, as JSON: what a host loads into its context
 SIGN_IN = "sign_in"
+METHOD_NOT_FOUND = -32601  # JSON-RPC
 
 
 class Unknown(LookupError):
@@ -50,6 +51,8 @@ async def each_server(runtime: McpRuntime, notifier: StderrNotifier, fetch: Call
                 return
             found[name] = await fetch(name)
         except McpError as error:
+            if error.rpc_code == METHOD_NOT_FOUND:  # a server without it (templates, say): nothing to tell
+                return
             notifier.notify(f"{what} of MCP server {name!r} left out: {error}", "warning")
             if failed is not None:
                 failed[name] = error
@@ -70,7 +73,7 @@ def _name(value: str | None) -> str | None:
 
 def _bounded(items: list[T], notifier: StderrNotifier, what: str) -> list[T]:
     if len(items) > MAX_ITEMS:
-        notifier.notify(f"{len(items) - MAX_ITEMS} {what} left out: at most {MAX_ITEMS} are offered "
+        notifier.notify(f"{counted(len(items) - MAX_ITEMS, what)} left out: at most {MAX_ITEMS} are offered "
                         "(the proxy face has no such limit)", "warning")
     return items[:MAX_ITEMS]
 
@@ -113,6 +116,45 @@ class ToolsFace:
         self.tools: dict[str, tuple[str, str]] = {}
         self.sign_ins: dict[str, str] = {}  # exposed name -> server
         self.prompts: dict[str, tuple[str, str]] = {}
+        self.listed: set[str] = set()  # "tools", "prompts": listed from every server in this session
+
+    async def resolve_tool(self, runtime: McpRuntime, notifier: StderrNotifier, name: str) -> None:
+        """Know `name` before a call without listing every server: see `_resolve`."""
+        async def one(server: str) -> list[str]:
+            return [tool.name for tool in await runtime.search_tools(server) if _fits(tool, server, notifier)]
+
+        await self._resolve(runtime, name, self.tools, one, "tools", lambda: self.list_tools(runtime, notifier))
+
+    async def resolve_prompt(self, runtime: McpRuntime, notifier: StderrNotifier, name: str) -> None:
+        """Know the prompt `name` before a get or a completion, as `resolve_tool` does."""
+        async def one(server: str) -> list[str]:
+            return [prompt.name for prompt in await _all(runtime.list_prompts, server, "prompts")]
+
+        await self._resolve(runtime, name, self.prompts, one, "prompts", lambda: self.list_prompts(runtime, notifier))
+
+    async def _resolve(self, runtime: McpRuntime, name: str, known: dict[str, tuple[str, str]],
+                       one: Callable[[str], Awaitable[list[str]]], kind: str,
+                       every: Callable[[], Awaitable[Any]]) -> None:
+        """An unknown `name` whose prefix is one enabled server's `<server>__` is looked up in
+        that server's listing alone (its tool cache, or starting that server only); naming
+        gives a pair the same name whatever else is listed, unless another server's name is
+        a prefix too. Failing that, and when nothing was listed yet (a host may call without
+        listing first), every server is listed."""
+        if name in known or name in self.sign_ins:
+            return
+        servers = [server for server, config in runtime.servers.items()
+                   if not config.disabled and name.startswith(server + SEPARATOR)]
+        if len(servers) == 1:
+            try:
+                items = await one(servers[0])
+            except McpError:
+                items = []  # the listing of every server says why
+            for exposed, pair in exposed_names((servers[0], item) for item in items).items():
+                known.setdefault(exposed, pair)
+            if name in known:
+                return
+        if kind not in self.listed:
+            await every()
 
     async def list_tools(self, runtime: McpRuntime, notifier: StderrNotifier) -> list[Any]:
         import mcp_types
@@ -129,7 +171,8 @@ class ToolsFace:
                                   "(nothing opens a browser). Its tools are listed once it is done.",
                                   input_schema={"type": "object", "properties": {}, "additionalProperties": False})
                    for name, server in self.sign_ins.items()]
-        self.tools = dict(_bounded([item for item in names.items() if item[1] in tools], notifier, "tools"))
+        self.tools = dict(_bounded([item for item in names.items() if item[1] in tools], notifier, "tool"))
+        self.listed.add("tools")
         offered: list[mcp_types.Tool] = []
         size = 0
         for name, pair in list(self.tools.items()):
@@ -139,7 +182,7 @@ class ToolsFace:
                                   annotations=_annotations(tools[pair].annotations))
             size += len(tool.model_dump_json(by_alias=True, exclude_none=True))
             if size > MAX_LISTING_BYTES:
-                notifier.notify(f"{len(self.tools) - len(offered)} tools left out: the listing reached "
+                notifier.notify(f"{counted(len(self.tools) - len(offered), 'tool')} left out: the listing reached "
                                 f"{MAX_LISTING_BYTES // 1024} KiB (the proxy face has no such limit)", "warning")
                 self.tools = {tool.name: self.tools[tool.name] for tool in offered}
                 break
@@ -162,7 +205,7 @@ class ToolsFace:
                                             title=_name(item.title), description=_text(item.description),
                                             mime_type=_name(item.mime_type), size=item.size)
                          for server, items in listings.items() for item in items if _plain_uri(str(item.uri))],
-                        notifier, "resources")
+                        notifier, "resource")
 
     async def list_templates(self, runtime: McpRuntime, notifier: StderrNotifier) -> list[Any]:
         import mcp_types
@@ -175,7 +218,7 @@ class ToolsFace:
                                                     description=_text(item.description),
                                                     mime_type=_name(item.mime_type))
                          for server, items in listings.items() for item in items if _plain_uri(item.uri_template)],
-                        notifier, "resource templates")
+                        notifier, "resource template")
 
     async def list_prompts(self, runtime: McpRuntime, notifier: StderrNotifier) -> list[Any]:
         import mcp_types
@@ -183,7 +226,8 @@ class ToolsFace:
         listings = await each_server(runtime, notifier, lambda s: _all(runtime.list_prompts, s, "prompts"),
                                      "the prompts", "prompts")
         prompts = {(server, item.name): item for server, items in listings.items() for item in items}
-        self.prompts = dict(_bounded(list(exposed_names(prompts).items()), notifier, "prompts"))
+        self.prompts = dict(_bounded(list(exposed_names(prompts).items()), notifier, "prompt"))
+        self.listed.add("prompts")
         return [mcp_types.Prompt(name=name, title=_name(prompts[pair].title),
                                  description=_text(prompts[pair].description),
                                  arguments=[mcp_types.PromptArgument(name=arg.name, description=_text(arg.description),

@@ -288,8 +288,8 @@ def bound_text(text: str, session: OutputSession | None) -> str:
     if path is None and overflow.reason is not None:
         where += f" ({overflow.reason})"
     notice = (
-        f"{TRUNCATED}showing {shown_lines} of {total_lines} lines, "
-        f"{len(inline)} of {total_bytes} bytes; {where}]"
+        f"{TRUNCATED}showing {shown_lines} of {counted(total_lines, 'line')}, "
+        f"{len(inline)} of {counted(total_bytes, 'byte')}; {where}]"
     )
     return inline.decode("utf-8") + ("" if inline.endswith(b"\n") or not inline else "\n") + notice
 
@@ -322,6 +322,11 @@ def one_line(text: str | None, limit: int) -> str:
     """Untrusted text as one sanitized line of at most `limit` characters (`…` if cut)."""
     text = " ".join(strip_controls(text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def counted(number: int, noun: str) -> str:
+    """`1 tool`, `2 tools`: a count with its noun in the right number."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def did_you_mean(name: str, known: Sequence[str]) -> str:
@@ -389,14 +394,31 @@ def bound_images(images: Sequence[ImageContent]) -> tuple[list[ImageContent], st
 def bound_content(
     items: Sequence[TextContent | ImageContent], session: OutputSession | None
 ) -> list[TextContent | ImageContent]:
-    """Apply every output rule to mixed content: texts joined and bounded, images limited."""
-    texts = [item.text for item in items if isinstance(item, TextContent)]
-    images = [item for item in items if isinstance(item, ImageContent)]
-    kept, notice = bound_images(images)
-    if notice:
-        texts.append(notice)
-    result: list[TextContent | ImageContent] = []
-    if texts:
-        result.append(TextContent(bound_text("\n".join(texts), session)))
-    result.extend(kept)
-    return result
+    """Apply every output rule to mixed content, in the order given: adjacent texts joined,
+    images limited and kept where they were, a notice about omitted images last.
+
+    When the texts together are too long for the inline window, they are bounded as one
+    text (one overflow file holds them whole) that comes first, before the kept images.
+    """
+    kept, notice = bound_images([item for item in items if isinstance(item, ImageContent)])
+    runs: list[list[str] | ImageContent] = []  # the texts between images, and the images kept
+    next_kept = 0
+    for item in [*items, *([TextContent(notice)] if notice else [])]:
+        if isinstance(item, ImageContent):
+            if next_kept < len(kept) and item is kept[next_kept]:  # kept: an in-order subsequence
+                runs.append(item)
+                next_kept += 1
+        elif runs and isinstance(runs[-1], list):
+            runs[-1].append(item.text)
+        else:
+            runs.append([item.text])
+    texts = ["\n".join(run) for run in runs if isinstance(run, list)]
+    if len(texts) > 1 and not _fits_inline("\n".join(texts)):
+        runs = [["\n".join(texts)], *kept]
+    return [run if isinstance(run, ImageContent) else TextContent(bound_text("\n".join(run), session))
+            for run in runs]
+
+
+def _fits_inline(text: str) -> bool:
+    """Whether `text` is sure to stay inline whole (stripping controls only shortens it)."""
+    return text.count("\n") < MAX_INLINE_LINES and len(text.encode("utf-8", "surrogatepass")) <= MAX_INLINE_BYTES

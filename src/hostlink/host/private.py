@@ -2,7 +2,8 @@
 
 Every directory hostlink creates carries a marker (package, owner pid, creation time), so a
 later process can tell its own abandoned directories from anything else in the temp root
-and never removes what it did not make.
+and never removes what it did not make. On Windows the per-user temp root's ACL keeps the
+state private and there is no automatic recovery (`hostlink.host.platform.files`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,16 @@ import time
 from io import BufferedWriter
 from pathlib import Path
 from typing import Any
+
+from hostlink.host.platform.files import (
+    CLOEXEC,
+    NOFOLLOW,
+    STALE_RECOVERY,
+    owned_by_user,
+    private_mode,
+    runtime_dir_name,
+)
+from hostlink.host.platform.processes import process_alive
 
 PACKAGE = "hostlink"
 MARKER = ".hostlink-owner.json"
@@ -32,7 +43,8 @@ def runtime_root() -> Path:
     """The per-user root of hostlink's private directories (created 0700 on first use).
 
     `HOSTLINK_RUNTIME_DIR` overrides it (tests, sandboxes); otherwise
-    `$XDG_RUNTIME_DIR/hostlink` or `<tempdir>/hostlink-<uid>`.
+    `$XDG_RUNTIME_DIR/hostlink` or `<tempdir>/hostlink-<uid>` (`<tempdir>\\hostlink` on
+    Windows, whose temp directory is the user's own).
     """
     override = os.environ.get("HOSTLINK_RUNTIME_DIR")
     if override:
@@ -40,7 +52,7 @@ def runtime_root() -> Path:
     elif os.environ.get("XDG_RUNTIME_DIR"):
         root = Path(os.environ["XDG_RUNTIME_DIR"]) / PACKAGE
     else:
-        root = Path(tempfile.gettempdir()) / f"{PACKAGE}-{os.getuid()}"
+        root = Path(tempfile.gettempdir()) / runtime_dir_name(PACKAGE)
     ensure_private_dir(root)
     return root
 
@@ -57,9 +69,9 @@ def ensure_private_dir(path: Path) -> None:
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode):
         raise PrivateStateError("the hostlink runtime directory is not a real directory")
-    if info.st_uid != os.getuid():
+    if not owned_by_user(info):
         raise PrivateStateError("the hostlink runtime directory belongs to another user")
-    if stat.S_IMODE(info.st_mode) & 0o077:
+    if not private_mode(info):
         os.chmod(path, 0o700)
 
 
@@ -74,9 +86,9 @@ def create_private_dir(kind: str, root: Path | None = None) -> Path:
 
 def open_private_file(directory: Path, name: str) -> BufferedWriter:
     """Open a new file `directory/name` for binary writing: exclusive, 0600, no symlinks."""
-    if "/" in name or name in ("", ".", ".."):
+    if "/" in name or "\\" in name or name in ("", ".", ".."):
         raise PrivateStateError("a private file name must be a plain name")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC | getattr(os, "O_BINARY", 0)
     return os.fdopen(os.open(directory / name, flags, 0o600), "wb")
 
 
@@ -110,7 +122,7 @@ def remove_private_dir(path: Path) -> None:
         info = os.lstat(path)
     except FileNotFoundError:
         return
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+    if not stat.S_ISDIR(info.st_mode) or not owned_by_user(info):
         raise PrivateStateError("refusing to remove a path that is not our private directory")
     shutil.rmtree(path)
 
@@ -119,7 +131,7 @@ def read_private_json(path: Path, max_bytes: int) -> Any:
     """The JSON value in `path` (never through a symlink), or None when the file is
     missing, unreadable, larger than `max_bytes` or not JSON."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_BINARY", 0))
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:
@@ -145,22 +157,15 @@ def read_marker(path: Path) -> dict[str, Any] | None:
     return marker
 
 
-def process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    return True
-
-
 def recover_stale(root: Path | None = None) -> int:
     """Remove abandoned hostlink directories; returns how many were removed.
 
     Only same-user, real (not symlinked) directories with a valid marker that is older than
-    `STALE_AFTER_SECONDS` and whose recorded process is gone. The scan is bounded.
+    `STALE_AFTER_SECONDS` and whose recorded process is gone. The scan is bounded. Never on
+    Windows, where nothing tells our leftovers from another's (see the module docstring).
     """
+    if not STALE_RECOVERY:
+        return 0
     parent = root if root is not None else runtime_root()
     removed = 0
     now = time.time()
@@ -176,7 +181,7 @@ def recover_stale(root: Path | None = None) -> int:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            if not stat.S_ISDIR(info.st_mode) or not owned_by_user(info):
                 continue
             marker = read_marker(Path(entry.path))
             if marker is None or marker["pid"] == os.getpid():

@@ -11,7 +11,6 @@ connection closed, every child stopped) before the overflow files are removed.
 
 from __future__ import annotations
 
-import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,17 +30,18 @@ from hostlink.host import (
     ToolResult,
 )
 from hostlink.host.output import OutputSession
+from hostlink.host.platform.console import TERMINATING_SIGNALS, capture, stop_name
 from hostlink.host.private import PrivateStateError, recover_stale
 
 T = TypeVar("T")
-TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class Terminated(Exception):
-    """The host was asked to stop (SIGTERM, SIGHUP) while it worked; cleanup has run."""
+    """The host was asked to stop (SIGTERM, SIGHUP; on Windows Ctrl+Break or the console
+    closing) while it worked; cleanup has run."""
 
     def __init__(self, signum: int) -> None:
-        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        super().__init__(f"stopped by {stop_name(signum)}")
         self.signum = signum
 
 
@@ -152,13 +152,8 @@ class HostSession:
                     received.append(signum)
                     scope.cancel()
 
-                for signum in TERMINATING_SIGNALS:
-                    loop.add_signal_handler(signum, stop, signum)
-                try:
+                with capture(loop, TERMINATING_SIGNALS, stop):
                     result = await work()
-                finally:
-                    for signum in TERMINATING_SIGNALS:
-                        loop.remove_signal_handler(signum)
         finally:
             with anyio.CancelScope(shield=True):
                 await self.shutdown()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from hostlink.host.platform import folders
 from hostlink.host.private import read_private_json, replace_private_file
 
 PROJECT_FILES = (".mcp.json", ".hostlink/mcp.json")  # in the order they are read
@@ -41,11 +42,9 @@ def trust_from_environment(environ: Mapping[str, str]) -> bool:
 
 
 def config_home(environ: Mapping[str, str]) -> Path:
-    """`$XDG_CONFIG_HOME` (a relative value is ignored, as the XDG spec says: ~/.config)."""
-    base = environ.get("XDG_CONFIG_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(environ.get("HOME") or str(Path.home()), ".config")
-    return Path(base)
+    """`$XDG_CONFIG_HOME` (a relative value is ignored, as the XDG spec says: ~/.config);
+    `%APPDATA%` on Windows (`hostlink.host.platform.folders`)."""
+    return folders.config_home(environ)
 
 
 def records_file(environ: Mapping[str, str]) -> Path:

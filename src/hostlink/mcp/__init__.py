@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hostlink.mcp.errors import AuthRequired, CallFailed, McpError, error_code
     from hostlink.mcp.extension import McpExtension, default_auth
     from hostlink.mcp.render import filter_note, server_words, status_rows, table, tool_line, transport_of
+    from hostlink.mcp.runtime.asking import asking_server
     from hostlink.mcp.runtime.cache import CachedTool, ToolCache, cache_directory
     from hostlink.mcp.runtime.clients import McpRuntime
     from hostlink.mcp.runtime.subscriptions import ResourceSubscriptions
@@ -47,6 +48,7 @@ _WHERE = {
         "errors": ("AuthRequired", "CallFailed", "McpError", "error_code"),
         "extension": ("McpExtension", "default_auth"),
         "render": ("filter_note", "server_words", "status_rows", "table", "tool_line", "transport_of"),
+        "runtime.asking": ("asking_server",),
         "runtime.cache": ("CachedTool", "ToolCache", "cache_directory"),
         "runtime.clients": ("McpRuntime",),
         "runtime.subscriptions": ("ResourceSubscriptions",),
@@ -73,6 +75,7 @@ __all__ = [
     "SecureStore",
     "StdioServer",
     "ToolCache",
+    "asking_server",
     "cache_directory",
     "default_auth",
     "enabled_config",

@@ -6,6 +6,8 @@ copied from a server or an environment value, so it is safe to show to the model
 
 from __future__ import annotations
 
+from typing import Self
+
 
 class McpError(Exception):
     """Base of every MCP client error; `str(error)` is safe to show.
@@ -16,6 +18,13 @@ class McpError(Exception):
     """
 
     detail: str | None = None
+    rpc_code: int | None = None  # the JSON-RPC error code a server answered a request with, if any
+
+    def with_rpc_code(self, code: int) -> Self:
+        """This error, marked with the JSON-RPC code the server answered (for a caller that
+        tells one refusal from another, like "Method not found")."""
+        self.rpc_code = code
+        return self
 
 
 class ServerNotFound(McpError):

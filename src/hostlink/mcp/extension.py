@@ -62,12 +62,15 @@ def tool_cache(servers: Mapping[str, ServerConfig], environ: Mapping[str, str] |
 class McpExtension:
     """`servers` replaces reading the configuration files (the demo and tests use it);
     `roots` is a host's own roots, offered to servers with `"roots": true` when it has
-    them (see `hostlink.mcp.runtime.roots`)."""
+    them (see `hostlink.mcp.runtime.roots`); `auto_restart` restarts a crashed server at a
+    later use, for a host that cannot ask for a reconnect (see `hostlink.mcp.runtime.restart`)."""
 
     def __init__(self, *, servers: Mapping[str, ServerConfig] | None = None,
                  environ: Mapping[str, str] | None = None, auth_factory: AuthFactory = default_auth,
-                 broken: Mapping[str, str] | None = None, roots: Offered | None = None) -> None:
+                 broken: Mapping[str, str] | None = None, roots: Offered | None = None,
+                 auto_restart: bool = False) -> None:
         self._roots = roots
+        self._auto_restart = auto_restart
         self._fixed_servers = dict(servers) if servers is not None else None
         self._fixed_broken = dict(broken or {})  # with ``servers``: the entries that cannot be used
         self._environ = environ
@@ -130,13 +133,15 @@ class McpExtension:
                 from hostlink.mcp.runtime.sampling import sampling_for
 
                 sampling = sampling_for(session.ask, session.complete, session.notifier)
+        from hostlink.mcp.runtime.restart import Restarts
         from hostlink.mcp.runtime.roots import Roots
 
         directory = session.cwd if session.project_trusted else None
         self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, elicitation=elicitation,
                                   sampling=sampling, broken={**self._fixed_broken, **broken},
                                   root=Roots(directory, self._roots),
-                                  cache=tool_cache(servers, self._environ))
+                                  cache=tool_cache(servers, self._environ),
+                                  restarts=Restarts(session.notifier, auto=self._auto_restart))
         self.output = session.output
 
     async def _signed_in(self, name: str) -> None:
@@ -217,7 +222,7 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
         return render.snapshot_line(runtime.snapshot(name))
     if verb == "disconnect":
         return render.snapshot_line(await runtime.disconnect(name))
-    return render.snapshot_line(await runtime.reconnect(name))
+    return render.reconnected(await runtime.reconnect(name))
 
 
 async def _sign_in_command(runtime: McpRuntime, verb: str, name: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hostlink.host import TextContent
-from hostlink.host.output import one_line
+from hostlink.host.output import compact_json, counted, one_line
 from hostlink.mcp.runtime.visibility import model_visible, needs_task
 
 if TYPE_CHECKING:
@@ -28,18 +28,50 @@ def parameters_line(schema: Any) -> str:
     required = schema.get("required") if isinstance(schema.get("required"), list) else []
     parts = []
     for key, spec in list(properties.items())[:PARAMETERS_SHOWN]:
-        kind = spec.get("type", "any") if isinstance(spec, Mapping) else "any"
-        kind = "|".join(map(str, kind)) if isinstance(kind, list) else str(kind)
-        parts.append(f"{one_line(str(key), 64)} ({one_line(kind, 40)}{', required' if key in required else ''})")
+        kind = one_line(type_of(spec), TYPE_CHARS)
+        parts.append(f"{one_line(str(key), 64)} ({kind}{', required' if key in required else ''})")
     more = len(properties) - PARAMETERS_SHOWN
     return ", ".join(parts) + (f", and {more} more" if more > 0 else "")
 
 
 PARAMETERS_SHOWN = 30
+TYPE_CHARS = 80  # of one parameter's type
+ENUM_SHOWN = 6  # values of an enum
+
+
+def type_of(spec: Any, depth: int = 0) -> str:
+    """A JSON Schema's type as people write it: `string | null`, `array of string`,
+    `one of "fast", "full"`, a `$ref`'s name; `any` when it says nothing."""
+    if not isinstance(spec, Mapping) or depth > 3:
+        return "any"
+    if isinstance(spec.get("enum"), list):
+        values = [compact_json(value) for value in spec["enum"][:ENUM_SHOWN]]
+        return "one of " + ", ".join(values) + (", …" if len(spec["enum"]) > ENUM_SHOWN else "")
+    if "const" in spec:
+        return compact_json(spec["const"])
+    for union in ("anyOf", "oneOf"):
+        if isinstance(spec.get(union), list) and spec[union]:
+            return " | ".join(dict.fromkeys(type_of(option, depth + 1) for option in spec[union]))
+    kind = spec.get("type")
+    if isinstance(kind, list) and kind:
+        return " | ".join(type_of({**spec, "type": each}, depth + 1) for each in kind)
+    if kind == "array":
+        return f"array of {type_of(spec['items'], depth + 1)}" if isinstance(spec.get("items"), Mapping) else "array"
+    if isinstance(kind, str):
+        return kind
+    if isinstance(spec.get("$ref"), str):
+        return spec["$ref"].rsplit("/", 1)[-1] or "any"
+    return "any"
 
 
 def transport_of(config: ServerConfig) -> str:
     return config.transport
+
+
+def reconnected(snapshot: Snapshot) -> str:
+    """The answer of a reconnect, the same for the model's `mcp` tool, `/mcp` and the CLI:
+    what happened, never what the server said."""
+    return f"{snapshot.server}: reset to {snapshot.state}; the next use connects"
 
 
 def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
@@ -64,7 +96,7 @@ def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
     if snapshot.server_name:
         details.append(one_line(f"{snapshot.server_name} {snapshot.server_version or ''}", 60))
     if tools is not None:
-        details.append(f"{tools} tools")
+        details.append(counted(tools, "tool"))
     if hidden:
         details.append(hidden)
     line = f"{snapshot.server}: {snapshot.state}"
@@ -160,7 +192,7 @@ def summary(args: Mapping[str, Any], result: ToolResult) -> str:
     images = len(result.content) - len(texts)
     parts = ["error" if result.is_error else "ok"]
     if texts:
-        parts.append(f"{len(texts)} text ({sum(len(t.text) for t in texts)} chars)")
+        parts.append(f"{len(texts)} text ({counted(sum(len(t.text) for t in texts), 'char')})")
     if images:
         parts.append(f"{images} image{'s' if images != 1 else ''}")
     return f"mcp {one_line(str(args.get('action', '')), 16)} {target}".rstrip() + ": " + ", ".join(parts)

@@ -56,7 +56,7 @@ class ServeState:
     """What the app shares across requests: the session, the key, the running requests."""
 
     def __init__(self, host: HostSession, token: str, max_concurrent: int,
-                 allowed_hosts: frozenset[str] | None) -> None:
+                 allowed_hosts: frozenset[str] | None, *, bearer_only: bool = False) -> None:
         if not token:
             raise ValueError("the endpoint needs a non-empty token")
         if max_concurrent < 1:
@@ -65,6 +65,7 @@ class ServeState:
         self._token = token.encode()
         self.max_concurrent = max_concurrent
         self.allowed_hosts = allowed_hosts
+        self.bearer_only = bearer_only  # the key only as `Authorization: Bearer` (MCP's header), not `x-api-key`
         self.running: set[CancelSignal] = set()
         self.stopping = False
         self.responses = ResponsesWire(ResponseStore())
@@ -84,12 +85,13 @@ class ServeState:
         if not key:
             return
         if not self._key_valid(headers):
-            raise ApiError(401, "authentication", "a valid API key is required (x-api-key or Authorization: Bearer; "
-                                                  "when both are sent, both must carry it)")
+            raise ApiError(401, "authentication", "a valid API key is required (Authorization: Bearer)"
+                           if self.bearer_only else "a valid API key is required (x-api-key or Authorization: "
+                                                    "Bearer; when both are sent, both must carry it)")
 
     def _key_valid(self, headers: dict[str, bytes]) -> bool:
         """Every non-empty key header must carry the key, and at least one must be sent."""
-        sent = [headers.get("x-api-key", b"").strip()]
+        sent = [b"" if self.bearer_only else headers.get("x-api-key", b"").strip()]
         bearer = headers.get("authorization", b"").strip()
         sent.append(bearer[7:].strip() if bearer[:7].lower() == b"bearer " else b"")  # other schemes: no key
         keys = [key for key in sent if key]

@@ -28,20 +28,20 @@ class ClientGone(Exception):
     """The client disconnected before its body arrived: nothing to answer."""
 
 
-def _too_large() -> ApiError:
-    return ApiError(413, "too_large", f"the request body is over {MAX_BODY_BYTES // (1024 * 1024)} MiB")
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, "too_large", f"the request body is over {limit // (1024 * 1024)} MiB")
 
 
-async def read_body(scope: Scope, receive: Receive) -> bytearray:
-    """The whole body, refused with 413 as soon as it announces or reaches more than the limit.
+async def read_body(scope: Scope, receive: Receive, limit: int = MAX_BODY_BYTES) -> bytearray:
+    """The whole body, refused with 413 as soon as it announces or reaches more than `limit` bytes.
 
     With a `content-length` the buffer is allocated once at that size (growing it would
     copy it on the way); a chunked body grows as it comes.
     """
     declared = next((int(value) for key, value in scope.get("headers", ())
                      if key.lower() == b"content-length" and value.isdigit()), None)
-    if declared is not None and declared > MAX_BODY_BYTES:
-        raise _too_large()
+    if declared is not None and declared > limit:
+        raise _too_large(limit)
     body = bytearray(declared or 0)
     size, more = 0, True
     while more:
@@ -49,8 +49,8 @@ async def read_body(scope: Scope, receive: Receive) -> bytearray:
         if message["type"] == "http.disconnect":
             raise ClientGone
         chunk = message.get("body", b"")
-        if size + len(chunk) > MAX_BODY_BYTES:
-            raise _too_large()
+        if size + len(chunk) > limit:
+            raise _too_large(limit)
         body[size:size + len(chunk)] = chunk
         size += len(chunk)
         more = message.get("more_body", False)

@@ -1,15 +1,24 @@
 """Connection hygiene for `hostlink serve`: bounded open connections, bounded waiting, bounded logs.
 
 uvicorn bounds neither how many connections stay open nor how long one may take to deliver a
-request (its keep-alive timer runs only between requests and stops at the first byte), so a
-local process holding idle or half-sent connections used to take every descriptor. The HTTP
-protocol here is uvicorn's h11 one with two rules:
+request (its keep-alive timer runs only between requests and stops at the first byte) or to
+take its answer (a write to a client that never reads waits for ever), so a local process
+holding idle, half-sent or never-reading connections used to take every descriptor. The HTTP
+protocol here is uvicorn's h11 one with four rules:
 
 - **a request deadline**: a connection must deliver a complete request, headers and body, within
   `REQUEST_SECONDS` of opening or of its last answer, or it is closed;
+- **a write deadline**: a connection whose answer stalls (the client takes none of it, and the
+  kernel's and the transport's buffers are full) and does not start draining within
+  `WRITE_SECONDS` is closed;
+- **no pipelining**: a client that sends its next request before its answer is complete gets
+  that answer, then the connection closes (RFC 9112 lets a client retry what was not answered;
+  no SDK pipelines). A pipelining client that never reads could otherwise keep the server
+  answering, each connection "being answered" for ever and out of the bound's reach;
 - **a connection bound** (`connection_bound`, from the descriptor limit): a connection
-  beyond it closes the oldest open connections without a complete request (idle or half-sent;
-  never one whose request is being answered) until the bound holds again, or itself when there
+  beyond it closes open connections until the bound holds again: first those stalled on
+  writing (the longest stalled first), then those without a complete request (idle or
+  half-sent, the oldest first), never one whose request is being answered; itself when there
   is none. A new client always gets in, and the newest connection is the last to go.
 
 Repeated warnings (invalid requests, evictions, `accept()` out of descriptors) print one line
@@ -21,14 +30,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import resource
 import time
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from hostlink.host.platform.limits import descriptor_limit
+
 REQUEST_SECONDS = 10.0
+WRITE_SECONDS = 10.0
 MAX_CONNECTIONS = 256
 ACCEPT_BACKLOG = 32  # the listen queue, and how many connections asyncio accepts in one loop iteration
 # Batches in flight before the bound sees them: asyncio calls `connection_made` two iterations after
@@ -47,9 +58,10 @@ _NOT_HTTP = json.dumps({"type": "error", "error": {"type": "invalid_request_erro
 
 
 def connection_bound(max_concurrent: int) -> int:
-    """Open connections allowed: `MAX_CONNECTIONS`, or fewer when `ulimit -n` is low."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
+    """Open connections allowed: `MAX_CONNECTIONS`, or fewer when `ulimit -n` is low (on
+    Windows, the C runtime's documented limit; see `hostlink.host.platform.limits`)."""
+    soft = descriptor_limit()
+    if soft is None:
         return MAX_CONNECTIONS
     reserve = BASE_DESCRIPTORS + ACCEPT_BATCHES_IN_FLIGHT * ACCEPT_BACKLOG + DESCRIPTORS_PER_REQUEST * max_concurrent
     if soft - reserve < MIN_CONNECTIONS:
@@ -67,18 +79,27 @@ class GuardedH11Protocol(H11Protocol):
         super().__init__(*args, **kwargs)
         self._waiting_since = 0.0
         self._deadline: asyncio.TimerHandle | None = None
+        self._stalled_since: float | None = None
+        self._write_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn's own
         super().connection_made(transport)
         self._start_waiting()
         excess = len(self.connections) - self.max_connections
         if excess > 0:
-            log.warning("more than %d connections open: the oldest without a complete request are closed",
-                        self.max_connections)
-            waiting = sorted((c for c in self.connections if isinstance(c, GuardedH11Protocol) and c.waiting()),
-                             key=lambda c: c._waiting_since)
-            for victim in waiting[:excess] or [self]:
+            log.warning("more than %d connections open: the stalled and the oldest without a complete request "
+                        "are closed", self.max_connections)
+            for victim in self._evictable()[:excess] or [self]:
                 victim.drop()
+
+    def _evictable(self) -> list[GuardedH11Protocol]:
+        """Stalled writers, the longest stalled first, then connections without a complete
+        request, the oldest first (this one, the newest, last)."""
+        guarded = [c for c in self.connections if isinstance(c, GuardedH11Protocol)]
+        stalled = sorted((c for c in guarded if c._stalled_since is not None), key=lambda c: c._stalled_since or 0.0)
+        waiting = sorted((c for c in guarded if c._stalled_since is None and c.waiting()),
+                         key=lambda c: c._waiting_since)
+        return stalled + waiting
 
     def waiting(self) -> bool:
         """No complete request: idle, or its headers or body still arriving."""
@@ -86,8 +107,7 @@ class GuardedH11Protocol(H11Protocol):
         return cycle is None or cycle.response_complete or cycle.more_body
 
     def drop(self) -> None:
-        if not self.transport.is_closing():
-            self.transport.abort()  # nothing buffered is worth a descriptor: free it now
+        self.transport.abort()  # nothing buffered is worth a descriptor (a closing one's unsent answer neither)
 
     def send_400_response(self, msg: str) -> None:
         """Malformed HTTP (framing, smuggling, oversized headers): a JSON 400, then close."""
@@ -99,13 +119,33 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.close()
 
     def on_response_complete(self) -> None:
+        if self.conn.trailing_data[0] and not self.transport.is_closing():
+            self.transport.close()  # pipelined: its next requests are not read (the client may retry them)
         super().on_response_complete()
         if not self.transport.is_closing():
             self._start_waiting()
 
+    def pause_writing(self) -> None:
+        """The client takes no more of the answer: it has `WRITE_SECONDS` to start again."""
+        super().pause_writing()
+        if self._stalled_since is None:
+            self._stalled_since = time.monotonic()
+            self._write_deadline = self.loop.call_later(WRITE_SECONDS, self.drop)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._stop_stall()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
+        self._stop_stall()
         super().connection_lost(exc)
+
+    def _stop_stall(self) -> None:
+        self._stalled_since = None
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
 
     def _start_waiting(self) -> None:
         self._stop_waiting()

@@ -21,6 +21,7 @@ import anyio
 import uvicorn
 
 from hostlink.host import Notifier
+from hostlink.host.platform.console import TERMINATING_SIGNALS, capture
 from hostlink.host.private import create_private_dir, remove_private_dir, write_private_file
 from hostlink.host.session import HostSession
 from hostlink.serve.app import create_app
@@ -34,7 +35,7 @@ from hostlink.serve.connections import (
 )
 
 LOOPBACK_ADDRESSES = {"127.0.0.1": "127.0.0.1", "::1": "::1", "[::1]": "::1", "localhost": "127.0.0.1"}
-STOP_SIGNALS = (signals.SIGINT, signals.SIGTERM, signals.SIGHUP)
+STOP_SIGNALS = (signals.SIGINT, *TERMINATING_SIGNALS)
 GRACEFUL_SECONDS = 15
 
 
@@ -70,14 +71,8 @@ class _Server(uvicorn.Server):
 
     @contextmanager
     def capture_signals(self) -> Iterator[None]:
-        loop = asyncio.get_running_loop()
-        for signum in STOP_SIGNALS:
-            loop.add_signal_handler(signum, self._stop, signum)
-        try:
+        with capture(asyncio.get_running_loop(), STOP_SIGNALS, self._stop):
             yield
-        finally:
-            for signum in STOP_SIGNALS:
-                loop.remove_signal_handler(signum)
 
     def _stop(self, signum: int) -> None:
         self.received.append(signum)

@@ -65,7 +65,8 @@ from hostlink.host import (
     ToolSpec,
     UserMessage,
 )
-from hostlink.host.session import TERMINATING_SIGNALS, HostSession
+from hostlink.host.platform.console import TERMINATING_SIGNALS
+from hostlink.host.session import HostSession
 from hostlink.host.trust import project_trust
 
 T = TypeVar("T")
@@ -234,7 +235,7 @@ _END = object()
 
 
 def _interrupt_on_termination() -> None:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt in llm's main thread, as Ctrl-C does, so
+    """SIGTERM and SIGHUP (Ctrl+Break on Windows) raise KeyboardInterrupt in llm's main thread, as Ctrl-C does, so
     the interrupted call is cancelled and the exit handler shuts the session down. A handler
     llm (or an embedding program) installed itself is left alone."""
     if threading.current_thread() is not threading.main_thread():

@@ -113,10 +113,13 @@ class HostlinkMcp(AbstractToolset[Any]):
 
 
 def tool_return(result: ToolResult) -> Any:
-    """Text alone as a string; with images, a list of the text and the images."""
+    """Text alone as a string; with images, a list of the texts and the images in the
+    result's order."""
     text = "\n".join(item.text for item in result.content if isinstance(item, TextContent))
     if result.is_error:
         raise ToolFailed(text)
-    images = [BinaryContent(base64.b64decode(item.data), media_type=item.mime_type)
-              for item in result.content if isinstance(item, ImageContent)]
-    return [text, *images] if images else text
+    if not any(isinstance(item, ImageContent) for item in result.content):
+        return text
+    return [item.text if isinstance(item, TextContent) else BinaryContent(base64.b64decode(item.data),
+                                                                          media_type=item.mime_type)
+            for item in result.content]

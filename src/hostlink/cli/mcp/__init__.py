@@ -232,8 +232,9 @@ def disconnect(ctx: click.Context, server: str) -> None:
 @click.argument("server")
 @click.pass_context
 def reconnect(ctx: click.Context, server: str) -> None:
-    """Reset SERVER to idle, clearing a failed setup; never starts authorization."""
-    _explain(ctx, server, "reset to idle; the next use connects")
+    """Reset SERVER to idle, clearing a failed setup and its cached tool listing; never starts
+    authorization. The same reset as `/mcp reconnect` and the `mcp` tool's action reconnect."""
+    click.echo(with_server(ctx, server, lambda extension, host: _command(host, "reconnect", server)))
 
 
 def _explain(ctx: click.Context, server: str, state: str) -> None:

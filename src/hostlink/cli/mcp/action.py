@@ -101,4 +101,5 @@ def show(result: ToolResult, as_json: bool, *, whole_hint: bool = True) -> None:
         click.echo(compact_json(result_object(result)))
         return
     for item in result.content:
-        click.echo(item_line(item), err=result.is_error)
+        line = item_line(item)  # a text that ends its last line gets no blank line after it
+        click.echo(line, err=result.is_error, nl=not line.endswith("\n"))

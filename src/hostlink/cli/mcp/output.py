@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hostlink.cli.session import Fail
+from hostlink.host.platform.files import BINARY, CLOEXEC, NOFOLLOW, NONBLOCK, make_blocking
 
 if TYPE_CHECKING:
     from hostlink.host import ToolResult
@@ -53,16 +54,16 @@ def open_sink(output: str | None, full: bool) -> Sink | None:
     created = True
     try:
         try:  # a new file is ours from the start: 0600, created here
-            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC | BINARY, 0o600)
         except FileExistsError:
             created = False
-            fd = os.open(output, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            fd = os.open(output, os.O_WRONLY | NOFOLLOW | CLOEXEC | NONBLOCK | BINARY)
     except OSError as error:
         raise Fail(f"--output {output!r} {_why(error)}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise Fail(f"--output {output!r} is not a regular file; not written")
-    os.set_blocking(fd, True)
+    make_blocking(fd)
     return Sink(os.fdopen(fd, "wb"), output, created)  # emptied only when the result is written
 
 

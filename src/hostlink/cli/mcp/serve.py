@@ -15,6 +15,7 @@ import click
 
 from hostlink.cli.mcp.session import verbose, verbose_option
 from hostlink.cli.session import Fail, endpoint_key
+from hostlink.host.platform.console import exit_status, stop_name
 
 # hostlink.gateway.snippets.PROGRAMS, named here so that loading the mcp group stays cheap
 SHOWN = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "gemini")
@@ -38,8 +39,10 @@ def serve_command(ctx: click.Context, expose: str, use_http: bool, port: int, ad
                   token_env: str | None, program: str | None) -> None:
     """Serve the configured MCP servers as one MCP server (stdio, or --http).
 
-    Add it to an MCP host with one line (see --show-config). Servers connect on first use;
-    closing stdin, SIGTERM or SIGHUP stops every server and removes every private file.
+    Add it to an MCP host with one line (see --show-config). Servers connect on first use.
+    Over stdio, closing stdin, SIGTERM or SIGHUP stops it; over --http stdin is not read (a
+    service manager's is empty), and Ctrl-C, SIGTERM or SIGHUP stop it. Stopping stops every
+    server it started and removes every private file.
     """
     args = ["mcp", "serve", *(["--expose", "tools"] if expose == "tools" else [])]
     if program is not None:
@@ -81,7 +84,7 @@ def _serve_stdio(expose: str, cwd: Path, trust_flag: bool, loud: bool) -> None:
         anyio.run(lambda: serve_stdio(gateway, cwd=cwd, environ=os.environ, trust_flag=trust_flag))
     except Terminated as stopped:
         click.echo(f"hostlink mcp serve: {stopped}; every server it started was stopped", err=True)
-        raise SystemExit(128 + stopped.signum) from None
+        raise SystemExit(exit_status(stopped.signum)) from None
 
 
 def _serve_http(expose: str, port: int, address: str, token_env: str | None, cwd: Path, trust_flag: bool,
@@ -109,8 +112,6 @@ def _serve_http(expose: str, port: int, address: str, token_env: str | None, cwd
     stopped = anyio.run(lambda: serve_http(gateway, address=address, port=port, token=token, cwd=cwd,
                                            environ=os.environ, trust_flag=trust_flag, on_listening=listening))
     if stopped is not None:
-        import signal
-
-        click.echo(f"hostlink mcp serve: stopped by {signal.Signals(stopped).name}; every server it started was "
+        click.echo(f"hostlink mcp serve: stopped by {stop_name(stopped)}; every server it started was "
                    "stopped", err=True)
-        raise SystemExit(128 + stopped)
+        raise SystemExit(exit_status(stopped))

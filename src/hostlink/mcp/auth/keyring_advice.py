@@ -11,8 +11,9 @@ worker thread, bounded by a short timeout.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
+
+from hostlink.host.platform.credentials import SECRET_SERVICE, STORE_NAME
 
 SECRETS = "org.freedesktop.secrets"
 PROBE_TIMEOUT_SECONDS = 2.0
@@ -21,8 +22,8 @@ INSTALL = "Debian/Ubuntu: `apt install gnome-keyring`; KeePassXC's Secret Servic
 
 def unavailable_reason() -> str:
     """Why the keyring is unavailable here and what to do, as one sentence."""
-    if not sys.platform.startswith("linux"):
-        return "the operating system's credential store did not answer; check that it is set up for this user"
+    if not SECRET_SERVICE:
+        return f"{STORE_NAME} did not answer; check that it is set up and unlocked for this user"
     if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
         return ("there is no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set), so no Secret Service can be "
                 "reached: run hostlink in a desktop login session, or start a session bus with "

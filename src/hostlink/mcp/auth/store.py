@@ -14,12 +14,10 @@ completion, refresh, sign-out) between processes. It is never stolen by age.
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
 import stat
-import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, closing
@@ -31,7 +29,12 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from hostlink.host.private import PrivateStateError, ensure_private_dir, process_alive
+from hostlink.host.platform.credentials import native_keyring
+from hostlink.host.platform.files import CLOEXEC, NOFOLLOW, owned_by_user, private_mode, read_at, write_at
+from hostlink.host.platform.folders import state_home
+from hostlink.host.platform.locks import try_lock, unlock
+from hostlink.host.platform.processes import process_alive
+from hostlink.host.private import PrivateStateError, ensure_private_dir
 from hostlink.mcp.errors import AuthError
 
 if TYPE_CHECKING:
@@ -121,15 +124,10 @@ async def stored_state(store: SecureStore, key: str, name: str, server: Any) -> 
 
 def _keyring_class() -> type[KeyringBackend]:
     """The native keyring backend of this platform; nothing else is ever used."""
-    if sys.platform.startswith("linux"):
-        from keyring.backends.SecretService import Keyring
-    elif sys.platform == "darwin":
-        from keyring.backends.macOS import Keyring
-    elif sys.platform == "win32":
-        from keyring.backends.Windows import WinVaultKeyring as Keyring
-    else:
+    keyring = native_keyring()
+    if keyring is None:
         raise StoreError("unavailable", "no supported OS keyring on this platform")
-    return Keyring
+    return keyring
 
 
 def _classify(error: BaseException) -> StoreError:
@@ -273,9 +271,9 @@ def check_binding(record: SecureRecord, name: str, server: Any) -> None:
 
 
 def lock_dir() -> Path:
-    """`$XDG_STATE_HOME/hostlink/locks` (0700, ours, not a symlink)."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    root = Path(base) / "hostlink"
+    """`$XDG_STATE_HOME/hostlink/locks` (`%LOCALAPPDATA%\\hostlink\\locks` on Windows; 0700,
+    ours, not a symlink)."""
+    root = state_home(os.environ) / "hostlink"
     try:
         ensure_private_dir(root)
         ensure_private_dir(root / "locks")
@@ -285,14 +283,14 @@ def lock_dir() -> Path:
 
 
 def _open_lock_file(path: Path) -> int:
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    flags = os.O_RDWR | os.O_CREAT | NOFOLLOW | CLOEXEC | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as error:
         code = errno.errorcode.get(error.errno or 0, "error")
         raise StoreError("lock", f"the credential lock file is unusable ({code})") from None
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+    if not stat.S_ISREG(info.st_mode) or not owned_by_user(info) or not private_mode(info):
         os.close(fd)
         raise StoreError("lock", "the credential lock file is not a private regular file of this user")
     return fd
@@ -300,7 +298,7 @@ def _open_lock_file(path: Path) -> int:
 
 def _holder(fd: int) -> str:
     try:
-        data = json.loads(os.pread(fd, 256, 0) or b"{}")
+        data = json.loads(read_at(fd, 256, 0) or b"{}")
         return f"process {int(data['pid'])} since {time.strftime('%H:%M:%S', time.localtime(float(data['time'])))}"
     except (ValueError, KeyError, TypeError, OSError):
         return "another process"
@@ -313,19 +311,17 @@ async def credential_lock(key: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> As
     try:
         deadline = time.monotonic() + timeout
         while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if try_lock(fd):
                 break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise StoreError("busy", f"the credential lock is held by {_holder(fd)}; try again later") from None
-                await anyio.sleep(_LOCK_POLL_SECONDS)
+            if time.monotonic() >= deadline:
+                raise StoreError("busy", f"the credential lock is held by {_holder(fd)}; try again later") from None
+            await anyio.sleep(_LOCK_POLL_SECONDS)
         try:
             os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps({"pid": os.getpid(), "time": time.time()}).encode(), 0)
+            write_at(fd, json.dumps({"pid": os.getpid(), "time": time.time()}).encode(), 0)
             yield
         finally:
             os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            unlock(fd)
     finally:
         os.close(fd)

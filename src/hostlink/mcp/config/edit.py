@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hostlink.host.private import process_alive
+from hostlink.host.platform.files import owned_by_user
+from hostlink.host.platform.locks import lock, open_directory_lock, try_lock
+from hostlink.host.platform.processes import process_alive
 from hostlink.mcp.config.load import (
     MAX_FILE_BYTES,
     MAX_SERVERS,
@@ -228,20 +230,14 @@ def lock_for_edit(path: Path, waiting: Callable[[], None]) -> Callable[[], None]
     """Hold an exclusive lock on the directory of the file `path` names from before it is
     read until the edit is done (the returned release), so two edits at once cannot lose
     each other's entries; `waiting` runs first when another edit holds it. A directory
-    lock leaves no lock file behind."""
-    try:
-        import fcntl
-    except ImportError:  # no flock on this platform: edits are not serialized
-        return lambda: None
+    lock leaves no lock file behind (on Windows: see `hostlink.host.platform.locks`)."""
     directory = Path(os.path.realpath(path)).parent
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(directory, os.O_RDONLY)
+    fd = open_directory_lock(directory)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not try_lock(fd):
             waiting()
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            lock(fd)
     except BaseException:
         os.close(fd)
         raise
@@ -289,5 +285,5 @@ def _sweep(real: Path) -> None:
         if match is None or match["name"] != real.name or process_alive(int(match["pid"])):
             continue
         with contextlib.suppress(OSError):
-            if not hasattr(os, "getuid") or entry.lstat().st_uid == os.getuid():
+            if owned_by_user(entry.lstat()):
                 entry.unlink()

@@ -11,13 +11,13 @@ Nothing here writes: the command checks and writes through `config_edit`.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hostlink.host.output import one_line
+from hostlink.host.platform.folders import SYSTEM
 from hostlink.mcp.config.load import ConfigError, load_json, read_text
 from hostlink.mcp.config.rules import safe_key
 
@@ -58,7 +58,7 @@ class Found:
     notes: list[str] = field(default_factory=list)
 
 
-def source_path(program: str, environ: Mapping[str, str], platform: str = sys.platform) -> Path:
+def source_path(program: str, environ: Mapping[str, str], platform: str = SYSTEM) -> Path:
     """The program's user-level MCP configuration file on this platform."""
     home = Path(environ.get("USERPROFILE" if platform == "win32" else "HOME") or Path.home())
     if platform == "darwin":

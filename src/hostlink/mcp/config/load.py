@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hostlink.host.platform.files import BINARY, CLOEXEC, NONBLOCK
 from hostlink.host.trust import PROJECT_FILES, config_home, find_project
 from hostlink.mcp.config.rules import ENV_NAME_PATTERN, NAME_PATTERN, SchemaError, safe_key
 from hostlink.mcp.errors import ServerDisabled, ServerMisconfigured, ServerNotFound
@@ -114,7 +115,7 @@ def parse_document(text: str, source: Path, environ: Mapping[str, str] | None = 
 def read_text(path: Path) -> str | None:
     """The file's text, None when it does not exist. Never blocks on a FIFO or device."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | NONBLOCK | CLOEXEC | BINARY)
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hostlink.host.output import compact_json, strip_controls
+from hostlink.host.platform.folders import cache_home
 from hostlink.host.private import PrivateStateError, ensure_private_dir, read_private_json, replace_private_file
 
 if TYPE_CHECKING:
@@ -48,11 +49,9 @@ class CachedTool:
 
 
 def cache_directory(environ: Mapping[str, str]) -> Path:
-    """`$XDG_CACHE_HOME/hostlink/mcp-tools` (a relative XDG_CACHE_HOME is ignored: ~/.cache)."""
-    base = environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(environ.get("HOME") or str(Path.home()), ".cache")
-    return Path(base, "hostlink", "mcp-tools")
+    """`$XDG_CACHE_HOME/hostlink/mcp-tools` (a relative XDG_CACHE_HOME is ignored: ~/.cache;
+    `%LOCALAPPDATA%` on Windows)."""
+    return cache_home(environ) / "hostlink" / "mcp-tools"
 
 
 def fingerprint(name: str, config: ServerConfig) -> str:

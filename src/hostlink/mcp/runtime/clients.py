@@ -33,14 +33,17 @@ from hostlink.mcp.errors import (
     RequestTimedOut,
     first_error,
 )
+from hostlink.mcp.runtime.asking import asked_by
 from hostlink.mcp.runtime.listing import ToolLister, watch_changes
 from hostlink.mcp.runtime.progress import call_with_progress
+from hostlink.mcp.runtime.restart import Restarts
 from hostlink.mcp.runtime.roots import Roots
 from hostlink.mcp.runtime.sdk_log import take_over_sdk_logging
 from hostlink.mcp.transports import (
     MODERN_VERSION,
     Transport,
     client_factory,
+    describe,
     open_transport,
     verify_modern,
     with_words,
@@ -93,6 +96,7 @@ class _Connection:
     scope: anyio.CancelScope | None = None
     task: asyncio.Task[None] | None = None
     lister: ToolLister | None = None  # from setup on
+    restart: bool = False  # an automatic restart: its failed setup is a crash too
 
 
 class McpRuntime:
@@ -102,15 +106,16 @@ class McpRuntime:
     messages names it. `broken` holds the configured names whose entries cannot be used,
     with the reason. `elicitation(name)` and `sampling(name, settings)` give the SDK
     callbacks of a server that opted in, when the host can ask (none otherwise). `cache`
-    keeps the tool listings of servers with `cacheTools`.
+    keeps the tool listings of servers with `cacheTools`. `restarts`: see `restart` (default: latched).
     """
 
     def __init__(self, servers: Mapping[str, ServerConfig], *, auth: AuthManager | None = None,
                  command: str = "hostlink", broken: Mapping[str, str] | None = None,
                  elicitation: Callable[[str], Any] | None = None,
                  sampling: Callable[[str, Any], Any] | None = None, root: Path | Roots | None = None,
-                 cache: ToolCache | None = None) -> None:
+                 cache: ToolCache | None = None, restarts: Restarts | None = None) -> None:
         take_over_sdk_logging()
+        self._restarts = restarts or Restarts(None, auto=False)
         self._roots = root if isinstance(root, Roots) else Roots(root)  # the trusted project's directory
         self._servers, self._broken, self._auth = dict(servers), dict(broken or {}), auth
         self._elicitation, self._sampling, self._cache, self._command = elicitation, sampling, cache, command
@@ -164,6 +169,9 @@ class McpRuntime:
         return conn.snapshot
 
     async def _ready(self, name: str) -> _Connection:
+        if self._restarts.due(name) and (crashed := self._conns.pop(name, None)) is not None:
+            self._connection(name).restart = True  # raised instead when it is down and no restart is due
+            await self._close(crashed)  # its owner is done or ending: the crash closed it
         conn = self._connection(name)
         if conn.snapshot.state == "idle":
             self._publish(conn, state="connecting")
@@ -189,7 +197,7 @@ class McpRuntime:
                             client = await self._open(stack, conn)
                             scope.deadline = math.inf
                             conn.client = client
-                            self._publish(conn, state="connected", **_describe(client))
+                            self._publish(conn, state="connected", **describe(client))
                             conn.ready.set()
                             await conn.closing.wait()
                     finally:
@@ -210,7 +218,8 @@ class McpRuntime:
             conn.client = None
             conn.transport.release()
             if not conn.ready.is_set():
-                self._publish(conn, state="failed", error=error and with_words(error, conn.transport))
+                error = error and with_words(error, conn.transport)
+                self._publish(conn, state="failed", error=self._restarts.failed(name, error) if conn.restart else error)
                 conn.ready.set()
             elif conn.snapshot.state == "connected":
                 self._publish(conn, state="closed" if self._closed else "idle")
@@ -227,7 +236,8 @@ class McpRuntime:
             name, "tools/list", lambda client: client.list_tools(cursor=cursor), conn),
             lambda tools, filtered: self._listed(conn, tools, filtered), lambda: self._drop_cache(name))
         conn.lister.listeners = self.notice_listeners
-        factory = client_factory(config, elicit, sample, self._roots.callback(config), conn.lister.on_message)
+        factory = client_factory(config, asked_by(name, elicit), asked_by(name, sample),
+                                 asked_by(name, self._roots.callback(config)), conn.lister.on_message)
         client = await conn.transport.connect(stack, conn.group, factory, mode)
         if conn.transport.pid is not None:
             self._publish(conn, pid=conn.transport.pid)
@@ -334,7 +344,7 @@ class McpRuntime:
                     f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
                 ) from None
             reason = one_line(exc.message, SERVER_TEXT_LIMIT)
-            raise CallFailed(f"MCP server {name!r} rejected {what}: {reason}") from None
+            raise CallFailed(f"MCP server {name!r} rejected {what}: {reason}").with_rpc_code(exc.code) from None
         except ValidationError:
             raise CallFailed(f"MCP server {name!r} sent an invalid result for {what}") from None
         except RuntimeError as exc:
@@ -354,9 +364,9 @@ class McpRuntime:
         refusal = conn.transport.refusal
         cause = (f": {refusal}" if refusal is not None
                  else f" closed the connection during {what}" + conn.transport.note())
-        error = with_words(ConnectFailed(f"MCP server {name!r}{cause}; use reconnect to start it again"),
-                           conn.transport)
+        error = with_words(ConnectFailed(f"MCP server {name!r}{cause}"), conn.transport)
         if conn.snapshot.state == "connected":
+            error = self._restarts.crashed(name, error)  # "use reconnect", or when it restarts
             self._publish(conn, state="failed", error=error)
             conn.closing.set()
         return error
@@ -438,6 +448,7 @@ class McpRuntime:
         """Close the client and reset to idle, clearing a latched failure. Never connects."""
         self.config(name)
         self._drop_cache(name)
+        self._restarts.forget(name)
         conn = self._conns.pop(name, None)
         if conn is not None:
             await self._close(conn)
@@ -459,6 +470,7 @@ class McpRuntime:
             kind = "added" if before == (None, None) else "removed" if after == (None, None) else "changed"
             changes[kind].append(name)
             self._drop_cache(name)
+            self._restarts.forget(name)
             if name in self._conns:
                 reset.append(self._conns.pop(name))
         self._servers, self._broken = dict(servers), dict(broken)
@@ -486,11 +498,3 @@ class McpRuntime:
         for conn in conns:
             if conn.snapshot.state in ("idle", "connected", "connecting"):
                 self._publish(conn, state="closed")
-
-
-def _describe(client: Client) -> dict[str, Any]:
-    info = client.server_info
-    caps = client.server_capabilities
-    present = {key for key in ("tools", "resources", "prompts", "completions") if getattr(caps, key, None) is not None}
-    return {"protocol_version": client.protocol_version, "server_name": info.name if info else None,
-            "server_version": info.version if info else None, "capabilities": frozenset(present), "error": None}

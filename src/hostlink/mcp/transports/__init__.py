@@ -144,6 +144,15 @@ async def verify_modern(client: Client, name: str) -> None:
     client.session.adopt(result)
 
 
+def describe(client: Client) -> dict[str, Any]:
+    """What a connected client reports about its server, as the runtime's snapshot fields."""
+    info = client.server_info
+    caps = client.server_capabilities
+    present = {key for key in ("tools", "resources", "prompts", "completions") if getattr(caps, key, None) is not None}
+    return {"protocol_version": client.protocol_version, "server_name": info.name if info else None,
+            "server_version": info.version if info else None, "capabilities": frozenset(present), "error": None}
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import anyio.abc
 
+from hostlink.host.platform.commands import CommandRefused
+from hostlink.host.platform.pipes import make_pipe, read_pipe
 from hostlink.mcp.errors import ConnectFailed, McpError, first_error
 from hostlink.mcp.transports.stdio_pipes import ServerPipes
 
@@ -33,8 +35,7 @@ class StderrTail:
     """The last bytes a stdio server wrote to stderr, read from a private pipe."""
 
     def __init__(self) -> None:
-        self._read_fd, write_fd = os.pipe()
-        os.set_blocking(self._read_fd, False)
+        self._read_fd, write_fd = make_pipe()
         self.writer = os.fdopen(write_fd, "w")  # handed to the child as its stderr
         self.data = b""
         self.eof = anyio.Event()
@@ -53,11 +54,7 @@ class StderrTail:
 
     async def pump(self) -> None:
         while True:
-            await anyio.wait_readable(self._read_fd)
-            try:
-                chunk = os.read(self._read_fd, 65536)
-            except BlockingIOError:
-                continue
+            chunk = await read_pipe(self._read_fd, 65536)
             if not chunk:
                 self.eof.set()
                 return
@@ -188,5 +185,7 @@ class StdioTransport:
             return ConnectFailed(f"MCP server {name!r}: command not found: {shown!r}")
         if isinstance(exc, PermissionError):
             return ConnectFailed(f"MCP server {name!r}: permission denied running {shown!r}")
+        if isinstance(exc, CommandRefused):
+            return ConnectFailed(f"MCP server {name!r}: {exc}")
         return None
 

@@ -4,7 +4,8 @@ The SDK's own stdio client rebuilds its buffer on every chunk (a long line costs
 time), decodes strictly (one invalid byte ends the reader while the session still looks
 connected) and signals the server's process group only when the server outlives its stdin.
 Here the same protocol framing (one JSON-RPC message a line) is read linearly into a bounded
-buffer, decoded with replacement characters, and every close stops the whole process group
+buffer, decoded with replacement characters, and every close stops the server's whole tree
+(`hostlink.host.platform.processes`: its process group on POSIX, its Job Object on Windows)
 and every process the server started, whether or not the server itself has exited.
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 import anyio
 import anyio.abc
 
+from hostlink.host.platform.commands import resolve
+from hostlink.host.platform.processes import ChildTree, end_process, start_child
 from hostlink.mcp.errors import CallFailed, McpError
 
 if TYPE_CHECKING:
@@ -144,9 +146,9 @@ class ServerPipes:
         from mcp.shared.message import SessionMessage
 
         config = self._config
-        process = await anyio.open_process(
-            [config.command, *config.args], env=get_default_environment() | dict(config.env),
-            stderr=self._errlog, cwd=config.cwd, start_new_session=True)
+        env = get_default_environment() | dict(config.env)
+        process, tree = await start_child(resolve(config.command, config.args, env), env=env,
+                                          stderr=self._errlog, cwd=config.cwd)
         self.pid = process.pid
         read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
@@ -157,7 +159,7 @@ class ServerPipes:
                 yield read_out, write_in
             finally:
                 with anyio.CancelScope(shield=True):
-                    await self._stop(process)
+                    await self._stop(process, tree)
                     for stream in (read_out, write_in, read_in, write_out):
                         await stream.aclose()
                 group.cancel_scope.cancel()
@@ -229,9 +231,10 @@ class ServerPipes:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             return
 
-    async def _stop(self, process: anyio.abc.Process) -> None:
-        """Close stdin, give the server its grace, then stop its group and its descendants —
-        those seen before stdin closed too, which an exiting server leaves orphaned."""
+    async def _stop(self, process: anyio.abc.Process, tree: ChildTree) -> None:
+        """Close stdin, give the server its grace, then stop its tree and its descendants —
+        those seen before stdin closed too, which an exiting server leaves orphaned (a
+        POSIX process table walk; on Windows the job holds them all)."""
         assert process.stdin is not None and process.stdout is not None
         known = _server_tree(process.pid)
         with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -239,16 +242,19 @@ class ServerPipes:
         with anyio.move_on_after(STDIN_GRACE_SECONDS):
             while process.returncode is None:
                 await anyio.sleep(0.02)
-        for signum in (signal.SIGTERM, signal.SIGKILL):
-            known = _still_running(known, process.pid)
-            if not known:
-                break
-            for pid in known:
-                with suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signum)
-            with anyio.move_on_after(KILL_GRACE_SECONDS):
-                while _still_running(known, process.pid):
-                    await anyio.sleep(0.02)
+        try:
+            for forced in (False, True):
+                known = _still_running(known, process.pid)
+                if not known and not tree.alive():
+                    break
+                tree.stop(forced=forced)
+                for pid in known:
+                    end_process(pid, forced=forced)
+                with anyio.move_on_after(KILL_GRACE_SECONDS):
+                    while _still_running(known, process.pid) or tree.alive():
+                        await anyio.sleep(0.02)
+        finally:
+            tree.close()
         with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdout.aclose()
         with anyio.move_on_after(KILL_GRACE_SECONDS), suppress(ProcessLookupError):

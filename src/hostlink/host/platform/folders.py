@@ -1,0 +1,49 @@
+"""Where a person's config, cache and state live on each system.
+
+Linux and macOS: the XDG folders (`$XDG_CONFIG_HOME` or ~/.config, `$XDG_CACHE_HOME` or
+~/.cache, `$XDG_STATE_HOME` or ~/.local/state; a relative value is ignored, as the XDG spec
+says). Windows: `%APPDATA%` (roaming) for config, `%LOCALAPPDATA%` for cache and state,
+each falling back to its usual place under the profile.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+_XDG = {"config": ("XDG_CONFIG_HOME", ".config"), "cache": ("XDG_CACHE_HOME", ".cache"),
+        "state": ("XDG_STATE_HOME", ".local/state")}
+_WINDOWS = {"config": ("APPDATA", "AppData/Roaming"), "cache": ("LOCALAPPDATA", "AppData/Local"),
+            "state": ("LOCALAPPDATA", "AppData/Local")}
+
+
+SYSTEM = sys.platform  # whose folders other programs use (`mcp import --from` reads them)
+
+
+def home_folder(environ: Mapping[str, str]) -> Path:
+    """The user's home: `$HOME`, `%USERPROFILE%` on Windows, else what Python finds."""
+    return Path(environ.get("USERPROFILE" if sys.platform == "win32" else "HOME") or Path.home())
+
+
+def _base(kind: str, environ: Mapping[str, str], home: Path | None) -> Path:
+    variable, default = (_WINDOWS if sys.platform == "win32" else _XDG)[kind]
+    value = environ.get(variable, "")
+    if value and Path(value).is_absolute():
+        return Path(value)
+    return (home if home is not None else home_folder(environ)) / default
+
+
+def config_home(environ: Mapping[str, str], home: Path | None = None) -> Path:
+    """The base of per-user config (`~/.config`, `%APPDATA%`)."""
+    return _base("config", environ, home)
+
+
+def cache_home(environ: Mapping[str, str], home: Path | None = None) -> Path:
+    """The base of per-user caches (`~/.cache`, `%LOCALAPPDATA%`)."""
+    return _base("cache", environ, home)
+
+
+def state_home(environ: Mapping[str, str], home: Path | None = None) -> Path:
+    """The base of per-user state (`~/.local/state`, `%LOCALAPPDATA%`)."""
+    return _base("state", environ, home)

@@ -1,0 +1,170 @@
+"""Several MCP hosts on one `hostlink mcp serve --http`, each an SDK client on real HTTP: a
+server's `roots/list` goes to the host whose call is with that server and to no other (to
+none when calls of two hosts are with it); every host hears that the lists changed; the
+capabilities announced are those of stdio; the number of sessions is bounded."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+
+from gateway_support import FIXTURE, ROOT, demo, fixture, http_gateway, http_host
+
+pytestmark = pytest.mark.anyio
+ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def servers() -> dict:
+    return {"asker": {"command": sys.executable, "args": [ASKER], "protocolVersion": "legacy", "roots": True},
+            "fx": {**fixture(), "protocolVersion": "legacy"}}
+
+
+class Roots:
+    """Each host's own roots, and how often each was asked."""
+
+    def __init__(self) -> None:
+        self.asked: dict[str, int] = {}
+
+    def of(self, host: str):
+        import mcp_types
+
+        self.asked[host] = 0
+
+        async def roots(context):
+            self.asked[host] += 1
+            return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri=f"file:///work/project-{host}", name=host)])
+
+        return roots
+
+
+def roots_after(seconds: float) -> dict:
+    return {"action": "call", "server": "asker", "tool": "roots_after", "args": {"seconds": seconds}}
+
+
+async def test_roots_come_from_the_host_whose_call_asks_while_another_host_calls(tmp_path):
+    roots, answers = Roots(), {}
+    with http_gateway(tmp_path, servers()) as gateway:
+        async with (http_host(gateway, list_roots_callback=roots.of("a")) as a,
+                    http_host(gateway, list_roots_callback=roots.of("b")) as b):
+
+            async def call_a() -> None:
+                answers["a"] = await a.call_tool("mcp", roots_after(2))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call_a)
+                await anyio.sleep(0.3)  # then b's call, the newer one, is in flight while asker asks a's roots
+                await b.call_tool("mcp", {"action": "call", "server": "fx", "tool": "slow", "args": {"seconds": 6}})
+    assert json.loads(answers["a"].content[0].text) == {"roots": ["file:///work/project-a"]}
+    assert roots.asked == {"a": 1, "b": 0}
+    err = gateway.stderr.read_bytes()
+    assert b"Warning" not in err and str(ROOT).encode() not in err, err[-2000:]  # no SDK warning, no path
+
+
+async def test_a_request_of_a_server_two_hosts_are_calling_goes_to_neither(tmp_path):
+    roots, answers = Roots(), {}
+    with http_gateway(tmp_path, servers()) as gateway:
+        async with (http_host(gateway, list_roots_callback=roots.of("a")) as a,
+                    http_host(gateway, list_roots_callback=roots.of("b")) as b):
+
+            async def call(name: str, host) -> None:
+                answers[name] = await host.call_tool("mcp", roots_after(2))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, "a", a)
+                group.start_soon(call, "b", b)
+    assert roots.asked == {"a": 0, "b": 0}  # nothing tells which host a roots/list belongs to: none is asked
+    for answer in answers.values():  # the gateway's own roots: none, its project is not trusted
+        assert json.loads(answer.content[0].text) == {"roots": []}
+
+
+async def test_every_host_hears_that_the_lists_changed_with_the_capabilities_of_stdio(tmp_path):
+    heard: dict[str, set[str]] = {"a": set(), "b": set()}
+
+    def listening(host: str):
+        async def on_message(message) -> None:
+            method = getattr(message, "method", None)
+            if isinstance(method, str) and method.endswith("/list_changed"):
+                heard[host].add(method)
+
+        return on_message
+
+    everyone = {"notifications/tools/list_changed", "notifications/resources/list_changed",
+                "notifications/prompts/list_changed"}
+    with http_gateway(tmp_path, {"demo": demo()}, "--expose", "tools") as gateway:
+        async with (http_host(gateway, message_handler=listening("a")) as a,
+                    http_host(gateway, message_handler=listening("b")) as b):
+            capabilities = a.server_capabilities
+            assert capabilities.tools.list_changed is True
+            assert capabilities.resources.list_changed is True and capabilities.prompts.list_changed is True
+            before = {tool.name for tool in (await a.list_tools()).tools}
+            await b.list_tools()
+            time.sleep(0.01)
+            config = tmp_path / "config" / "mcp" / "mcp.json"
+            config.write_text(json.dumps({"mcpServers": {"demo": demo(), "other": demo()}}))
+            after = {tool.name for tool in (await a.list_tools()).tools}  # a's request finds the change
+            with anyio.fail_after(10):
+                while heard != {"a": everyone, "b": everyone}:
+                    await anyio.sleep(0.05)
+    assert "other__echo" not in before and "other__echo" in after
+
+
+def test_the_number_of_sessions_is_bounded(tmp_path):
+    from hostlink.gateway.http import MAX_SESSIONS
+
+    with http_gateway(tmp_path, {"demo": demo()}) as gateway, \
+            httpx2.Client(headers={**gateway.headers, **ACCEPT}, timeout=30) as http:
+        sessions = []
+        for _ in range(MAX_SESSIONS):
+            opened = http.post(gateway.url, json=INIT)
+            assert opened.status_code == 200
+            sessions.append(opened.headers["mcp-session-id"])
+        refused = http.post(gateway.url, json=INIT)
+        assert refused.status_code == 503
+        assert refused.json()["jsonrpc"] == "2.0" and "sessions" in refused.json()["error"]["message"]
+        assert http.delete(gateway.url, headers={"mcp-session-id": sessions.pop()}).status_code == 200
+        assert http.post(gateway.url, json=INIT).status_code == 200  # an ended session makes room
+
+
+@pytest.mark.usefixtures("no_browser", "isolated_state")
+async def test_every_host_hears_that_a_sign_in_changed_the_tools(tmp_path, fake_oauth, keyring_required):
+    import mcp_types
+
+    from mcp_auth_support import follow_link
+
+    offered, heard = [], {"a": anyio.Event(), "b": anyio.Event()}
+
+    async def elicit(context, params):
+        offered.append(params)
+        return mcp_types.ElicitResult(action="accept")
+
+    def listening(host: str):
+        async def on_message(message) -> None:
+            if getattr(message, "method", None) == "notifications/tools/list_changed":
+                heard[host].set()
+
+        return on_message
+
+    servers = {"web": {"url": fake_oauth.mcp, "auth": "oauth"}}
+    # in a folder of its own: the fake authorization server, which lives on, has tmp_path in its PATH
+    with http_gateway(tmp_path / "gateway", servers, "--expose", "tools") as gateway:
+        async with (http_host(gateway, elicitation_callback=elicit, message_handler=listening("a")) as a,
+                    http_host(gateway, elicitation_callback=elicit, message_handler=listening("b")) as b):
+            assert [tool.name for tool in (await a.list_tools()).tools] == ["web__sign_in"]
+            started = await a.call_tool("web__sign_in", {})
+            await b.list_tools()  # b's request is the latest when the sign-in ends
+            (params,) = offered  # the link went to a, whose call started the sign-in, and only there
+            assert params.url in started.content[0].text
+            assert (await follow_link(params.url)).status_code == 200
+            with anyio.fail_after(30):
+                await heard["a"].wait()
+                await heard["b"].wait()
+            assert "web__whoami" in {tool.name for tool in (await b.list_tools()).tools}
