@@ -37,6 +37,7 @@ from hostlink.mcp.runtime.listing import ToolLister, watch_changes
 from hostlink.mcp.runtime.progress import call_with_progress
 from hostlink.mcp.runtime.roots import Roots
 from hostlink.mcp.runtime.sdk_log import take_over_sdk_logging
+from hostlink.mcp.runtime.server_log import ServerLog
 from hostlink.mcp.transports import (
     MODERN_VERSION,
     Transport,
@@ -93,6 +94,7 @@ class _Connection:
     scope: anyio.CancelScope | None = None
     task: asyncio.Task[None] | None = None
     lister: ToolLister | None = None  # from setup on
+    log: ServerLog | None = None  # from setup on: the server's log messages to the calls that want them
 
 
 class McpRuntime:
@@ -227,7 +229,8 @@ class McpRuntime:
             name, "tools/list", lambda client: client.list_tools(cursor=cursor), conn),
             lambda tools, filtered: self._listed(conn, tools, filtered), lambda: self._drop_cache(name))
         conn.lister.listeners = self.notice_listeners
-        factory = client_factory(config, elicit, sample, self._roots.callback(config), conn.lister.on_message)
+        conn.log = ServerLog(name)
+        factory = client_factory(config, elicit, sample, self._roots.callback(config), conn.lister.on_message, conn.log)
         client = await conn.transport.connect(stack, conn.group, factory, mode)
         if conn.transport.pid is not None:
             self._publish(conn, pid=conn.transport.pid)
@@ -390,7 +393,8 @@ class McpRuntime:
         conn = await self._ready(name)
         ms = conn.config.request_timeout_ms  # a wait that each progress notification restarts
         return await self._request(name, f"the call of tool {tool!r}",
-                                   lambda client: call_with_progress(client, name, tool, arguments, ms), conn)
+                                   lambda client: call_with_progress(client, name, tool, arguments, ms,
+                                                                     log=conn.log), conn)
 
     async def on_client(self, name: str, what: str, work: Callable[[Client, anyio.abc.TaskGroup], Awaitable[T]]) -> T:
         """`work(client, its owner's task group)` as one request `what`: for protocol steps
