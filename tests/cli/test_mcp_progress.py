@@ -53,6 +53,19 @@ def test_a_progress_message_is_drawn_sanitized_and_bounded(tmp_path):
     assert fixture_children() == []
 
 
+def test_with_verbose_the_servers_log_messages_are_lines_on_stderr(tmp_path):
+    env = configure(tmp_path, {"fx": FX})
+    quiet = hostlink(env, tmp_path, "mcp", "call", "fx", "logs")
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "logged\n", "")  # no -v: none shown
+    told = hostlink(env, tmp_path, "mcp", "call", "fx", "logs", "-v")
+    assert (told.returncode, told.stdout) == (0, "logged\n"), told.stderr
+    lines = told.stderr.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["fx/deep log debug", "fx/worker log info", "fx log warning",
+                                                       "fx log error"]
+    assert all(line.isprintable() and len(line) <= 330 for line in lines), lines
+    assert lines[3] == 'fx log error: {"code":7,"why":"\\u001b[2Jcleared"}'
+
+
 def test_without_a_terminal_no_progress_line_is_drawn(tmp_path):
     env = configure(tmp_path, {"fx": FX})
     called = hostlink(env, tmp_path, "mcp", "call", "fx", "progress", '{"steps": 2}')

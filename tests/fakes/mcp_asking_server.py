@@ -66,6 +66,21 @@ def build_server():
             "subscribe": {"type": "boolean", "default": False}}}
         return await asked(ctx, "Tell me about you\x1b]0;title\x07", schema)
 
+    @server.tool(description="Ask the person to choose, in every shape of SEP-1330: single and multi-select, "
+                             "with and without titles.")
+    async def ask_choices(ctx: Context):
+        schema = {"type": "object", "required": ["size"], "properties": {
+            "size": {"type": "string", "enum": ["s", "m", "l"], "default": "m"},
+            "tone": {"type": "string", "title": "Tone", "oneOf": [{"const": "calm", "title": "Calm \x1b[31mtone"},
+                                                                  {"const": "loud", "title": "Loud tone"}]},
+            "legacy": {"type": "string", "enum": ["a", "b"], "enumNames": ["Alpha", "Beta"]},
+            "toppings": {"type": "array", "items": {"type": "string", "enum": ["ham", "egg", "kale"]},
+                         "minItems": 1, "maxItems": 2},
+            "extras": {"type": "array", "items": {"anyOf": [{"const": "x1", "title": "Extra one"},
+                                                             {"const": "x2", "title": "Extra two"}]},
+                       "default": ["x2"]}}}
+        return await asked(ctx, "Choose", schema)
+
     @server.tool(description="Ask the person for a password.")
     async def ask_secret(ctx: Context):
         schema = {"type": "object", "properties": {"user": {"type": "string"},

@@ -82,6 +82,15 @@ def build_server():
             await anyio.sleep(pause)
         return f"done after {steps} steps"
 
+    @server.tool(description="Send a debug and an info log message laden with escapes, a long warning and a "
+                             "structured error while running, then answer.")
+    async def logs(ctx: Context) -> str:
+        await ctx.log("debug", f"debug {ESCAPES_TEXT}", logger_name="deep")
+        await ctx.log("info", f"info {ESCAPES_TEXT}", logger_name="worker\x1b[31m")
+        await ctx.log("warning", "w" * 10_000)
+        await ctx.log("error", {"code": 7, "why": "\x1b[2Jcleared"})
+        return "logged"
+
     @server.tool(description="Return lines lines, each laden with terminal escape and control sequences.")
     def many_escapes(lines: int) -> str:
         return "".join(f"line {number}: {ESCAPES_TEXT}\n" for number in range(lines))

@@ -211,3 +211,34 @@ def test_malformed_messages_get_json_rpc_errors(tmp_path):
         assert b"Traceback" not in proc.stderr.read()
     assert answers[2]["error"]["code"] == -32602
     assert answers[3]["error"]["code"] == -32601
+
+
+async def test_server_log_messages_reach_the_host_that_asked_at_its_level(tmp_path):
+    """An upstream server's log messages during a call arrive as the host's own
+    `notifications/message`: at or above the level it set (`logging/setLevel` on a legacy
+    session, the request's own level on 2026-07-28), the logger naming the server, the data
+    one sanitized, bounded text. A host that set no level gets none."""
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    heard: dict[str, list] = {"legacy": [], "2026-07-28": []}
+    for mode, found in heard.items():
+        async def on_log(params, found=found):
+            found.append(params)
+
+        level = {"log_level": "info"} if mode != "legacy" else {}
+        async with stdio_gateway(tmp_path / mode, {"fx": fixture()}, "--expose", "tools", logging_callback=on_log,
+                                 mode=mode, **level) as client:
+            await client.list_tools()
+            if mode == "legacy":
+                assert text(await client.call_tool("fx__logs", {})) == "logged"
+                assert found == []  # no level set: no log messages
+                with pytest.warns(MCPDeprecationWarning):
+                    await client.set_logging_level("info")
+            assert text(await client.call_tool("fx__logs", {})) == "logged"
+    for mode, found in heard.items():
+        assert [(params.level, params.logger) for params in found] == [
+            ("info", "fx/worker"), ("warning", "fx"), ("error", "fx")], mode
+        info, warning, error = (params.data for params in found)
+        assert info.startswith("info plain red") and "\x1b" not in info and "\x07" not in info and "\x9b" not in info
+        assert len(warning) <= 2000 and warning.endswith("…")
+        assert error == '{"code":7,"why":"\\u001b[2Jcleared"}'  # compact JSON: the escape as text

@@ -59,6 +59,28 @@ async def test_an_accepted_answer_reaches_the_server_and_the_form_was_sanitized(
 
 
 @pytest.mark.anyio
+async def test_choices_of_every_sep1330_shape_keep_their_shape_and_an_answer_of_several_goes_back():
+    asked: list[Question] = []
+    answer = {"size": "l", "tone": "loud", "legacy": "b", "toppings": ["ham", "kale"], "extras": ["x1", "x2"]}
+
+    async def ask(question: Question) -> Answer:
+        asked.append(question)
+        return Answer("accept", answer)
+
+    said, notices = await ask_through_a_host("ask_choices", ask)
+    assert said == {"action": "accept", "content": answer}, notices
+    fields = asked[0].fields["properties"]
+    assert fields["size"] == {"type": "string", "enum": ["s", "m", "l"], "default": "m"}
+    assert fields["tone"]["oneOf"] == [{"const": "calm", "title": "Calm tone"}, {"const": "loud", "title": "Loud tone"}]
+    assert fields["legacy"] == {"type": "string", "enum": ["a", "b"], "enumNames": ["Alpha", "Beta"]}
+    assert fields["toppings"] == {"type": "array", "items": {"type": "string", "enum": ["ham", "egg", "kale"]},
+                                  "minItems": 1, "maxItems": 2}
+    assert fields["extras"]["items"] == {"anyOf": [{"const": "x1", "title": "Extra one"},
+                                                   {"const": "x2", "title": "Extra two"}]}
+    assert fields["extras"]["default"] == ["x2"]
+
+
+@pytest.mark.anyio
 async def test_an_answer_that_does_not_fit_the_form_is_cancelled_and_the_person_told():
     async def ask(question: Question) -> Answer:
         return Answer("accept", {"name": "Ada", "age": "old"})
@@ -106,6 +128,18 @@ def test_answers_typed_on_a_terminal_with_a_misfit_asked_again(env, tmp_path):
     assert "a whole number is needed; try again" in shown  # "old" for the age
     assert "one of: 1) red, 2) green, 3) blue; Enter: green" in shown
     assert "\x1b]0;" not in shown and "\x1b[31m" not in shown
+
+
+def test_choices_picked_on_a_terminal_by_number_or_value_several_by_commas(env, tmp_path):
+    code, out, shown = typed(env, tmp_path, [b"y\n", b"\n", b"2\n", b"Beta\n", b"b\n", b"1,2,3\n", b"egg, 1\n",
+                                             b"\n"], "mcp", "call", "asker", "ask_choices", "{}")
+    assert code == 0, shown
+    assert json.loads(out) == {"action": "accept", "content": {"size": "m", "tone": "loud", "legacy": "b",
+                                                               "toppings": ["egg", "ham"], "extras": ["x2"]}}
+    assert "one of: 1) Calm tone, 2) Loud tone" in shown and "one of: 1) Alpha, 2) Beta" in shown
+    assert "some of: 1) ham, 2) egg, 3) kale, separated by commas" in shown
+    assert "pick at most 2; try again" in shown  # 1,2,3 for the toppings
+    assert "Enter: x2" in shown and "\x1b[31m" not in shown
 
 
 @pytest.mark.parametrize(("answers", "action"), [([b"n\n"], "decline"), ([b"y\n", b"\x04"], "cancel")])

@@ -1,8 +1,10 @@
 """Asking the person at the terminal, for the terminal hosts (the CLI and llm).
 
 A server's question is shown on stderr as the server's words, then answered field by field
-on stdin: each field with its type, its choices and its default (Enter takes it); a value
-that does not fit is asked again with the reason. Ctrl-D cancels. Only when both stdin and
+on stdin: each field with its type, its choices (numbered, by their titles when the server
+gave some) and its default (Enter takes it); a value that does not fit is asked again with
+the reason. A choice is picked by its number or its value; several (a multi-select field) as
+a comma-separated list of them. Ctrl-D cancels. Only when both stdin and
 stderr are a terminal: otherwise the host cannot ask, and servers are not offered the
 capability at all.
 """
@@ -134,13 +136,10 @@ def _value(text: str, field: Mapping[str, Any]) -> Any:
         if "maximum" in field and number > field["maximum"]:
             raise ValueError(f"at most {field['maximum']} is needed")
         return number
-    choices = field.get("enum")
-    if choices is not None:
-        if text in choices:
-            return text
-        if text.isdigit() and 1 <= int(text) <= len(choices):
-            return choices[int(text) - 1]
-        raise ValueError("pick one of the choices (its number or its text)")
+    if kind == "array":
+        return _picks(text, field)
+    if _options(field):
+        return _pick(text, _options(field))
     if "minLength" in field and len(text) < field["minLength"]:
         raise ValueError(f"at least {counted(field['minLength'], 'character')} {_are(field['minLength'])} needed")
     if "maxLength" in field and len(text) > field["maxLength"]:
@@ -152,12 +151,48 @@ def _are(number: int) -> str:
     return "is" if number == 1 else "are"
 
 
+def _options(field: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A choice field's (value, title) pairs in the server's order; [] for other fields."""
+    if field.get("type") == "array":
+        field = field.get("items") or {}
+    if "enum" in field:
+        return list(zip(field["enum"], field.get("enumNames") or field["enum"], strict=True))
+    options = field.get("oneOf") or field.get("anyOf") or []
+    return [(option["const"], option["title"]) for option in options]
+
+
+def _pick(text: str, options: list[tuple[str, str]]) -> str:
+    values = [value for value, _ in options]
+    if text in values:
+        return text
+    if text.isdigit() and 1 <= int(text) <= len(values):
+        return values[int(text) - 1]
+    raise ValueError("pick one of the choices (its number or its value)")
+
+
+def _picks(text: str, field: Mapping[str, Any]) -> list[str]:
+    picked: list[str] = []
+    for part in (part.strip() for part in text.split(",")):
+        value = _pick(part, _options(field)) if part else None
+        if value is not None and value not in picked:
+            picked.append(value)
+    if len(picked) < field.get("minItems", 0):
+        raise ValueError(f"pick at least {field['minItems']}")
+    if "maxItems" in field and len(picked) > field["maxItems"]:
+        raise ValueError(f"pick at most {field['maxItems']}")
+    return picked
+
+
 def _kind(field: Mapping[str, Any]) -> str:
-    if field.get("enum"):
-        return "one of: " + ", ".join(f"{index}) {choice}" for index, choice in enumerate(field["enum"], 1))
+    options = _options(field)
+    if options:
+        listed = ", ".join(f"{index}) {title}" for index, (_, title) in enumerate(options, 1))
+        return f"some of: {listed}, separated by commas" if field["type"] == "array" else f"one of: {listed}"
     return {"boolean": "y/n", "integer": "a whole number", "number": "a number"}.get(
         field["type"], f"text, {field['format']}" if field.get("format") else "text")
 
 
 def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
     return ("yes" if value else "no") if isinstance(value, bool) else str(value)

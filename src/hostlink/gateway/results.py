@@ -100,7 +100,8 @@ def resource_contents(contents: Sequence[Any], uri: str, output: OutputSession |
 
 
 def prompt_messages(messages: Sequence[Any], output: OutputSession | None) -> list[Any]:
-    """A prompt's messages with every text bounded; other content described in one line."""
+    """A prompt's messages with every text bounded, an embedded resource as a read's contents
+are; other content described in one line."""
     import mcp_types
 
     kept = []
@@ -110,6 +111,9 @@ def prompt_messages(messages: Sequence[Any], output: OutputSession | None) -> li
             block = mcp_types.TextContent(type="text", text=bound_text(block.text, output))
         elif getattr(block, "type", None) == "image" and len(block.data) <= MAX_IMAGE_BASE64:
             pass
+        elif getattr(block, "type", None) == "resource":
+            (contents,) = resource_contents([block.resource], str(block.resource.uri), output)
+            block = block.model_copy(update={"resource": contents})
         else:
             kind = one_line(str(getattr(block, "type", "unknown")), 40)
             block = mcp_types.TextContent(type="text", text=f"[{kind} content not passed on]")

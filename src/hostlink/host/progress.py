@@ -1,4 +1,5 @@
-"""How a host watches the tool calls it runs: where their progress goes, how long they may wait.
+"""How a host watches the tool calls it runs: where their progress and the server's log
+messages go, how long they may wait.
 
 A host that can display progress (a terminal's progress line) or was given a timeout for a
 call (a command's `--timeout`) sets a `CallWatch` around its `run_tool`; an
@@ -13,9 +14,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 # (progress, total or None, message or None): the message is the server's untrusted text.
 Listener = Callable[[float, "float | None", "str | None"], None]
+# (server, level, logger or None, data): a log message the server sent during the call (MCP
+# `notifications/message`); all but the configured server name is the server's untrusted data.
+LogListener = Callable[[str, str, "str | None", Any], None]
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")  # MCP's, lowest first
 
 
 @dataclass(frozen=True)
@@ -23,6 +29,8 @@ class CallWatch:
     listener: Listener | None = None  # gets each progress report of the call
     timeout: float | None = None  # seconds the call may go without an answer or progress,
     # instead of the extension's own setting (the setup of a connection keeps that one)
+    log: LogListener | None = None  # gets the server's log messages of the call; without it none are asked for
+    log_level: str = "info"  # the lowest of the LOG_LEVELS that `log` wants
 
 
 _watch: ContextVar[CallWatch] = ContextVar("hostlink_call_watch", default=CallWatch())

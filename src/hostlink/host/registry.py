@@ -127,7 +127,9 @@ class Question:
     """A form a server asks the person to fill in (MCP elicitation). `asker` names the
     server; `message` and the field texts in `fields` are the server's words, sanitized
     and bounded, to be shown as the server's. `fields` is the flat schema MCP allows: an
-    object whose properties are strings, numbers, integers, booleans or string enums."""
+    object whose properties are strings, numbers, integers, booleans or choices — one of an
+    `enum` (maybe titled by `enumNames`) or a `oneOf` of `{const, title}`, or several: an
+    `array` whose `items` are an `enum` or an `anyOf` of `{const, title}`."""
 
     asker: str
     message: str

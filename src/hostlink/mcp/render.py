@@ -16,7 +16,8 @@ from hostlink.mcp.runtime.visibility import model_visible, needs_task
 if TYPE_CHECKING:
     from hostlink.host import ToolResult
     from hostlink.mcp.config.schema import ServerConfig
-    from hostlink.mcp.runtime.clients import McpRuntime, Snapshot
+    from hostlink.mcp.runtime.clients import McpRuntime
+    from hostlink.mcp.runtime.snapshot import Snapshot
 
 
 def parameters_line(schema: Any) -> str:

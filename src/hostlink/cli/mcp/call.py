@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hostlink.cli.mcp.session import verbose_option
+from hostlink.cli.mcp.session import verbose, verbose_option
 from hostlink.cli.session import Fail
 
 if TYPE_CHECKING:
@@ -72,7 +72,8 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
          output: str | None, full: bool) -> None:
     """Call TOOL on SERVER with a JSON object of arguments (JSON "-": read it from stdin).
 
-    On a terminal, a call that reports progress shows it on one line of stderr. Exit status:
+    On a terminal, a call that reports progress shows it on one line of stderr; with -v, the
+    server's log messages during the call are shown on stderr, one line each. Exit status:
     0 ok, 1 the tool reported an error, 2 usage or configuration, 3 connection or server,
     4 authentication needed.
     """
@@ -88,8 +89,9 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
         from hostlink.host.progress import CallWatch, watching
 
         line = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
+        told = _told if verbose(ctx) else None
         try:
-            with watching(CallWatch(line, timeout)):
+            with watching(CallWatch(line, timeout, log=told, log_level="debug")):
                 return await host.run_tool("mcp", action, CancelSignal())
         finally:
             if line is not None:
@@ -98,3 +100,12 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
     result, words = run_action(ctx, server, {"action": "call", "server": server, "tool": tool, "args": args},
                                as_json=as_json, sink=sink, run=watched)
     answer(result, words, server, as_json=as_json, sink=sink, timeout_option=True)
+
+
+def _told(server: str, level: str, logger: str | None, data: Any) -> None:
+    """One of the server's log messages as a line on stderr (its words: sanitized, bounded)."""
+    from hostlink.host.output import compact_json, one_line
+
+    source = f"{server}/{one_line(logger, 64)}" if logger else server
+    click.echo(f"{source} log {level}: {one_line(data if isinstance(data, str) else compact_json(data), 300)}",
+               err=True)

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -39,6 +39,8 @@ from hostlink.mcp.runtime.progress import call_with_progress
 from hostlink.mcp.runtime.restart import Restarts
 from hostlink.mcp.runtime.roots import Roots
 from hostlink.mcp.runtime.sdk_log import take_over_sdk_logging
+from hostlink.mcp.runtime.server_log import ServerLog
+from hostlink.mcp.runtime.snapshot import Snapshot
 from hostlink.mcp.transports import (
     MODERN_VERSION,
     Transport,
@@ -60,25 +62,7 @@ if TYPE_CHECKING:
 TIMEOUT_SHARE = 0.9  # an SDK timeout arrives after the request's whole timeout, a server's own earlier
 SERVER_TEXT_LIMIT = 300  # characters of a server's own error message shown in ours
 
-State = Literal["idle", "connecting", "connected", "failed", "closed"]
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What is known about one server's connection at one moment; replaced, never mutated."""
-
-    server: str
-    transport: Literal["stdio", "http"]
-    state: State = "idle"
-    protocol_version: str | None = None
-    server_name: str | None = None  # as the server reports it: untrusted text
-    server_version: str | None = None
-    capabilities: frozenset[str] = frozenset()  # of tools, resources, prompts, completions
-    tools: tuple[Tool, ...] | None = None  # the last complete listing, without what includeTools/excludeTools hide
-    filtered: tuple[int, int] = (0, 0)  # how many tools includeTools and excludeTools hid from it
-    error: McpError | None = None
-    pid: int | None = None  # the stdio server process, when it could be identified
 
 
 @dataclass(eq=False)
@@ -97,6 +81,7 @@ class _Connection:
     task: asyncio.Task[None] | None = None
     lister: ToolLister | None = None  # from setup on
     restart: bool = False  # an automatic restart: its failed setup is a crash too
+    log: ServerLog | None = None  # from setup on: the server's log messages to the calls that want them
 
 
 class McpRuntime:
@@ -236,8 +221,9 @@ class McpRuntime:
             name, "tools/list", lambda client: client.list_tools(cursor=cursor), conn),
             lambda tools, filtered: self._listed(conn, tools, filtered), lambda: self._drop_cache(name))
         conn.lister.listeners = self.notice_listeners
+        conn.log = ServerLog(name)
         factory = client_factory(config, asked_by(name, elicit), asked_by(name, sample),
-                                 asked_by(name, self._roots.callback(config)), conn.lister.on_message)
+                                 asked_by(name, self._roots.callback(config)), conn.lister.on_message, conn.log)
         client = await conn.transport.connect(stack, conn.group, factory, mode)
         if conn.transport.pid is not None:
             self._publish(conn, pid=conn.transport.pid)
@@ -400,7 +386,8 @@ class McpRuntime:
         conn = await self._ready(name)
         ms = conn.config.request_timeout_ms  # a wait that each progress notification restarts
         return await self._request(name, f"the call of tool {tool!r}",
-                                   lambda client: call_with_progress(client, name, tool, arguments, ms), conn)
+                                   lambda client: call_with_progress(client, name, tool, arguments, ms,
+                                                                     log=conn.log), conn)
 
     async def on_client(self, name: str, what: str, work: Callable[[Client, anyio.abc.TaskGroup], Awaitable[T]]) -> T:
         """`work(client, its owner's task group)` as one request `what`: for protocol steps

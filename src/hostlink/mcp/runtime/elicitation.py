@@ -2,8 +2,11 @@
 (`"elicitation": true`) and offered only when the host can ask someone.
 
 The server's form is checked before the person sees it: a flat object whose properties are
-strings (optionally an enum or a format), numbers, integers or booleans — what MCP allows —
-with every text sanitized and bounded. A field that asks for a secret (a `password`
+strings (optionally a format), numbers, integers, booleans or choices — what MCP allows —
+with every text sanitized and bounded. Choices keep the shape the server gave them (SEP-1330),
+so a host can show their titles: one of an `enum` (titled by a legacy `enumNames`, or not) or
+of a `oneOf` of titled `const`s; several of an `array` whose `items` are an `enum` or an
+`anyOf` of titled `const`s, with `minItems` / `maxItems`. A field that asks for a secret (a `password`
 format, `writeOnly`, or a name such as password, secret, token or API key) is never
 collected: form mode must not request sensitive data, so the request is declined and the
 person told why. URL mode is declined too: hostlink never sends anyone to a server's page.
@@ -23,7 +26,7 @@ MAX_FIELDS = 20
 MAX_CHOICES = 50
 MESSAGE_CHARS = 2000
 TEXT_CHARS = 300
-_TYPES = ("string", "number", "integer", "boolean")
+_TYPES = ("string", "number", "integer", "boolean", "array")
 _FORMATS = ("email", "uri", "date", "date-time")
 _SECRET = re.compile(r"pass(word|phrase|code)?|secret|token|api[-_ ]?key|private[-_ ]?key|credential", re.I)
 
@@ -91,7 +94,7 @@ def _name(name: Any) -> str:
 
 def _field(name: str, spec: Any) -> dict[str, Any]:
     if not isinstance(spec, Mapping) or spec.get("type") not in _TYPES:
-        raise FormRefused(f"field {one_line(str(name), 64)!r} is not a text, number or yes/no field")
+        raise FormRefused(f"field {one_line(str(name), 64)!r} is not a text, number, yes/no or choice field")
     title, description = _text(spec.get("title")), _text(spec.get("description"))
     if (spec.get("format") == "password" or spec.get("writeOnly") is True
             or any(_SECRET.search(text) for text in (name, title or ""))):
@@ -103,25 +106,60 @@ def _field(name: str, spec: Any) -> dict[str, Any]:
     if description:
         field["description"] = description
     if spec["type"] == "string":
-        choices = spec.get("enum")
-        if choices is not None:
-            if not isinstance(choices, list) or not choices or len(choices) > MAX_CHOICES \
-                    or not all(isinstance(choice, str) and strip_controls(choice) == choice for choice in choices):
-                raise FormRefused(f"field {name!r} has choices that are not short plain texts")
-            field["enum"] = [one_line(choice, TEXT_CHARS) for choice in choices]
+        field.update(_choices(name, spec))
         if spec.get("format") in _FORMATS:
             field["format"] = spec["format"]
-        for key in ("minLength", "maxLength"):
-            if isinstance(spec.get(key), int) and not isinstance(spec.get(key), bool):
-                field[key] = spec[key]
+        field.update(_bounds(spec, "minLength", "maxLength"))
+    elif spec["type"] == "array":
+        items = spec.get("items")
+        picked = _choices(name, items) if isinstance(items, Mapping) else {}
+        if not picked or "enumNames" in picked:
+            raise FormRefused(f"field {name!r} is a list of something other than choices")
+        field["items"] = {"type": "string", **picked} if "enum" in picked else picked
+        field.update(_bounds(spec, "minItems", "maxItems"))
     elif spec["type"] in ("number", "integer"):
-        for key in ("minimum", "maximum"):
-            if isinstance(spec.get(key), (int, float)) and not isinstance(spec.get(key), bool):
-                field[key] = spec[key]
+        field.update(_bounds(spec, "minimum", "maximum", numbers=True))
     default = spec.get("default")
     if default is not None and _fits(default, field):
         field["default"] = default
     return field
+
+
+def _choices(name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A field's choices in the server's shape, sanitized: `enum` (with `enumNames` when given),
+    or `oneOf` / `anyOf` of `{const, title}`; {} for a field without choices."""
+    if "enum" in spec:
+        values = _plain(name, spec["enum"])
+        names = spec.get("enumNames")
+        if names is None:
+            return {"enum": values}
+        if not isinstance(names, list) or len(names) != len(values) or not all(isinstance(n, str) for n in names):
+            raise FormRefused(f"field {name!r} has choice names that do not match its choices")
+        return {"enum": values, "enumNames": [one_line(title, TEXT_CHARS) for title in names]}
+    key = "oneOf" if "oneOf" in spec else "anyOf" if "anyOf" in spec else None
+    if key is None:
+        return {}
+    options = spec[key]
+    if not isinstance(options, list) or not all(isinstance(option, Mapping) for option in options):
+        raise FormRefused(f"field {name!r} has choices that are not short plain texts")
+    values = _plain(name, [option.get("const") for option in options])
+    titles = [_text(option.get("title")) or value for option, value in zip(options, values, strict=True)]
+    return {key: [{"const": value, "title": title} for value, title in zip(values, titles, strict=True)]}
+
+
+def _plain(name: str, choices: Any) -> list[str]:
+    if not isinstance(choices, list) or not choices or len(choices) > MAX_CHOICES \
+            or not all(isinstance(c, str) and c and one_line(c, TEXT_CHARS) == c for c in choices) \
+            or len(set(choices)) != len(choices):
+        raise FormRefused(f"field {name!r} has choices that are not short plain texts")
+    return list(choices)
+
+
+def _bounds(spec: Mapping[str, Any], *keys: str, numbers: bool = False) -> dict[str, Any]:
+    """The field's bounds among `keys`: counts (whole, not negative), or any numbers."""
+    kinds = (int, float) if numbers else int
+    return {key: spec[key] for key in keys if isinstance(spec.get(key), kinds) and not isinstance(spec[key], bool)
+            and (numbers or spec[key] >= 0)}
 
 
 def _text(value: Any) -> str | None:

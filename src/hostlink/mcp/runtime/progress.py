@@ -11,6 +11,7 @@ host's `CallWatch` gets the progress and may set the timeout.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -21,13 +22,17 @@ from hostlink.mcp.errors import RequestTimedOut
 if TYPE_CHECKING:
     from mcp import Client
 
+    from hostlink.mcp.runtime.server_log import ServerLog
+
 MAX_CALL_SECONDS = 3600.0  # a call that keeps reporting progress ends here all the same
 
 
 async def call_with_progress(client: Client, server: str, tool: str, arguments: dict[str, Any],
-                             timeout_ms: int, max_seconds: float = MAX_CALL_SECONDS) -> Any:
+                             timeout_ms: int, max_seconds: float = MAX_CALL_SECONDS,
+                             log: ServerLog | None = None) -> Any:
     """`tools/call` with a progress token; progress goes to the watch's listener and restarts
-    the wait (`timeout_ms`, or the watch's timeout), never past `max_seconds` in all."""
+    the wait (`timeout_ms`, or the watch's timeout), never past `max_seconds` in all. The
+    server's log messages meanwhile go to the watch's log listener (through `log`)."""
     watch = current_watch()
     idle = watch.timeout if watch.timeout is not None else timeout_ms / 1000
     limit = max(max_seconds, idle)
@@ -42,8 +47,9 @@ async def call_with_progress(client: Client, server: str, tool: str, arguments: 
             if watch.listener is not None:
                 watch.listener(progress, total, message)
 
-        return await client.call_tool(tool, arguments, read_timeout_seconds=math.inf,
-                                      progress_callback=on_progress)
+        with log.during(watch) if log is not None else nullcontext() as meta:
+            return await client.call_tool(tool, arguments, read_timeout_seconds=math.inf,
+                                          progress_callback=on_progress, meta=meta)
     if anyio.current_time() >= started + limit:
         raise RequestTimedOut(f"MCP server {server!r} kept reporting progress but did not finish the call of tool "
                               f"{tool!r} within {limit:g} s, the most a call may take")
