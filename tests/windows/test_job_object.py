@@ -18,6 +18,8 @@ pytestmark = WINDOWS_ONLY
 JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x2000
 JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS = 9
 SYNCHRONIZE, PROCESS_TERMINATE = 0x00100000, 0x0001
+CREATE_SUSPENDED, CREATE_NO_WINDOW = 0x4, 0x08000000
+TH32CS_SNAPTHREAD, THREAD_SUSPEND_RESUME = 0x4, 0x0002
 WAIT_OBJECT_0, WAIT_TIMEOUT = 0, 0x102
 
 # The child starts a grandchild only when told, so that it is in the job first; then it prints the
@@ -48,6 +50,12 @@ class _ExtendedLimits(ctypes.Structure):
                 ("PeakProcessMemoryUsed", ctypes.c_size_t), ("PeakJobMemoryUsed", ctypes.c_size_t)]
 
 
+class _ThreadEntry(ctypes.Structure):
+    _fields_ = [("dwSize", wintypes.DWORD), ("cntUsage", wintypes.DWORD), ("th32ThreadID", wintypes.DWORD),
+                ("th32OwnerProcessID", wintypes.DWORD), ("tpBasePri", wintypes.LONG), ("tpDeltaPri", wintypes.LONG),
+                ("dwFlags", wintypes.DWORD)]
+
+
 @pytest.fixture
 def kernel32():
     dll = ctypes.WinDLL("kernel32", use_last_error=True)
@@ -61,6 +69,13 @@ def kernel32():
     dll.WaitForSingleObject.restype = wintypes.DWORD
     dll.CloseHandle.argtypes = [wintypes.HANDLE]
     dll.TerminateProcess.argtypes = [wintypes.HANDLE, wintypes.UINT]
+    dll.CreateToolhelp32Snapshot.restype = wintypes.HANDLE
+    dll.CreateToolhelp32Snapshot.argtypes = [wintypes.DWORD, wintypes.DWORD]
+    dll.Thread32First.argtypes = dll.Thread32Next.argtypes = [wintypes.HANDLE, ctypes.c_void_p]
+    dll.OpenThread.restype = wintypes.HANDLE
+    dll.OpenThread.argtypes = [wintypes.DWORD, wintypes.BOOL, wintypes.DWORD]
+    dll.ResumeThread.argtypes = [wintypes.HANDLE]
+    dll.ResumeThread.restype = wintypes.DWORD
     return dll
 
 
@@ -111,3 +126,48 @@ def test_closing_the_job_ends_the_grandchild(kernel32, kill_on_close):
         child.wait()
         child.stdin.close()
         child.stdout.close()
+
+
+def _threads_of(kernel32, pid: int) -> list[int]:
+    snapshot = kernel32.CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0)
+    entry = _ThreadEntry(dwSize=ctypes.sizeof(_ThreadEntry))
+    found = []
+    try:
+        more = kernel32.Thread32First(snapshot, ctypes.byref(entry))
+        while more:
+            if entry.th32OwnerProcessID == pid:
+                found.append(entry.th32ThreadID)
+            more = kernel32.Thread32Next(snapshot, ctypes.byref(entry))
+    finally:
+        kernel32.CloseHandle(snapshot)
+    return found
+
+
+def test_a_child_started_suspended_is_in_the_job_before_it_runs(kernel32):
+    """The seam's start: suspended and windowless, put in the job, then its thread resumed — so the
+    child's first instruction already runs inside the job (it reports IsProcessInJob itself)."""
+    probe = ("import ctypes; from ctypes import wintypes; inside = wintypes.BOOL()\n"  # HANDLE(-1): this process
+             "ctypes.windll.kernel32.IsProcessInJob(wintypes.HANDLE(-1), None, ctypes.byref(inside))\n"
+             "print(bool(inside.value))")
+    job = _job(kernel32, kill_on_close=True)
+    child = subprocess.Popen([sys.executable, "-c", probe], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             text=True, creationflags=CREATE_SUSPENDED | CREATE_NO_WINDOW)
+    try:
+        assert child.poll() is None
+        assert kernel32.AssignProcessToJobObject(job, int(child._handle)), ctypes.WinError(ctypes.get_last_error())
+        threads = _threads_of(kernel32, child.pid)
+        assert len(threads) == 1
+        thread = kernel32.OpenThread(THREAD_SUSPEND_RESUME, False, threads[0])
+        assert thread, ctypes.WinError(ctypes.get_last_error())
+        try:
+            assert kernel32.ResumeThread(thread) == 1  # it was suspended once: now it runs
+        finally:
+            kernel32.CloseHandle(thread)
+        output, _ = child.communicate(timeout=60)
+        assert (child.returncode, output.strip()) == (0, "True")
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        child.stdout.close()
+        kernel32.CloseHandle(job)
