@@ -8,6 +8,3 @@ import sys
 import pytest
 
 WINDOWS_ONLY = pytest.mark.skipif(sys.platform != "win32", reason="Windows only: scripts/test-windows runs it")
-# What fails on Windows until the platform seam lands; strict=False: it passes once the seam is merged.
-NEEDS_SEAM = pytest.mark.xfail(sys.platform == "win32", strict=False,
-                               reason="needs the platform seam (branch i36-seam)")

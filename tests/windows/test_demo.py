@@ -6,12 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from windows_support import NEEDS_SEAM, WINDOWS_ONLY
+from windows_support import WINDOWS_ONLY
 
 pytestmark = WINDOWS_ONLY
 
 
-@NEEDS_SEAM
 def test_demo(tmp_path):
     result = subprocess.run([sys.executable, "-c", "from hostlink.cli import main; main()", "demo"],
                             capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL, timeout=180)
