@@ -9,7 +9,7 @@ checked, app-only and task-required tools refused and every answer bounded as fo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 DESCRIPTION_CHARS = 4096  # of a tool's, resource's or prompt's description
 NAME_CHARS = 200  # of a resource's name or a title
-PAGE_CAP = 50  # pages of one server's listing
 MAX_ITEMS = 1000  # tools (or resources, templates, prompts) offered in all: a host loads every one
 MAX_SCHEMA_BYTES = 64 * 1024  # of one tool's input and output schemas: a larger one is left out
 MAX_URI_CHARS = 2048
@@ -256,15 +255,7 @@ def resource(uri: str) -> tuple[str, str]:
     return split
 
 
-async def _all(list_page: Callable[..., Awaitable[Any]], server: str, attribute: str) -> Sequence[Any]:
-    from hostlink.mcp import CallFailed
+async def _all(list_page: Callable[..., Awaitable[Any]], server: str, attribute: str) -> list[Any]:
+    from hostlink.mcp import every_page
 
-    items: list[Any] = []
-    cursor: str | None = None
-    for _ in range(PAGE_CAP):
-        page = await list_page(server, cursor)
-        items.extend(getattr(page, attribute))
-        cursor = page.next_cursor
-        if cursor is None:
-            return items
-    raise CallFailed(f"MCP server {server!r} listed more than {PAGE_CAP} pages of {attribute}")
+    return await every_page(lambda cursor: list_page(server, cursor), server, attribute)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from hostlink.mcp.runtime.asking import asking_server
     from hostlink.mcp.runtime.cache import CachedTool, ToolCache, cache_directory
     from hostlink.mcp.runtime.clients import McpRuntime
+    from hostlink.mcp.runtime.listing import every_page
     from hostlink.mcp.runtime.subscriptions import ResourceSubscriptions
     from hostlink.mcp.runtime.visibility import model_visible
     from hostlink.mcp.tool import SEE_TOOLS
@@ -51,6 +52,7 @@ _WHERE = {
         "runtime.asking": ("asking_server",),
         "runtime.cache": ("CachedTool", "ToolCache", "cache_directory"),
         "runtime.clients": ("McpRuntime",),
+        "runtime.listing": ("every_page",),
         "runtime.subscriptions": ("ResourceSubscriptions",),
         "runtime.visibility": ("model_visible",),
         "tool": ("SEE_TOOLS",),
@@ -80,6 +82,7 @@ __all__ = [
     "default_auth",
     "enabled_config",
     "error_code",
+    "every_page",
     "filter_note",
     "load_config",
     "model_visible",

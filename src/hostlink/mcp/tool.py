@@ -18,6 +18,7 @@ from hostlink.host.output import bound_content, compact_json, did_you_mean, one_
 from hostlink.mcp import render
 from hostlink.mcp.errors import AuthRequired, CallFailed, InvalidArguments, McpError, UnknownTool, error_code
 from hostlink.mcp.results import call_content, content_blocks, resource_contents, shown_structured
+from hostlink.mcp.runtime.listing import every_page
 from hostlink.mcp.runtime.validation import InvalidSchema, violations
 from hostlink.mcp.runtime.visibility import model_visible, needs_task
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 
 ACTIONS = ("status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth",
            "reconnect")
-LIST_PAGE_CAP = 50  # pages fetched for resources/templates/prompts listings
 DESCRIPTION_CHARS = 300  # of a tool's description in a listing
 SEE_TOOLS = "(see action 'tools')"  # a host names its own command instead
 VIOLATIONS_SHOWN = 10  # of an argument error's schema violations
@@ -296,21 +296,9 @@ def argument_problems(tool: Any, arguments: Mapping[str, Any], errors: Sequence[
     return "\n".join(lines)
 
 
-async def _collect(list_page: Callable[[str | None], Any], attribute: str, what: str) -> list[Any]:
-    items: list[Any] = []
-    cursor: str | None = None
-    for _ in range(LIST_PAGE_CAP):
-        page = await list_page(cursor)
-        items.extend(getattr(page, attribute))
-        cursor = page.next_cursor
-        if cursor is None:
-            return items
-    raise CallFailed(f"the server listed more than {LIST_PAGE_CAP} pages of {what}")
-
-
 async def _resources(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
     (server,) = _need(args, "server")
-    items = await _collect(lambda c: runtime.list_resources(server, c), "resources", "resources")
+    items = await every_page(lambda c: runtime.list_resources(server, c), server, "resources")
     shown, footer = _page(items, args, "resources")
     lines = [f"- {r.uri} ({one_line(r.name, 100)}, {r.mime_type or 'unknown type'}): "
              f"{one_line(r.description, DESCRIPTION_CHARS)}"
@@ -320,8 +308,7 @@ async def _resources(runtime: McpRuntime, output: OutputSession | None, args: Ma
 
 async def _templates(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
     (server,) = _need(args, "server")
-    items = await _collect(lambda c: runtime.list_resource_templates(server, c), "resource_templates",
-                           "resource templates")
+    items = await every_page(lambda c: runtime.list_resource_templates(server, c), server, "resource_templates")
     shown, footer = _page(items, args, "templates")
     lines = [f"- {t.uri_template} ({one_line(t.name, 100)}, {t.mime_type or 'unknown type'}): "
              f"{one_line(t.description, DESCRIPTION_CHARS)}" for t in shown]
@@ -337,7 +324,7 @@ async def _read(runtime: McpRuntime, output: OutputSession | None, args: Mapping
 
 async def _prompts(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
     (server,) = _need(args, "server")
-    items = await _collect(lambda c: runtime.list_prompts(server, c), "prompts", "prompts")
+    items = await every_page(lambda c: runtime.list_prompts(server, c), server, "prompts")
     shown, footer = _page(items, args, "prompts")
     lines = []
     for prompt in shown:

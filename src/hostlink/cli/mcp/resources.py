@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
 FC = TypeVar("FC", bound=Callable[..., Any])
 TEXT_LIMIT = 50  # entries of a listing's text page: the most the action shows at once
-PAGE_CAP = 50  # pages of one server's listing, as the action fetches them
 
 _OFFSET = click.option("--offset", default=0, type=click.IntRange(0),
                        help="Skip this many entries of each server's listing (with --json: of the whole array).")
@@ -201,19 +200,12 @@ async def _entries(runtime: McpRuntime, name: str, noun: str) -> list[Any]:
     import json
 
     from hostlink.host.output import compact_json
-    from hostlink.mcp import CallFailed
+    from hostlink.mcp import every_page
 
     page = runtime.list_resources if noun == "resources" else runtime.list_prompts
-    items: list[Any] = []
-    cursor: str | None = None
-    for _ in range(PAGE_CAP):
-        listing = await page(name, cursor)
-        items.extend(getattr(listing, noun))
-        cursor = listing.next_cursor
-        if cursor is None:
-            return [{"server": name, **json.loads(compact_json(item.model_dump(by_alias=True, exclude_none=True)))}
-                    for item in items]
-    raise CallFailed(f"MCP server {name!r} listed more than {PAGE_CAP} pages of {noun}")
+    items = await every_page(lambda cursor: page(name, cursor), name, noun)
+    return [{"server": name, **json.loads(compact_json(item.model_dump(by_alias=True, exclude_none=True)))}
+            for item in items]
 
 
 def _echo_entries(entries: list[Any], offset: int, noun: str) -> None:

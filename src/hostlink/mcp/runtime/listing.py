@@ -24,6 +24,22 @@ if TYPE_CHECKING:
 
 TOOLS_PAGE_CAP = 50  # pages of tools/list per listing; a paginator that never ends cannot hang us
 TOOLS_CHANGED = "notifications/tools/list_changed"
+LIST_PAGE_CAP = 50  # pages of a resources, templates or prompts listing, fetched per request
+
+
+async def every_page(list_page: Callable[[str | None], Awaitable[Any]], server: str, attribute: str) -> list[Any]:
+    """Every item (`attribute` of each page) of a listing `list_page(cursor)` gives page by page:
+    the one paginator of the listings hostlink does not keep, bounded, so that a server whose
+    cursor never ends cannot hang its caller."""
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(LIST_PAGE_CAP):
+        page = await list_page(cursor)
+        items.extend(getattr(page, attribute))
+        cursor = page.next_cursor
+        if cursor is None:
+            return items
+    raise CallFailed(f"MCP server {server!r} listed more than {LIST_PAGE_CAP} pages of {attribute.replace('_', ' ')}")
 
 
 class Flight:
