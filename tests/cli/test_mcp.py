@@ -71,7 +71,7 @@ def test_tools_connect_and_call(env, tmp_path):
     as_json = json.loads(hostlink(env, tmp_path, "mcp", "tools", "fx", "--json").stdout)
     assert {"name", "title", "description", "inputSchema", "outputSchema", "annotations"} == set(as_json[0])
     connect = hostlink(env, tmp_path, "mcp", "connect", "fx")
-    assert connect.stdout.strip() == "fx: connected (protocol 2026-07-28, hostlink-fixture 1.0.0, 15 tools)"
+    assert connect.stdout.strip() == "fx: connected (protocol 2026-07-28, hostlink-fixture 1.0.0, 16 tools)"
     call = hostlink(env, tmp_path, "mcp", "call", "fx", "add", '{"a": 2, "b": 3}')
     assert (call.returncode, call.stdout) == (0, "5\n")
     structured = json.loads(hostlink(env, tmp_path, "mcp", "call", "fx", "structured", "{}", "--json").stdout)

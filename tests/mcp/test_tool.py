@@ -113,12 +113,12 @@ async def test_tools_search_by_all_terms_case_insensitive_and_paged(host):
     everything = await host.run(action="tools", server="fx", limit=50)
     listing = text(everything)
     assert "app_only" not in listing  # visibility ["app"]: never listed for the model
-    assert "[tools 1-15 of 15]" in listing
+    assert "[tools 1-16 of 16]" in listing
     assert '"required":["text"]' in listing  # the input schema is in the agent's content
     found = text(await host.run(action="tools", server="fx", query="TEXT escape"))
     assert "'escapes'" in found and "'echo'" not in found and "[tools 1-1 of 1]" in found
     page = text(await host.run(action="tools", server="fx", limit=3, offset=3))
-    assert page.count("- server") == 3 and "[tools 4-6 of 15; next offset 6]" in page
+    assert page.count("- server") == 3 and "[tools 4-6 of 16; next offset 6]" in page
     assert "no tools" in text(await host.run(action="tools", server="fx", query="zebra"))
     across = text(await host.run(action="tools", query="echo"))  # no server: every enabled server
     assert "server 'fx' tool 'echo'" in across
@@ -270,7 +270,7 @@ async def test_host_command(host):
     command = host.registry.commands["mcp"]
     assert await command.run(["status"], CancelSignal()) == "fx: idle\noff: disabled"
     connected = await command.run(["connect", "fx"], CancelSignal())
-    assert connected.startswith("fx: connected (protocol 2026-07-28, hostlink-fixture 1.0.0, 15 tools")
+    assert connected.startswith("fx: connected (protocol 2026-07-28, hostlink-fixture 1.0.0, 16 tools")
     tools = await command.run(["tools", "fx"], CancelSignal())
     assert "echo" in tools and "app_only" not in tools and "inputSchema" not in tools
     assert await command.run(["disconnect", "fx"], CancelSignal()) == "fx: idle"
