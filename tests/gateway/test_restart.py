@@ -1,6 +1,7 @@
 """A crashed server comes back behind `hostlink mcp serve`, driven by the SDK's client over real
-stdio: by itself at the first call after the back-off (both faces), at most three times in
-five minutes, and at once by the `mcp` tool's action reconnect (proxy face)."""
+stdio and, with two MCP hosts, over loopback HTTP: by itself at the first call after the back-off
+(both faces), at most three times in five minutes, and at once by the `mcp` tool's action
+reconnect (proxy face)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway_support import fixture, leftovers, live_mentioning, stdio_gateway
+from gateway_support import fixture, http_gateway, http_host, leftovers, live_mentioning, stdio_gateway
 
 pytestmark = pytest.mark.anyio
 BACKOFF = 2.0  # hostlink.mcp.runtime.restart.BACKOFF, as the docs promise it
@@ -106,3 +107,24 @@ async def test_after_three_restarts_in_the_window_it_stays_down_and_says_so(tmp_
     assert [n for n in range(1, 5) if f"(restart {n} of at most 3 in 5 min)" in said] == [1, 2, 3]
     assert said.count("it stays down") == 1
     assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
+
+
+async def test_over_http_a_crash_in_one_hosts_call_is_said_to_the_other_and_both_get_it_back(tmp_path):
+    """Two MCP hosts on one `--http` gateway share its servers: host A's call crashes one, host
+    B's call within the back-off hears when it comes back, and after it both hosts' calls work."""
+    call = calls("tools")
+    with http_gateway(tmp_path, {"fx": fixture()}, "--expose", "tools") as gateway:
+        async with http_host(gateway) as first, http_host(gateway) as second:
+            await first.list_tools()
+            await second.list_tools()
+            crashed = await call(first, "crash")
+            crashed_at = time.monotonic()
+            assert crashed.is_error and "closed the connection during the call of tool 'crash'" in text(crashed)
+            early = await call(second, "echo", text="too soon")
+            assert early.is_error and re.search(re.escape(NOTE).replace(r"\{\}", r"[012]\.\d"), text(early))
+            await anyio.sleep(crashed_at + BACKOFF + 0.1 - time.monotonic())
+            for host in (second, first):
+                back = await call(host, "echo", text="back")
+                assert not back.is_error and text(back) == "back"
+    said = gateway.stderr.read_text()
+    assert "restarting MCP server 'fx' (restart 1 of at most 3 in 5 min)" in said
