@@ -14,8 +14,6 @@ import sys
 import warnings
 from typing import Any, TextIO
 
-from hostlink.host.output import one_line
-
 MESSAGE_CHARS = 300
 
 
@@ -25,6 +23,8 @@ def show_warnings_as_one_line() -> None:
 
 def _one_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
               file: TextIO | None = None, line: str | None = None, *args: Any) -> None:
+    from hostlink.host.output import one_line  # at the first warning: the llm plugin loads hostlink.cli
+
     try:
         (file or sys.stderr).write(f"hostlink: {category.__name__}: {one_line(str(message), MESSAGE_CHARS)}\n")
     except (OSError, ValueError):

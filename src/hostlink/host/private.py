@@ -26,7 +26,6 @@ from hostlink.host.platform.files import (
     private_mode,
     runtime_dir_name,
 )
-from hostlink.host.platform.processes import process_alive
 
 PACKAGE = "hostlink"
 MARKER = ".hostlink-owner.json"
@@ -164,6 +163,8 @@ def recover_stale(root: Path | None = None) -> int:
     `STALE_AFTER_SECONDS` and whose recorded process is gone. The scan is bounded. Never on
     Windows, where nothing tells our leftovers from another's (see the module docstring).
     """
+    from hostlink.host.platform.processes import process_alive  # anyio: not at registration
+
     if not STALE_RECOVERY:
         return 0
     parent = root if root is not None else runtime_root()
