@@ -32,7 +32,7 @@ FACES = {
         "SEE_TOOLS", "AuthManager", "AuthRequired", "CachedTool", "CallFailed", "ConfigError", "HttpServer",
         "LoadedConfig", "McpError", "McpExtension", "McpRuntime", "ResourceSubscriptions",
         "SecureStore", "StdioServer", "ToolCache", "asking_server",
-        "cache_directory", "default_auth", "enabled_config", "error_code", "filter_note", "load_config",
+        "cache_directory", "default_auth", "enabled_config", "error_code", "every_page", "filter_note", "load_config",
         "model_visible", "project_config_files", "record_key", "server_words", "sign_in", "sign_in_prompt",
         "signed_out", "status_rows", "stored_state", "table", "tool_line", "transport_of", "user_config_files",
     ],
