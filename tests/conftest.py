@@ -2,10 +2,11 @@
 
 A folder's own fixtures are in its conftest.py; plain helpers are in the flat *_support.py modules.
 
-The pytest process becomes a child subreaper, so whatever the tests start stays its
-descendant even when orphaned. At the end of the run, a descendant still running one of
-the programs the tests start (fixture servers, the demo server, the npm and PyPI peers, a browser, the claude
-CLI, the proposal server) is a leak: it is reported, killed, and the run fails.
+The pytest process, and each pytest-xdist worker, becomes a child subreaper, so whatever the
+tests start stays its descendant even when orphaned. At the end of the run (and of each worker),
+a descendant still running one of the programs the tests start (fixture servers, the demo server,
+the npm and PyPI peers, a browser, the claude CLI, the proposal server) is a leak: it is killed,
+reported by the main process, and the run fails.
 """
 
 import ctypes
@@ -171,22 +172,37 @@ def pytest_sessionstart(session):
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+_FROM_WORKERS: dict[str, str] = {}  # what the suite's worker processes (pytest-xdist) found
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """A worker's leaks reach the main process, which reports them and fails the run."""
+    _FROM_WORKERS.update(getattr(node, "workeroutput", {}).get("leaked", {}))
+
+
 def pytest_sessionfinish(session, exitstatus):
     table = _processes()
     me = os.getpid()
     leaked = {
-        pid: cmd
+        str(pid): cmd
         for pid, (_, cmd) in table.items()
         if _descends_from(pid, me, table) and any(mark in cmd for mark in _WATCHED)
     }
+    for pid in leaked:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a worker: its exit status is not the run's, the main process says it
+        workeroutput["leaked"] = leaked
+        return
+    leaked.update(_FROM_WORKERS)
     if not leaked:
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     for pid, cmd in sorted(leaked.items()):
         if reporter:
             reporter.write_line(f"LEAKED PROCESS {pid}: {cmd[:200]}", red=True)
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
     session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -140,6 +140,7 @@ def test_hostile_servers_behind_the_tools_face(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # each hostile server's setup must fit in its 2 s
 def test_hostile_http_servers_behind_the_gateway(tmp_path, hostile):
     servers = {name: {"url": f"{hostile}/{name}/mcp", "protocolVersion": "legacy", "requestTimeoutMs": 2000}
                for name in ("bomb-call", "bomb-init", "redirect", "endless-sse")}
@@ -274,6 +275,7 @@ def keyed_initialize_seconds(port: int, key: str) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize(("nofile", "attackers"), [(256, 120), (None, 262)])
 def test_pipelining_clients_that_never_read_never_lock_out_a_keyed_client(tmp_path, nofile, attackers):
     """Before: under `ulimit -n 256` (a bound of 116) 120 connections without the key, each

@@ -6,6 +6,8 @@ text) on stderr; a redirect's 60 KB `Location` was logged verbatim.
 
 from __future__ import annotations
 
+import pytest
+
 from adversarial.support import assert_contained, run_cli, stdio
 
 
@@ -24,6 +26,7 @@ def test_a_huge_redirect_location_is_not_logged_verbatim(tmp_path, hostile):
     assert_contained(run, max_bytes=2048)
 
 
+@pytest.mark.serial  # the server's setup must fit in 2 s before the stream's timeout is what ends it
 def test_an_endless_event_stream_ends_at_the_timeout(tmp_path, hostile):
     servers = {"drip": {"url": f"{hostile}/endless-sse/mcp", "protocolVersion": "legacy", "requestTimeoutMs": 2000}}
     run = run_cli(tmp_path, servers, "mcp", "call", "drip", "boom")

@@ -11,6 +11,8 @@ import json
 import socket
 import urllib.request
 
+import pytest
+
 from adversarial.serve_attack import keyed_seconds, pipelining_non_readers, settled
 from serve_support import KEY
 
@@ -41,6 +43,7 @@ def test_slow_and_garbage_connections_do_not_block_other_clients(server):
     assert any(model["id"].endswith("sonnet") for model in models(server)["data"])
 
 
+@pytest.mark.serial  # 262 attackers and a 2 s bound: the machine to itself
 def test_more_pipelining_clients_than_the_bound_never_lock_out_a_keyed_request(server):
     """Before: 262 connections without the key pipelining `GET /v1/models` and never reading the
     answers held the whole default bound of 256, and a keyed request was reset. After: the

@@ -44,7 +44,7 @@ from serve_support import (
     start_server,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"), requires_claude]
+pytestmark = [pytest.mark.slow, pytest.mark.serial, pytest.mark.usefixtures("fresh_script"), requires_claude]
 
 NOFILE = 256
 BOUND = 104

@@ -39,6 +39,7 @@ def credentials() -> dict:
     return {row["name"]: row["credentials"] for row in json.loads(result.stdout)}
 
 
+@pytest.mark.serial  # the revocation answers within its 5 s bound
 async def test_auth_prints_a_link_waits_and_reports(configured):
     assert credentials() == {"fake": "signed out", "tok": "env missing: FAKE_TOKEN_UNSET"}
     with started([*HOSTLINK, "mcp", "auth", "fake", "--timeout", "60"], stdout=subprocess.PIPE,

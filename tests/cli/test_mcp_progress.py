@@ -104,6 +104,7 @@ def test_timeout_option_bounds_a_silent_call_and_names_itself(tmp_path):
 
 
 @needs_everything
+@pytest.mark.serial  # the server's setup must fit in the 4 s that then bounds the call
 def test_without_the_option_requestTimeoutMs_bounds_a_silent_call(tmp_path):
     env = configure(tmp_path, {"everything": {**EVERY, "requestTimeoutMs": 4000}})  # its setup fits in it
     called = hostlink(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 5, "steps": 1}')

@@ -105,6 +105,7 @@ def _locked() -> bool:
         bus.close()
 
 
+@pytest.mark.serial  # the shared keyring locks and its daemon is replaced
 async def test_a_locked_collection_says_how_to_unlock_and_that_way_works(configured):
     import secretstorage
 

@@ -156,6 +156,7 @@ async def test_refresh_is_shared_in_process(fake_oauth):
     await manager.aclose()
 
 
+@pytest.mark.serial  # the keyring daemon stops: every other test's keyring with it
 async def test_keyring_daemon_restart():
     store = SecureStore()
     await store.save("test-restart", _record(server="restart"))
@@ -207,6 +208,7 @@ async def test_two_items_for_one_key_are_ambiguous_not_absent():
     assert await store.read_raw("test-dup") is None
 
 
+@pytest.mark.serial  # the shared keyring locks and its daemon restarts
 async def test_a_locked_keyring_is_reported_as_locked(fake_oauth):
     import secretstorage
 
