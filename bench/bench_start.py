@@ -1,11 +1,14 @@
 """Start costs: `hostlink --help` and `hostlink mcp status` (with no configuration, and with
 four servers configured) against a bare Python start,
-`llm --help` with the hostlink plugin against `llm --help` with no plugins loaded, and the
-first `mcp` call of a session (start the server, set up, list tools, call `echo`) against
-a bare SDK client doing the same from nothing, with the modules already imported."""
+`llm --help` with the hostlink plugin against `llm --help` with no plugins loaded, the import
+of the LangChain and LiteLLM hosts against their framework's own (neither may load the MCP SDK
+or the provider before the first request), and the first `mcp` call of a session (start the
+server, set up, list tools, call `echo`) against a bare SDK client doing the same from nothing,
+with the modules already imported."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -43,9 +46,23 @@ def run(quick: bool) -> list[Row]:
             )
             rows.append(Row("llm --help with hostlink vs without plugins", median(base) * 1000, median(ours) * 1000,
                             "ms", "<= 1.05x"))
+        for adapter, framework in _FRAMEWORKS:
+            if importlib.util.find_spec(framework.split(".")[0]) is None:
+                continue
+            base, ours = interleaved(lambda: run_command([sys.executable, "-c", f"import {framework}"], env),
+                                     lambda: run_command([sys.executable, "-c", f"import {adapter}"], env), repeats)
+            rows.append(Row(f"import {adapter} vs import {framework}", median(base) * 1000, median(ours) * 1000,
+                            "ms", "<= 1.2x"))
     with private_runtime():
         rows.extend(anyio.run(_first_calls, 1 if quick else 7))
     return rows
+
+
+# Each host's face against what a program on that framework imports anyway.
+_FRAMEWORKS = (
+    ("hostlink.adapters.langchain", "langchain_core.language_models, langchain_core.tools"),
+    ("hostlink.adapters.litellm", "litellm"),
+)
 
 
 def _four_servers(config_home: str) -> str:
