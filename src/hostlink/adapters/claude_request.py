@@ -116,17 +116,23 @@ class ClaudeSettings:
     environ: Mapping[str, str] | None = field(default=None, hash=False)
 
 
-@asynccontextmanager
-async def claude_events(settings: ClaudeSettings, spec: ModelSpec, context: Context,
-                        notices: KeptNotices) -> AsyncGenerator[AsyncIterator[StreamEvent]]:
-    """The provider's events for one request on a host session of its own. Leaving early
-    (an error, a cancelled task, a closed stream) cancels the request and waits, shielded
-    and bounded, for the provider to stop its `claude`."""
+def claude_host(settings: ClaudeSettings) -> HostSession:
+    """A host session (not started) over the Claude Code extension, for one request; its
+    registry holds the provider, for a host that reads a request against it first."""
     from hostlink.claude_code import ClaudeCodeExtension
 
     extension = ClaudeCodeExtension(extra_usage=settings.extra_usage, options=settings.options,
                                     environ=settings.environ)
-    host = HostSession([extension], command="hostlink", lasting=False)
+    return HostSession([extension], command="hostlink", lasting=False)
+
+
+@asynccontextmanager
+async def claude_events(settings: ClaudeSettings, spec: ModelSpec, context: Context, notices: KeptNotices,
+                        host: HostSession | None = None) -> AsyncGenerator[AsyncIterator[StreamEvent]]:
+    """The provider's events for one request on a host session of its own (`host`, or a new
+    one). Leaving early (an error, a cancelled task, a closed stream) cancels the request and
+    waits, shielded and bounded, for the provider to stop its `claude`."""
+    host = host or claude_host(settings)
     signal = CancelSignal()
     await host.start(cwd=settings.cwd or Path.cwd(), project_trusted=False, notifier=notices)
     events = host.stream(PROVIDER_NAME, spec, context, signal)
