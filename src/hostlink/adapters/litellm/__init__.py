@@ -1,6 +1,5 @@
 """The LiteLLM host: `claude-code/<model>` as a LiteLLM model name, so `litellm.completion`
-and the frameworks on it (CrewAI, DSPy, smolagents' `LiteLLMModel`, …) use the signed-in
-`claude` CLI.
+and the frameworks on it (DSPy, for one) use the signed-in `claude` CLI.
 
     import litellm
     from hostlink.adapters.litellm import register
