@@ -279,6 +279,19 @@ def test_plan_notices_come_with_the_answer(api, home, runtime_dir):
 
 @pytest.mark.slow
 @requires_claude
+def test_the_extra_usage_guard_refuses_before_any_claude_starts(api, home, runtime_dir):
+    options = ClaudeTransportOptions(test_api_base_url=api.base_url, test_oauth_token="sk-ant-oat01-fake-test")
+    chat = ChatClaudeCode(model="sonnet", cwd=home, environ=environ(home), options=options, extra_usage="refuse")
+    api.headers = fa.drawing_extra_usage()
+    assert chat.invoke("hello").content == "default answer"
+    sent = len(api.messages_requests())
+    with pytest.raises(ClaudeQuotaExceededError, match="extra usage is refused") as refused:
+        chat.invoke("hello again")
+    assert refused.value.retry_after > 3000 and len(api.messages_requests()) == sent
+
+
+@pytest.mark.slow
+@requires_claude
 @pytest.mark.anyio
 async def test_cancelling_the_task_stops_claude(chat, api, runtime_dir):
     api.push(fa.Reply((fa.Text("the start of a long answer"),), delay_before_delta=30))
