@@ -152,3 +152,17 @@ def test_importing_the_adapter_loads_neither_the_mcp_sdk_nor_the_provider():
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.strip() == "['hostlink.claude_code.models']"
+
+
+def test_the_extra_usage_guard_refuses_before_any_claude_starts(api, home):
+    environ = {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
+    options = ClaudeTransportOptions(test_api_base_url=api.base_url, test_oauth_token="sk-ant-oat01-fake-test")
+    register(home, extra_usage="refuse", options=options, environ=environ)
+    api.headers = fa.drawing_extra_usage()
+    assert litellm.completion(model="claude-code/sonnet", messages=user("hello")).choices[0].message.content
+    sent = len(api.messages_requests())
+    with pytest.raises(litellm.RateLimitError, match="extra usage is refused"):
+        litellm.completion(model="claude-code/sonnet", messages=user("hello again"), num_retries=0)
+    assert len(api.messages_requests()) == sent
+    with pytest.raises(ValueError, match="extra_usage"):
+        register(extra_usage="sometimes")
