@@ -1,11 +1,14 @@
 """Start costs: `hostlink --help` and `hostlink mcp status` (with no configuration, and with
 four servers configured) against a bare Python start,
-`llm --help` with the hostlink plugin against `llm --help` with no plugins loaded, and the
-first `mcp` call of a session (start the server, set up, list tools, call `echo`) against
-a bare SDK client doing the same from nothing, with the modules already imported."""
+`llm --help` with the hostlink plugin against `llm --help` with no plugins loaded, the import
+of the LangChain and LiteLLM hosts against their framework's own (neither may load the MCP SDK
+or the provider before the first request), and the first `mcp` call of a session (start the
+server, set up, list tools, call `echo`) against a bare SDK client doing the same from nothing,
+with the modules already imported."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -43,9 +46,26 @@ def run(quick: bool) -> list[Row]:
             )
             rows.append(Row("llm --help with hostlink vs without plugins", median(base) * 1000, median(ours) * 1000,
                             "ms", "<= 1.05x"))
+        offline = {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # litellm fetches a price list at import otherwise
+        for adapter, package, framework in _FRAMEWORKS:
+            if importlib.util.find_spec(package) is None:
+                continue
+            base, ours = interleaved(lambda: run_command([sys.executable, "-c", framework], offline),
+                                     lambda: run_command([sys.executable, "-c", f"import {adapter}"], offline),
+                                     repeats)
+            rows.append(Row(f"import {adapter} vs {package}'s", median(base) * 1000, median(ours) * 1000,
+                            "ms", "<= 1.2x"))
     with private_runtime():
         rows.extend(anyio.run(_first_calls, 1 if quick else 7))
     return rows
+
+
+# Each host's face against what a program using that framework's models and tools imports anyway.
+_FRAMEWORKS = (
+    ("hostlink.adapters.langchain", "langchain_core",
+     "from langchain_core.language_models import BaseChatModel; from langchain_core.tools import BaseTool"),
+    ("hostlink.adapters.litellm", "litellm", "import litellm"),
+)
 
 
 def _four_servers(config_home: str) -> str:

@@ -22,6 +22,7 @@ NODE_BIN = ROOT / "node_modules" / ".bin"
 ALWAYS = {
     "output": ["bound ", "peak RSS, "],
     "start": ["hostlink --help vs", "hostlink mcp status vs", "llm --help with hostlink",
+              "import hostlink.adapters.langchain vs langchain_core's", "import hostlink.adapters.litellm vs litellm's",
               "first mcp call (connect), demo"],
     "mcp": ["mcp call p50, demo echo", "mcp call p95, demo echo", "mcp 10 concurrent calls, demo"],
     "provider": ["proposal server start", "transcript, 10 messages", "transcript, 100 messages"],

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from hostlink.gateway.naming import SEPARATOR, exposed_names, prefixed_uri, split_uri
+from hostlink.host import Notifier
 from hostlink.host.output import counted, one_line, strip_controls
 from hostlink.mcp import AuthRequired, McpError, model_visible
 
 if TYPE_CHECKING:
-    from hostlink.gateway.session import StderrNotifier
     from hostlink.mcp import McpRuntime
 
 T = TypeVar("T")
@@ -37,7 +37,7 @@ class Unknown(LookupError):
     """A name or URI the tools face does not offer (the message is safe to send)."""
 
 
-async def each_server(runtime: McpRuntime, notifier: StderrNotifier, fetch: Callable[[str], Awaitable[T]],
+async def each_server(runtime: McpRuntime, notifier: Notifier, fetch: Callable[[str], Awaitable[T]],
                       what: str, needs: str | None = None, failed: dict[str, McpError] | None = None) -> dict[str, T]:
     """`fetch(server)` for every enabled server at once (with `needs`: only those whose
     connection declared that capability); failures left out, told, and kept in `failed`."""
@@ -70,14 +70,14 @@ def _name(value: str | None) -> str | None:
     return one_line(value, NAME_CHARS) if value else None
 
 
-def _bounded(items: list[T], notifier: StderrNotifier, what: str) -> list[T]:
+def _bounded(items: list[T], notifier: Notifier, what: str) -> list[T]:
     if len(items) > MAX_ITEMS:
         notifier.notify(f"{counted(len(items) - MAX_ITEMS, what)} left out: at most {MAX_ITEMS} are offered "
                         "(the proxy face has no such limit)", "warning")
     return items[:MAX_ITEMS]
 
 
-def _fits(tool: Any, server: str, notifier: StderrNotifier) -> bool:
+def _fits(tool: Any, server: str, notifier: Notifier) -> bool:
     """A visible tool whose schemas are of a size a host can load."""
     import json
 
@@ -117,14 +117,14 @@ class ToolsFace:
         self.prompts: dict[str, tuple[str, str]] = {}
         self.listed: set[str] = set()  # "tools", "prompts": listed from every server in this session
 
-    async def resolve_tool(self, runtime: McpRuntime, notifier: StderrNotifier, name: str) -> None:
+    async def resolve_tool(self, runtime: McpRuntime, notifier: Notifier, name: str) -> None:
         """Know `name` before a call without listing every server: see `_resolve`."""
         async def one(server: str) -> list[str]:
             return [tool.name for tool in await runtime.search_tools(server) if _fits(tool, server, notifier)]
 
         await self._resolve(runtime, name, self.tools, one, "tools", lambda: self.list_tools(runtime, notifier))
 
-    async def resolve_prompt(self, runtime: McpRuntime, notifier: StderrNotifier, name: str) -> None:
+    async def resolve_prompt(self, runtime: McpRuntime, notifier: Notifier, name: str) -> None:
         """Know the prompt `name` before a get or a completion, as `resolve_tool` does."""
         async def one(server: str) -> list[str]:
             return [prompt.name for prompt in await _all(runtime.list_prompts, server, "prompts")]
@@ -155,7 +155,7 @@ class ToolsFace:
         if kind not in self.listed:
             await every()
 
-    async def list_tools(self, runtime: McpRuntime, notifier: StderrNotifier) -> list[Any]:
+    async def list_tools(self, runtime: McpRuntime, notifier: Notifier) -> list[Any]:
         import mcp_types
 
         failed: dict[str, McpError] = {}
@@ -194,7 +194,7 @@ class ToolsFace:
         except KeyError:
             raise Unknown(f"Unknown tool: {one_line(name, 100)} (not among the tools listed)") from None
 
-    async def list_resources(self, runtime: McpRuntime, notifier: StderrNotifier) -> list[Any]:
+    async def list_resources(self, runtime: McpRuntime, notifier: Notifier) -> list[Any]:
         import mcp_types
 
         listings = await each_server(runtime, notifier, lambda s: _all(runtime.list_resources, s, "resources"),
@@ -206,7 +206,7 @@ class ToolsFace:
                          for server, items in listings.items() for item in items if _plain_uri(str(item.uri))],
                         notifier, "resource")
 
-    async def list_templates(self, runtime: McpRuntime, notifier: StderrNotifier) -> list[Any]:
+    async def list_templates(self, runtime: McpRuntime, notifier: Notifier) -> list[Any]:
         import mcp_types
 
         listings = await each_server(
@@ -219,7 +219,7 @@ class ToolsFace:
                          for server, items in listings.items() for item in items if _plain_uri(item.uri_template)],
                         notifier, "resource template")
 
-    async def list_prompts(self, runtime: McpRuntime, notifier: StderrNotifier) -> list[Any]:
+    async def list_prompts(self, runtime: McpRuntime, notifier: Notifier) -> list[Any]:
         import mcp_types
 
         listings = await each_server(runtime, notifier, lambda s: _all(runtime.list_prompts, s, "prompts"),

@@ -1,0 +1,321 @@
+"""The LangChain host with real langchain-core: `ChatClaudeCode` drives the real `claude` CLI
+against the fake Anthropic API on 127.0.0.1 (sync and async, plain and streamed, tools,
+structured output, images, errors, cancellation). After each test no `claude` and no
+private file is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TypedDict
+
+import pytest
+from langchain_core.exceptions import ModelAuthenticationError, ModelRateLimitError, OutputParserException
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
+from pydantic import BaseModel
+
+from claude_transport_support import FAKES, live_processes_mentioning
+from hostlink.adapters.langchain import ChatClaudeCode, ClaudeCodeError, ClaudeQuotaExceededError
+from hostlink.claude_code import metrics
+from hostlink.claude_code.process import ClaudeTransportOptions
+
+sys.path.insert(0, str(FAKES))
+import fake_anthropic as fa
+
+from peers import CLAUDE, requires_claude
+
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA"
+                        "hKmMIQAAAABJRU5ErkJggg==")
+PNG_B64 = base64.b64encode(PNG).decode()
+
+
+@pytest.fixture(autouse=True)
+def nothing_left(runtime_dir):
+    """No claude left, and (runtime_dir checks it) no private file but the doctor's
+    last-request facts, which are kept on purpose."""
+    yield
+    assert live_processes_mentioning(str(runtime_dir)) == []
+    (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)
+
+
+def environ(home: Path) -> dict[str, str]:
+    return {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+@pytest.fixture
+def chat(api, home, runtime_dir) -> ChatClaudeCode:
+    return ChatClaudeCode(model="sonnet", cwd=home, environ=environ(home),
+                          options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"))
+
+
+def offered(request: dict) -> list[str]:
+    """The proposal tools the CLI sent (it may add a placeholder of its own)."""
+    return [tool["name"] for tool in request.get("tools", []) if tool["name"].startswith("mcp__")]
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"sunny in {city}"
+
+
+class City(BaseModel):
+    """A city and its population."""
+
+    name: str
+    population: int
+
+
+# --- without the claude CLI ------------------------------------------------------------------
+
+
+def test_the_model_names_what_it_cannot_take():
+    with pytest.raises(ValueError, match="use one of"):
+        ChatClaudeCode(model="gpt-5")
+    with pytest.raises(ValueError, match="extra_usage"):
+        ChatClaudeCode(extra_usage="sometimes")
+    assert ChatClaudeCode(model="claude-code/claude-opus-4-1-20250805").model  # a family's id is taken
+    model = ChatClaudeCode()
+    with pytest.raises(ValueError, match="'nowhere' is neither auto"):
+        model.bind_tools([weather], tool_choice="nowhere")
+    with pytest.raises(ValueError, match="method"):
+        model.with_structured_output(City, method="xml")
+
+
+def test_messages_take_data_images_and_name_what_they_cannot_take():
+    from hostlink.adapters.langchain.messages import context_of
+
+    forms = [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG_B64}"}},
+             {"type": "image", "base64": PNG_B64, "mime_type": "image/png"},
+             {"type": "image", "source_type": "base64", "data": PNG_B64, "mime_type": "image/png"},
+             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_B64}}]
+    (message,) = context_of([HumanMessage(content=[{"type": "text", "text": "look"}, *forms])]).messages
+    assert [part.type for part in message.content] == ["text", "image", "image", "image", "image"]
+    with pytest.raises(ValueError, match="not as a web URL"):
+        context_of([HumanMessage(content=[{"type": "image_url", "image_url": {"url": "https://example.invalid/a.png"}}])])
+    with pytest.raises(ValueError, match="'audio' block"):
+        context_of([HumanMessage(content=[{"type": "audio", "base64": "AAAA", "mime_type": "audio/wav"}])])
+    with pytest.raises(ValueError, match="image/tiff"):
+        context_of([HumanMessage(content=[{"type": "image", "base64": PNG_B64, "mime_type": "image/tiff"}])])
+
+
+def test_without_the_claude_cli_the_error_says_how_to_install_it(tmp_path, runtime_dir):
+    model = ChatClaudeCode(cwd=tmp_path, environ={"HOME": str(tmp_path), "PATH": str(tmp_path)})
+    with pytest.raises(ClaudeCodeError, match="npm install -g @anthropic-ai/claude-code") as raised:
+        model.invoke("hello")
+    assert raised.value.code == "unavailable"
+
+
+def test_importing_the_adapter_loads_neither_the_mcp_sdk_nor_the_provider():
+    """Only the model table of the provider (its names); the provider itself at the first request."""
+    code = ("import sys, hostlink.adapters.langchain; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'jsonschema_rs') "
+            "or m.startswith(('hostlink.claude_code.', 'hostlink.mcp'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['hostlink.claude_code.models']"
+
+
+# --- with the real claude CLI ----------------------------------------------------------------
+
+
+@pytest.mark.slow
+@requires_claude
+def test_invoke_a_plain_answer_with_usage_and_stop_reason(chat, api):
+    api.push(fa.text("hello from Claude", input_tokens=20, output_tokens=5, cache_read_input_tokens=3))
+    answer = chat.invoke([SystemMessage("Be brief."), HumanMessage("say hello")])
+    assert isinstance(answer, AIMessage) and answer.content == "hello from Claude"
+    assert answer.usage_metadata["input_tokens"] == 23 and answer.usage_metadata["output_tokens"] == 5
+    assert answer.usage_metadata["input_token_details"]["cache_read"] == 3
+    assert answer.response_metadata["stop_reason"] == "stop"
+    assert answer.response_metadata["model_provider"] == "claude-code" and answer.response_metadata["notices"] == []
+    (request,) = api.messages_requests()
+    assert "Be brief." in json.dumps(request["system"])
+
+
+@pytest.mark.slow
+@requires_claude
+def test_stream_in_pieces_with_thinking_and_the_usage_last(chat, api):
+    api.push(fa.Reply((fa.Thinking("let me think"), fa.Text("streamed in pieces")), chunk=4))
+    chunks = list(chat.stream("stream please"))
+    assert "".join(chunk.text for chunk in chunks) == "streamed in pieces" and len(chunks) > 3
+    whole = chunks[0]
+    for chunk in chunks[1:]:
+        whole += chunk
+    assert whole.additional_kwargs["reasoning_content"] == "let me think"
+    assert whole.usage_metadata["output_tokens"] == 7 and whole.response_metadata["stop_reason"] == "stop"
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_ainvoke_and_astream(chat, api):
+    api.push(fa.text("async hello"), fa.Reply((fa.Text("async stream"),), chunk=3))
+    assert (await chat.ainvoke("hello")).content == "async hello"
+    pieces = [chunk.text async for chunk in chat.astream("stream")]
+    assert "".join(pieces) == "async stream" and len(pieces) > 2
+
+
+@pytest.mark.slow
+@requires_claude
+def test_bind_tools_takes_langchain_tools_pydantic_models_and_dicts(chat, api):
+    word = {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}
+    lookup = {"type": "function", "function": {"name": "lookup", "description": "Look a word up.", "parameters": word}}
+    api.push(fa.tool_use("mcp__hostlink__weather", {"city": "Paris"}))
+    answer = chat.bind_tools([weather, City, lookup]).invoke("weather in Paris?")
+    assert answer.tool_calls == [{"type": "tool_call", "id": answer.tool_calls[0]["id"], "name": "weather",
+                                  "args": {"city": "Paris"}}]
+    assert answer.response_metadata["stop_reason"] == "toolUse"
+    (request,) = api.messages_requests()
+    assert sorted(offered(request)) == ["mcp__hostlink__City", "mcp__hostlink__lookup", "mcp__hostlink__weather"]
+
+
+@pytest.mark.slow
+@requires_claude
+def test_tool_choice_by_name_offers_that_tool_and_none_offers_none(chat, api):
+    api.push(fa.tool_use("mcp__hostlink__weather", {"city": "Oslo"}), fa.text("no tools"))
+    chat.bind_tools([weather, City], tool_choice="weather").invoke("go")
+    assert chat.bind_tools([weather], tool_choice="none").invoke("go").content == "no tools"
+    named, none = api.messages_requests()
+    assert offered(named) == ["mcp__hostlink__weather"] and "must call the tool weather" in json.dumps(named["system"])
+    assert offered(none) == []
+
+
+@pytest.mark.slow
+@requires_claude
+def test_a_tool_loop_of_three_rounds(chat, api):
+    """Claude proposes, LangChain runs the tool and sends its result back, three times."""
+    api.push(fa.tool_use("mcp__hostlink__weather", {"city": "Paris"}),
+             fa.tool_use("mcp__hostlink__weather", {"city": "Oslo"}),
+             fa.tool_use("mcp__hostlink__weather", {"city": "Rome"}),
+             fa.text("Sunny everywhere."))
+    model = chat.bind_tools([weather])
+    messages: list = [HumanMessage("weather in Paris, Oslo and Rome?")]
+    while (answer := model.invoke(messages)).tool_calls:
+        messages.append(answer)
+        messages += [ToolMessage(weather.invoke(call["args"]), tool_call_id=call["id"]) for call in answer.tool_calls]
+    assert answer.content == "Sunny everywhere." and len(messages) == 7
+    last = json.dumps(api.messages_requests()[-1]["messages"])
+    assert all(f"sunny in {city}" in last for city in ("Paris", "Oslo", "Rome"))
+
+
+@pytest.mark.slow
+@requires_claude
+def test_structured_output_with_a_pydantic_model_and_a_schema(chat, api):
+    api.push(fa.tool_use("mcp__hostlink__City", {"name": "Paris", "population": 2100000}))
+    assert chat.with_structured_output(City).invoke("the biggest French city") == City(name="Paris",
+                                                                                       population=2100000)
+    (request,) = api.messages_requests()
+    assert offered(request) == ["mcp__hostlink__City"] and "must call the tool City" in json.dumps(request["system"])
+
+    schema = {"title": "Town", "description": "A town.", "type": "object",
+              "properties": {"name": {"type": "string"}, "population": {"type": "integer"}},
+              "required": ["name", "population"]}
+    api.push(fa.tool_use("mcp__hostlink__Town", {"name": "Lyon", "population": 520000}),
+             fa.tool_use("mcp__hostlink__Town", {"name": "Lyon"}))
+    structured = chat.with_structured_output(schema, method="json_schema")
+    assert structured.invoke("a French town") == {"name": "Lyon", "population": 520000}
+    with pytest.raises(OutputParserException, match="does not match the schema"):
+        structured.invoke("a French town")
+
+
+class Pair(TypedDict):
+    left: str
+    right: str
+
+
+@pytest.mark.slow
+@requires_claude
+def test_structured_output_with_include_raw_keeps_the_message(chat, api):
+    api.push(fa.tool_use("mcp__hostlink__Pair", {"left": "a", "right": "b"}))
+    result = chat.with_structured_output(Pair, include_raw=True).invoke("a pair")
+    assert result["parsed"] == {"left": "a", "right": "b"} and result["parsing_error"] is None
+    assert isinstance(result["raw"], AIMessage) and result["raw"].tool_calls[0]["name"] == "Pair"
+
+
+@pytest.mark.slow
+@requires_claude
+def test_an_image_in(chat, api):
+    api.push(fa.text("a tiny image"))
+    message = HumanMessage(content=[{"type": "text", "text": "what is this?"},
+                                    {"type": "image", "base64": PNG_B64, "mime_type": "image/png"}])
+    assert chat.invoke([message]).content == "a tiny image"
+    (request,) = api.messages_requests()
+    images = [block for item in request["messages"] if isinstance(item["content"], list)
+              for block in item["content"] if block.get("type") == "image"]
+    assert [base64.b64decode(block["source"]["data"]) for block in images] == [PNG]
+
+
+@pytest.mark.slow
+@requires_claude
+def test_provider_failures_are_langchain_model_errors_with_the_providers_message(chat, api):
+    api.push(fa.usage_limit())  # resets an hour from now
+    with pytest.raises(ModelRateLimitError) as raised:
+        chat.invoke("hello")
+    assert isinstance(raised.value, ClaudeQuotaExceededError) and not raised.value.is_retryable
+    assert "usage limit" in str(raised.value) and 3500 < raised.value.retry_after <= 3600
+    api.push(fa.HttpError(401, "authentication_error", "invalid x-api-key"))
+    with pytest.raises(ModelAuthenticationError):
+        chat.invoke("hello")
+
+
+@pytest.mark.slow
+@requires_claude
+def test_plan_notices_come_with_the_answer(api, home, runtime_dir):
+    """Signed in as a subscription, an answer drawn from extra usage carries the warning."""
+    options = ClaudeTransportOptions(test_api_base_url=api.base_url, test_oauth_token="sk-ant-oat01-fake-test")
+    chat = ChatClaudeCode(model="sonnet", cwd=home, environ=environ(home), options=options, extra_usage="warn")
+    api.headers = fa.drawing_extra_usage()
+    answer = chat.invoke("hello")
+    assert answer.content == "default answer"
+    assert any("extra usage" in notice for notice in answer.response_metadata["notices"])
+
+
+@pytest.mark.slow
+@requires_claude
+def test_the_extra_usage_guard_refuses_before_any_claude_starts(api, home, runtime_dir):
+    options = ClaudeTransportOptions(test_api_base_url=api.base_url, test_oauth_token="sk-ant-oat01-fake-test")
+    chat = ChatClaudeCode(model="sonnet", cwd=home, environ=environ(home), options=options, extra_usage="refuse")
+    api.headers = fa.drawing_extra_usage()
+    assert chat.invoke("hello").content == "default answer"
+    sent = len(api.messages_requests())
+    with pytest.raises(ClaudeQuotaExceededError, match="extra usage is refused") as refused:
+        chat.invoke("hello again")
+    assert refused.value.retry_after > 3000 and len(api.messages_requests()) == sent
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_cancelling_the_task_stops_claude(chat, api, runtime_dir):
+    api.push(fa.Reply((fa.Text("the start of a long answer"),), delay_before_delta=30))
+    started = asyncio.Event()
+
+    async def run() -> None:
+        async for _ in chat.astream("a long one"):
+            started.set()
+
+    task = asyncio.create_task(run())
+    await asyncio.wait_for(started.wait(), 60)
+    assert live_processes_mentioning(str(runtime_dir))  # claude is running
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert live_processes_mentioning(str(runtime_dir)) == []
+
+
+@pytest.mark.slow
+@requires_claude
+def test_leaving_a_sync_stream_early_stops_claude(chat, api, runtime_dir):
+    api.push(fa.Reply((fa.Text("the start of a long answer"),), chunk=4, delay_before_delta=30))
+    stream = chat.stream("a long one")
+    assert next(stream).text
+    assert live_processes_mentioning(str(runtime_dir))
+    stream.close()
+    assert live_processes_mentioning(str(runtime_dir)) == []
