@@ -14,9 +14,6 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches a price list at import otherwise
-import litellm
-
 from claude_transport_support import FAKES, live_processes_mentioning
 from hostlink.adapters.litellm import register
 from hostlink.claude_code import metrics
@@ -38,7 +35,7 @@ CITY = {"type": "object", "properties": {"name": {"type": "string"}, "population
 
 
 @pytest.fixture(autouse=True)
-def registered(api, home, runtime_dir):
+def registered(api, home, runtime_dir, litellm):
     before = litellm.custom_provider_map
     environ = {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
     register(home, options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
@@ -57,7 +54,7 @@ def offered(request: dict) -> list[str]:
     return [tool["name"] for tool in request.get("tools", []) if tool["name"].startswith("mcp__")]
 
 
-def test_completion_of_an_alias_and_a_family_id(api):
+def test_completion_of_an_alias_and_a_family_id(api, litellm):
     api.push(fa.text("hello from Claude", input_tokens=20, output_tokens=5), fa.text("again"))
     answer = litellm.completion(model="claude-code/sonnet", messages=[{"role": "system", "content": "Be brief."},
                                                                       *user("say hello")])
@@ -69,7 +66,7 @@ def test_completion_of_an_alias_and_a_family_id(api):
 
 
 @pytest.mark.anyio
-async def test_acompletion_and_async_streaming(api):
+async def test_acompletion_and_async_streaming(api, litellm):
     api.push(fa.text("async hello"), fa.Reply((fa.Text("async stream"),), chunk=3))
     answer = await litellm.acompletion(model="claude-code/haiku", messages=user("hello"))
     assert answer.choices[0].message.content == "async hello"
@@ -78,7 +75,7 @@ async def test_acompletion_and_async_streaming(api):
     assert "".join(pieces) == "async stream" and len([piece for piece in pieces if piece]) > 2
 
 
-def test_tools_come_back_as_openai_tool_calls_and_their_results_go_to_claude(api):
+def test_tools_come_back_as_openai_tool_calls_and_their_results_go_to_claude(api, litellm):
     api.push(fa.tool_use("mcp__hostlink__weather", {"city": "Paris"}), fa.text("Sunny in Paris."))
     messages = user("weather in Paris?")
     answer = litellm.completion(model="claude-code/sonnet", messages=messages, tools=[WEATHER])
@@ -93,7 +90,7 @@ def test_tools_come_back_as_openai_tool_calls_and_their_results_go_to_claude(api
     assert offered(first) == ["mcp__hostlink__weather"] and "sunny in Paris" in json.dumps(second["messages"])
 
 
-def test_streaming_with_a_tool_call(api):
+def test_streaming_with_a_tool_call(api, litellm):
     api.push(fa.Reply((fa.Text("Let me look."), fa.ToolUse("mcp__hostlink__weather", {"city": "Oslo"})),
                       stop_reason="tool_use"))
     chunks = list(litellm.completion(model="claude-code/sonnet", messages=user("Oslo?"), tools=[WEATHER],
@@ -105,7 +102,7 @@ def test_streaming_with_a_tool_call(api):
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
 
 
-def test_response_format_is_honoured_and_checked(api):
+def test_response_format_is_honoured_and_checked(api, litellm):
     api.push(fa.tool_use("mcp__hostlink__respond_with_json", {"name": "Paris", "population": 2100000}),
              fa.tool_use("mcp__hostlink__respond_with_json", {"name": "Paris"}))
     schema = {"type": "json_schema", "json_schema": {"name": "city", "schema": CITY}}
@@ -116,7 +113,7 @@ def test_response_format_is_honoured_and_checked(api):
         litellm.completion(model="claude-code/sonnet", messages=user("again"), response_format=schema)
 
 
-def test_what_claude_code_cannot_honour_is_refused_naming_it(api):
+def test_what_claude_code_cannot_honour_is_refused_naming_it(api, litellm):
     with pytest.raises(litellm.BadRequestError, match="temperature"):
         litellm.completion(model="claude-code/sonnet", messages=user("hello"), temperature=0.2)
     with pytest.raises(litellm.BadRequestError, match="tool_choice"):
@@ -127,7 +124,7 @@ def test_what_claude_code_cannot_honour_is_refused_naming_it(api):
     assert api.messages_requests() == []
 
 
-def test_provider_failures_are_litellm_errors_with_the_providers_message(api):
+def test_provider_failures_are_litellm_errors_with_the_providers_message(api, litellm):
     api.push(fa.usage_limit())
     with pytest.raises(litellm.RateLimitError, match="usage limit"):
         litellm.completion(model="claude-code/sonnet", messages=user("hello"), num_retries=0)
@@ -136,7 +133,7 @@ def test_provider_failures_are_litellm_errors_with_the_providers_message(api):
         litellm.completion(model="claude-code/sonnet", messages=user("hello"), num_retries=0)
 
 
-def test_leaving_a_stream_early_stops_claude(api, runtime_dir):
+def test_leaving_a_stream_early_stops_claude(api, runtime_dir, litellm):
     api.push(fa.Reply((fa.Text("the start of a long answer"),), chunk=4, delay_before_delta=30))
     stream = litellm.completion(model="claude-code/sonnet", messages=user("a long one"), stream=True)
     assert next(iter(stream)).choices[0].delta.content is not None
@@ -154,7 +151,7 @@ def test_importing_the_adapter_loads_neither_the_mcp_sdk_nor_the_provider():
     assert out.strip() == "['hostlink.claude_code.models']"
 
 
-def test_the_extra_usage_guard_refuses_before_any_claude_starts(api, home):
+def test_the_extra_usage_guard_refuses_before_any_claude_starts(api, home, litellm):
     environ = {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
     options = ClaudeTransportOptions(test_api_base_url=api.base_url, test_oauth_token="sk-ant-oat01-fake-test")
     register(home, extra_usage="refuse", options=options, environ=environ)

@@ -14,9 +14,6 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches a price list at import otherwise
-import litellm
-
 from claude_transport_support import FAKES, live_processes_mentioning
 from hostlink.adapters.litellm import register
 from hostlink.claude_code import metrics
@@ -33,7 +30,7 @@ pytestmark = [pytest.mark.slow, requires_claude,
 
 
 @pytest.fixture(autouse=True)
-def registered(api, home, runtime_dir, tmp_path, monkeypatch):
+def registered(api, home, runtime_dir, tmp_path, monkeypatch, litellm):
     monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy-cache"))
     before = litellm.custom_provider_map
     environ = {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
