@@ -65,3 +65,16 @@ def cache_home(environ: Mapping[str, str], home: Path | None = None) -> Path:
 def state_home(environ: Mapping[str, str], home: Path | None = None) -> Path:
     """The base of per-user state (`~/.local/state`, `%LOCALAPPDATA%`)."""
     return _base("state", environ, home)
+
+
+def temp_variables() -> tuple[str, ...]:
+    """The environment variables that place a child's temporary files: `TMPDIR`; on Windows
+    also `TEMP` and `TMP`, which Windows programs read (without them they use the system's
+    shared temp folder)."""
+    return ("TMPDIR", "TEMP", "TMP") if sys.platform == "win32" else ("TMPDIR",)
+
+
+def cache_variables() -> tuple[str, ...]:
+    """The environment variable that places a child's per-user caches: `XDG_CACHE_HOME`;
+    `LOCALAPPDATA` on Windows."""
+    return ("LOCALAPPDATA",) if sys.platform == "win32" else ("XDG_CACHE_HOME",)
