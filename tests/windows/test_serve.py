@@ -97,9 +97,12 @@ class WindowsServe:
         without TEMP writes)."""
         runtime = [p.name for p in self.runtime.iterdir() if p.name != METRICS_FILE] if self.runtime.exists() else []
         system_temp = Path(os.environ["SYSTEMROOT"]) / "Temp"
+        try:
+            shared = [f"SystemRoot/Temp/{p.relative_to(system_temp)}" for p in system_temp.rglob("*")]
+        except PermissionError:  # a real Windows account without administrator rights cannot list it
+            shared = []
         caches = self.home / "AppData" / "Local"
-        return sorted(runtime + [f"TEMP/{p.name}" for p in self.temp.iterdir()]
-                      + [f"SystemRoot/Temp/{p.relative_to(system_temp)}" for p in system_temp.rglob("*")]
+        return sorted(runtime + [f"TEMP/{p.name}" for p in self.temp.iterdir()] + shared
                       + [f"LOCALAPPDATA/{p.relative_to(caches)}" for p in caches.rglob("*")])
 
     def private_leftovers(self) -> list[str]:
