@@ -80,6 +80,20 @@ def descendants(root: int, table: dict[int, tuple[int, str]] | None = None) -> d
     return {pid: name for pid, name in found.items() if running(pid)}
 
 
+def end_leftovers(pids) -> None:
+    """End what a failed test left running (TerminateProcess through `os.kill`), so that it
+    cannot hold the lane's output pipe open: the test stops every process it started."""
+    import os
+    import signal
+
+    for pid in pids:
+        if running(pid):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass
+
+
 def wait_until(condition, timeout: float, what: str, step: float = 0.2):
     """Poll `condition` until it returns something true; fail naming `what` after `timeout` s."""
     deadline = time.monotonic() + timeout

@@ -22,7 +22,7 @@ from pathlib import Path
 import fake_anthropic as fa  # tests/fakes, on the path through the conftest
 import pytest
 
-from windows_support import WINDOWS_ONLY, descendants, running, wait_until
+from windows_support import WINDOWS_ONLY, descendants, end_leftovers, running, wait_until
 
 pytestmark = WINDOWS_ONLY
 
@@ -101,9 +101,10 @@ class WindowsServe:
             shared = [f"SystemRoot/Temp/{p.relative_to(system_temp)}" for p in system_temp.rglob("*")]
         except PermissionError:  # a real Windows account without administrator rights cannot list it
             shared = []
-        caches = self.home / "AppData" / "Local"
+        caches = self.home / "AppData" / "Local"  # less hostlink's own cache (the CLI's facts), kept on purpose
         return sorted(runtime + [f"TEMP/{p.name}" for p in self.temp.iterdir()] + shared
-                      + [f"LOCALAPPDATA/{p.relative_to(caches)}" for p in caches.rglob("*")])
+                      + [f"LOCALAPPDATA/{p.relative_to(caches)}" for p in caches.rglob("*")
+                         if p.relative_to(caches).parts[0] != "hostlink"])
 
     def private_leftovers(self) -> list[str]:
         """What requests left: private files beyond the server's own (taken once it was idle)."""
@@ -227,14 +228,18 @@ def test_a_request_cut_by_its_client_leaves_no_claude(server, script):
     with streamed_request(server):
         below = server.claude_children()
         assert "claude.exe" in below.values(), below
-    wait_until(lambda: not [pid for pid in below if running(pid)], GONE_SECONDS,
-               f"left running after the client cut its request: {below}")
+    try:
+        wait_until(lambda: not [pid for pid in below if running(pid)], GONE_SECONDS,
+                   f"left running after the client cut its request: {below}")
+    finally:
+        end_leftovers(below)
     wait_until(lambda: server.private_leftovers() == [], GONE_SECONDS,
                f"private state left: {server.private_leftovers()}")
 
 
 def test_a_server_killed_hard_mid_request_leaves_no_claude(api, claude_exe, tmp_path):
     served = WindowsServe(tmp_path, api, claude_exe)
+    below: dict[int, str] = {}
     try:
         served.wait_idle(START_SECONDS)
         api.push(fa.Reply((fa.Text("Working on it."),), delay_before_delta=60))
@@ -247,3 +252,4 @@ def test_a_server_killed_hard_mid_request_leaves_no_claude(api, claude_exe, tmp_
                        f"left running after hostlink serve was killed: {below}")
     finally:
         served.stop()
+        end_leftovers(below)
