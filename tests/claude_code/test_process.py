@@ -84,6 +84,22 @@ def test_environment_is_allowlisted():
     assert child_environment(parent, ClaudeTransportOptions(), temp_dir=Path("/p/tmp"))["TMPDIR"] == "/p/tmp"
 
 
+def test_on_windows_the_child_keeps_what_windows_needs_and_its_temp_and_caches_are_private(monkeypatch):
+    """Without SystemRoot a Windows program may not start; without TEMP and LOCALAPPDATA of its
+    own, claude.exe leaves session folders in the system's temp folder and MCP logs in the
+    user's (the Windows lane saw both)."""
+    monkeypatch.setattr(sys, "platform", "win32")
+    parent = {"HOME": "/h", "SystemRoot": r"C:\Windows", "ComSpec": r"C:\Windows\System32\cmd.exe",
+              "USERPROFILE": r"C:\Users\u", "APPDATA": r"C:\Users\u\AppData\Roaming", "TEMP": r"C:\T",
+              "LOCALAPPDATA": r"C:\Users\u\AppData\Local", "PSModulePath": "x", "ANTHROPIC_API_KEY": "sk"}
+    env = child_environment(parent, ClaudeTransportOptions())
+    assert {"SystemRoot", "ComSpec", "USERPROFILE", "APPDATA", "TEMP", "LOCALAPPDATA"} <= set(env)
+    assert "PSModulePath" not in env and "ANTHROPIC_API_KEY" not in env
+    private = child_environment(parent, ClaudeTransportOptions(), temp_dir=Path("/p/tmp"))
+    assert {private[name] for name in ("TMPDIR", "TEMP", "TMP", "LOCALAPPDATA")} == {str(Path("/p/tmp"))}
+    assert private["APPDATA"] == parent["APPDATA"]  # settings stay the user's
+
+
 def test_the_output_cap_comes_from_the_request_never_from_the_parent():
     parent = {"HOME": "/h", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "9", "MAX_THINKING_TOKENS": "9"}
     assert "CLAUDE_CODE_MAX_OUTPUT_TOKENS" not in child_environment(parent, ClaudeTransportOptions())

@@ -3,6 +3,7 @@ calls: the order in which a child enters its job, the seed's taskkill call, comm
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -170,8 +171,9 @@ def test_windows_lines_for_a_person(monkeypatch):
         r'$env:OPENAI_API_KEY = (Get-Content -Raw "C:\Temp\key")'
     assert shell.set_variable_line("X", shell.literal("http://127.0.0.1:1")) == '$env:X = "http://127.0.0.1:1"'
     assert shell.variable_value("TOKEN") == "$env:TOKEN"
-    environ = {"APPDATA": "/r/Roaming", "LOCALAPPDATA": "/r/Local", "XDG_CONFIG_HOME": "/x"}
-    assert folders.config_home(environ) == folders.Path("/r/Roaming")
-    assert folders.cache_home(environ) == folders.state_home(environ) == folders.Path("/r/Local")
+    roaming, local = os.path.abspath("/r/Roaming"), os.path.abspath("/r/Local")  # absolute on this system too
+    environ = {"APPDATA": roaming, "LOCALAPPDATA": local, "XDG_CONFIG_HOME": "/x"}
+    assert folders.config_home(environ) == folders.Path(roaming)
+    assert folders.cache_home(environ) == folders.state_home(environ) == folders.Path(local)
     assert console.stop_name(console.CONSOLE_CLOSED) == "the console closing"
     assert console.exit_status(console.CONSOLE_CLOSED) == 1

@@ -25,7 +25,8 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from hostlink.host.output import one_line
-from hostlink.host.platform.processes import ChildTree, start_child
+from hostlink.host.platform.folders import cache_variables, temp_variables
+from hostlink.host.platform.processes import ChildTree, start_child, system_variables
 from hostlink.host.private import open_private_file
 
 PROPOSAL_SERVER = Path(__file__).with_name("proposal_server.py")
@@ -177,7 +178,7 @@ def child_environment(
     `max_output_tokens` (the request's own cap, never the parent's variable) becomes
     `CLAUDE_CODE_MAX_OUTPUT_TOKENS`, which the CLI sends as the API's `max_tokens`.
     """
-    env = {name: parent[name] for name in ENV_ALLOWLIST if name in parent}
+    env = {name: parent[name] for name in (*ENV_ALLOWLIST, *system_variables()) if name in parent}
     env.update(FIXED_ENV)
     if max_output_tokens is not None:
         if isinstance(max_output_tokens, bool) or not isinstance(max_output_tokens, int) or max_output_tokens < 1:
@@ -202,9 +203,10 @@ def private_dirs(temp_dir: Path) -> dict[str, str]:
 
     The CLI leaves per-session directories under `$TMPDIR/claude-<uid>/` and one log file per
     start of each MCP server under `$XDG_CACHE_HOME/claude-cli-nodejs/<cwd>/mcp-logs-<server>/`
-    (`~/.cache` by default): both go with the request's private directory.
+    (`~/.cache` by default): both go with the request's private directory. On Windows the
+    same come from `TEMP` and `%LOCALAPPDATA%` (`temp_variables`, `cache_variables`).
     """
-    return {"TMPDIR": str(temp_dir), "XDG_CACHE_HOME": str(temp_dir)}
+    return {name: str(temp_dir) for name in (*temp_variables(), *cache_variables())}
 
 
 class ClaudeProcess:

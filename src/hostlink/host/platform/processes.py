@@ -131,6 +131,18 @@ class WindowsTree:
             self._api.close(self._job)
 
 
+# What a Windows program needs of its parent's environment to run (the system's folders, how
+# commands resolve) and to find its user's profile, settings and temp folder.
+_WINDOWS_VARIABLES = ("SystemRoot", "SystemDrive", "windir", "ComSpec", "PATHEXT", "USERPROFILE", "USERNAME",
+                      "HOMEDRIVE", "HOMEPATH", "APPDATA", "LOCALAPPDATA", "ProgramData", "TEMP", "TMP")
+
+
+def system_variables() -> tuple[str, ...]:
+    """The names a child takes from its parent's environment on this system besides the
+    portable ones (HOME, PATH, …): none on POSIX, the Windows ones above on Windows."""
+    return _WINDOWS_VARIABLES if sys.platform == "win32" else ()
+
+
 def _args(argv: Command) -> Command:
     return argv if isinstance(argv, str) else list(argv)
 

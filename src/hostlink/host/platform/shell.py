@@ -1,10 +1,14 @@
 """The lines a person pastes into their shell: POSIX shells (`export X=…`) on Linux and
 macOS, PowerShell (`$env:X = …`) on Windows. Values are hostlink's own (URLs, paths it
-made, variable names the person chose), never untrusted text."""
+made, variable names the person chose, its own command line), never untrusted text."""
 
 from __future__ import annotations
 
+import re
+import shlex
 import sys
+
+_PLAIN = re.compile(r"[A-Za-z0-9_:./\\-]+")  # what PowerShell passes on as it is (no $, `, @, comma, quote, space)
 
 
 def set_variable_line(name: str, value: str) -> str:
@@ -33,3 +37,11 @@ def file_contents(path: str) -> str:
     if sys.platform == "win32":
         return f'(Get-Content -Raw "{path}")'
     return f'"$(cat {path})"'
+
+
+def word(text: str) -> str:
+    """`text` as one word of a command line (POSIX: `shlex.quote`; PowerShell: as it is when
+    plain, else single-quoted, a quote doubled)."""
+    if sys.platform == "win32":
+        return text if _PLAIN.fullmatch(text) else "'" + text.replace("'", "''") + "'"
+    return shlex.quote(text)

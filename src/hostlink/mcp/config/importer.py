@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hostlink.host.output import one_line
-from hostlink.host.platform.folders import SYSTEM
+from hostlink.host.platform.folders import SYSTEM, app_data, home_folder
 from hostlink.mcp.config.load import ConfigError, load_json, read_text
 from hostlink.mcp.config.rules import safe_key
 
@@ -58,23 +58,17 @@ class Found:
     notes: list[str] = field(default_factory=list)
 
 
-def source_path(program: str, environ: Mapping[str, str], platform: str = SYSTEM) -> Path:
-    """The program's user-level MCP configuration file on this platform."""
-    home = Path(environ.get("USERPROFILE" if platform == "win32" else "HOME") or Path.home())
-    if platform == "darwin":
-        app_data = home / "Library" / "Application Support"
-    elif platform == "win32":
-        app_data = Path(environ.get("APPDATA") or home / "AppData" / "Roaming")
-    else:
-        config = environ.get("XDG_CONFIG_HOME", "")
-        app_data = Path(config) if config.startswith("/") else home / ".config"
+def source_path(program: str, environ: Mapping[str, str], system: str = SYSTEM) -> Path:
+    """The program's user-level MCP configuration file on `system` (where it keeps its
+    settings there: `hostlink.host.platform.folders`)."""
+    home = home_folder(environ, system)
     if program == "claude-desktop":
-        return app_data / "Claude" / "claude_desktop_config.json"
+        return app_data(environ, system) / "Claude" / "claude_desktop_config.json"
     if program == "claude-code":
         return Path(environ["CLAUDE_CONFIG_DIR"], ".claude.json") if environ.get("CLAUDE_CONFIG_DIR") \
             else home / ".claude.json"
     if program == "vscode":
-        return app_data / "Code" / "User" / "mcp.json"
+        return app_data(environ, system) / "Code" / "User" / "mcp.json"
     return home / {"cursor": ".cursor/mcp.json", "windsurf": ".codeium/windsurf/mcp_config.json",
                    "gemini": ".gemini/settings.json"}[program]
 
