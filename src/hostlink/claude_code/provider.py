@@ -228,7 +228,7 @@ class _Request:
                     async for event in content:
                         yield event
                 if self._follow_up_expected():
-                    self._prewarm_next()  # the proposal is known: start while the child stops and the host runs tools
+                    self._prewarm_next("proposal")  # start while the child stops and the host runs the tools
                 final = await self._finish()
             except (_Failed, ConversationError) as failure:
                 final = [failure.error]
@@ -249,11 +249,12 @@ class _Request:
         names = {self.catalog.name_for(name[len(TOOL_PREFIX):]) for name in proposed}
         return self.mapper.stop_reason == "tool_use" and bool(names) and names != {self.settings.answer_tool}
 
-    def _prewarm_next(self) -> None:
+    def _prewarm_next(self, when: str) -> None:
         """Have the session's prewarmer start the next round's child (an equal one already
-        starting is kept)."""
+        starting is kept); `when` (ahead, proposal) is told to the doctor."""
         if self.provider.prewarmer is not None and self.provider.may_prewarm():
             self.provider.prewarmer.start(self.spec)
+            self.provider.start_facts.setdefault("next_child", when)
 
     async def _launch(self) -> None:
         """The session's prewarmed child when it matches, else a fresh one; then attachments."""
@@ -291,7 +292,7 @@ class _Request:
                 await conversation.initialize(self.deadline)
             self.provider.start_facts["start_ms"] = int((time.monotonic() - self.started) * 1000)
             if self.in_tool_loop:
-                self._prewarm_next()  # a child ready before it is asked for: the loop's next round
+                self._prewarm_next("ahead")  # a child ready before it is asked for: the loop's next round
             self.prompted = True
             await conversation.prompt(blocks, self.deadline)
         except ChildGone as gone:
