@@ -25,7 +25,7 @@ import fake_anthropic as fa
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
-IDLE = 2.0
+IDLE = 10.0  # long enough that a loaded machine still reaches each round within it
 
 
 def weather(city: str) -> str:

@@ -15,7 +15,7 @@ from serve_support import KEY, TOOL_PREFIX, ServeProcess, fa
 
 pytestmark = [pytest.mark.slow, requires_claude]
 
-IDLE = 2.0
+IDLE = 10.0  # long enough that a loaded machine still reaches each round within it
 TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
 
 
