@@ -1,7 +1,7 @@
-"""A conversation's idle `claude` through `hostlink serve`: a tool loop's follow-up starts the
-next round's child ahead of its own prompt, and a child nobody asks for is stopped within the
-idle bound (shortened here) while the server keeps running; the access log says which request
-a prewarmed child answered."""
+"""A conversation's idle `claude` through `hostlink serve`: the child a loop's last round
+started ahead is stopped as soon as that round answers, and a child prewarmed for a follow-up
+nobody sends is stopped within the idle bound (shortened here) while the server keeps running;
+the access log says which request a prewarmed child answered."""
 
 from __future__ import annotations
 
@@ -43,7 +43,10 @@ def test_an_unused_prewarmed_claude_is_stopped_within_its_idle_bound(tmp_path, a
         first = chat(server, messages)
         messages += [first, {"role": "tool", "tool_call_id": first["tool_calls"][0]["id"], "content": "sunny"}]
         assert chat(server, messages)["content"] == "Sunny."
-        server.wait_for_claude(30)  # the loop's next child, started ahead; the client does not ask again
+        server.wait_no_claude(timeout=IDLE - 2)  # the loop ended: the child started ahead of its round is stopped
+        api.push(fa.tool_use(TOOL_PREFIX + "get_weather", {"city": "Rome"}))
+        chat(server, [{"role": "user", "content": "weather in Rome?"}])  # and the client never follows up
+        server.wait_for_claude(30)
         idle_from = time.monotonic()
         server.wait_no_claude(timeout=IDLE + 10)
         assert time.monotonic() - idle_from < IDLE + 5  # the bound, and the stop itself
@@ -51,5 +54,5 @@ def test_an_unused_prewarmed_claude_is_stopped_within_its_idle_bound(tmp_path, a
     finally:
         _, stderr = server.stop()
     lines = [line for line in stderr.splitlines() if " /v1/chat/completions " in line]
-    assert [line.rsplit(" ", 1)[1] for line in lines] == ["prewarmed=no", "prewarmed=yes"]
+    assert [line.rsplit(" ", 1)[1] for line in lines] == ["prewarmed=no", "prewarmed=yes", "prewarmed=no"]
     assert server.leftovers() == ([], [])

@@ -14,7 +14,7 @@ the same model and tools, so the provider asks its session's `Prewarmer` to star
 child at once, as soon as the proposal is known (before the answer is published). A request
 that itself answers tool results is inside a tool loop: its provider starts the next child as
 just before its own prompt is written, so that even a host whose tools return at once finds
-it up; a loop that ends there leaves that child idle, bounded like any other. A prewarmed
+it up; a round that ends the loop (an answer without tool calls) stops that child at once. A prewarmed
 child runs with its own private directory holding only what a start reads (the system
 prompt, the catalog, the MCP config, an empty TMPDIR) and no prompt. The next request
 takes it when its `ChildSpec` is equal; otherwise the child is stopped and a fresh one
@@ -185,6 +185,13 @@ class Prewarmer:
         warm = self._current = _Warm(spec, anyio.CancelScope(deadline=anyio.current_time() + self._idle_seconds))
         self._owned.add(warm)
         warm.task = asyncio.get_running_loop().create_task(self._own(warm))
+
+    def stop(self, spec: ChildSpec) -> None:
+        """Stop the prewarmed child started for `spec`, if no request took it: the round it
+        was started ahead of ended its loop, so nobody is about to ask for it."""
+        if self._current is not None and self._current.spec == spec:
+            self._current.scope.cancel()
+            self._current = None
 
     async def take(self, spec: ChildSpec, signal: CancelSignal, deadline: float) -> tuple[Child | None, str]:
         """The prewarmed child if it matches `spec` and started cleanly (None otherwise), and

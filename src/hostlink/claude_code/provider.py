@@ -20,7 +20,8 @@ Order of a request, and why:
    published. Every failure is an `ErrorEvent`, never text. An answer that proposes tool
    calls has the session's prewarmer start the next child as soon as the stop is read,
    before the child is stopped; a request that answers tool results (a tool loop) starts it
-   even earlier, just before its own prompt is written.
+   even earlier, just before its own prompt is written, and stops it again when its own
+   answer ends the loop.
 """
 
 from __future__ import annotations
@@ -237,6 +238,10 @@ class _Request:
             cleanup_error = await self._cleanup()
             if cleanup_error is not None and not isinstance(final[0], ErrorEvent):
                 final = [cleanup_error]  # success is published only after a clean cleanup
+            if self.provider.start_facts.get("next_child") == "ahead" and not self._follow_up_expected():
+                assert self.provider.prewarmer is not None  # it started the child ahead
+                self.provider.prewarmer.stop(self.spec)  # the loop ended here: nobody will ask for it
+                del self.provider.start_facts["next_child"]
             for event in final:
                 yield event
         finally:
