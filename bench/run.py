@@ -28,6 +28,7 @@ BENCHMARKS = {
     "serve": "bench.bench_serve",
     "gateway": "bench.bench_gateway",
     "serve-clients": "bench.bench_serve_clients",
+    "loop": "bench.bench_loop",
 }
 
 

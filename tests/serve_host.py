@@ -1,6 +1,7 @@
 """`python serve_host.py FAKE_API_URL SERVE_ARGS…`: `hostlink serve` itself, with the Claude
 Code provider pointed at a fake Anthropic API on 127.0.0.1 (the code-only test option; with
-`--subscription` signed in by a setup token, so the CLI reports the plan's rate limits)."""
+`--subscription` signed in by a setup token, so the CLI reports the plan's rate limits;
+`--prewarm-idle SECONDS` shortens the prewarmed child's idle bound)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 
 import click
 
+from hostlink.claude_code import prewarm
 from hostlink.claude_code.extension import ClaudeCodeExtension
 from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.cli import serve as serve_cli
@@ -20,6 +22,10 @@ def main() -> None:
         options = ClaudeTransportOptions(test_api_base_url=base_url, test_oauth_token="sk-ant-oat01-fake-serve")
     else:
         options = ClaudeTransportOptions(test_api_base_url=base_url, test_api_key="sk-fake-serve")
+    if "--prewarm-idle" in args:
+        at = args.index("--prewarm-idle")
+        prewarm.IDLE_SECONDS = float(args[at + 1])
+        del args[at : at + 2]
 
     @click.command()
     @click.option("--port", type=int, default=0)

@@ -36,7 +36,10 @@ WITH_PEERS = {
     ("claude",): ["provider request vs bare claude -p", "follow-up request after a tool call (prewarmed) vs bare",
                   "follow-up request asked at once (prewarmed) vs bare", "serve request p50 vs in-process",
                   "serve 2 concurrent vs one at a time", "serve 2 concurrent vs 2 concurrent in-process",
-                  "serve Responses request p50 vs", "serve 2-round client tool loop vs"],
+                  "serve Responses request p50 vs", "serve 2-round client tool loop vs",
+                  "1-round tool loop, 0.3 s tools: pydantic-ai agent vs 2 bare",
+                  "1-round tool loop, 0.3 s tools: llm chain vs 2 bare",
+                  "1-round tool loop, 0.3 s tools: serve client vs 2 bare"],
     ("claude", "mcp-server-everything"): ["llm -T mcp tool round trip vs 2 bare",
                                           "llm -T mcp tool round trip vs its unavoidable"],
 }

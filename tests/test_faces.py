@@ -38,8 +38,8 @@ FACES = {
     ],
     "hostlink.claude_code": [
         "EXTRA_USAGE_MODES", "MODELS", "PROVIDER_NAME", "ClaudeCodeExtension", "ClaudeTransportOptions",
-        "ExtraUsageSettingError", "PlanGuard", "PlanUsage", "describe_usage", "diagnose", "refusal",
-        "usage_as_json", "write_report",
+        "ConversationSessions", "ExtraUsageSettingError", "PlanGuard", "PlanUsage", "describe_usage", "diagnose",
+        "refusal", "usage_as_json", "write_report",
     ],
 }
 LAZY = ("hostlink.mcp", "hostlink.claude_code")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gc
 import json
 import os
 import subprocess
@@ -19,15 +20,26 @@ import pytest
 from pydantic import BaseModel
 from pydantic_ai import Agent, BinaryContent
 from pydantic_ai.exceptions import ModelAPIError, ModelAuthenticationError, ModelQuotaExceededError, UserError
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.tools import ToolDefinition
 
 from claude_transport_support import (
     FAKES,
     live_processes_mentioning,
 )
 from hostlink.adapters.pydantic_ai import ClaudeCodeModel, HostlinkMcp
-from hostlink.claude_code import metrics
+from hostlink.claude_code import metrics, prewarm
+from hostlink.claude_code import provider as provider_module
 from hostlink.claude_code.process import ClaudeTransportOptions
 from llm_support import leftover_processes
 
@@ -66,9 +78,11 @@ def project(tmp_path, marker):
 
 
 @pytest.fixture
-def claude_model(api, tmp_path, runtime_dir):
-    home = tmp_path / "home"
-    home.mkdir()
+def claude_model(api, home, runtime_dir):
+    return new_claude_model(api, home)
+
+
+def new_claude_model(api, home: Path) -> ClaudeCodeModel:
     return ClaudeCodeModel("sonnet", cwd=home,
                            options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
                            environ={"HOME": str(home),
@@ -338,3 +352,116 @@ async def test_claude_proposes_mcp_and_pydantic_ai_runs_it_on_the_demo_server(cl
     assert "mcp__hostlink__mcp" in [tool["name"] for tool in first["tools"]]
     assert "5555" in json.dumps(second["messages"])  # the demo server's sum, in the history Claude gets
     assert leftover_processes(marker) == []
+
+
+# --- the rounds of one run on one session: a prewarmed claude each round -----------------------
+
+
+def count_cold_starts(monkeypatch) -> list[int]:
+    """Counts the children a request starts itself (not the prewarmed ones): the cold starts."""
+    starts: list[int] = []
+    cold = provider_module.start_child
+
+    async def counted(spec):
+        starts.append(1)
+        return await cold(spec)
+
+    monkeypatch.setattr(provider_module, "start_child", counted)
+    return starts
+
+
+async def until(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.1)
+    return True
+
+
+def private_left(runtime_dir: Path) -> list[str]:
+    """The private directories still there (the doctor's facts file is kept on purpose)."""
+    return [path.name for path in runtime_dir.iterdir() if path.name != metrics.FILE_NAME]
+
+
+def a_weather_request() -> tuple[list[ModelMessage], ModelRequestParameters]:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    return ([ModelRequest(parts=[UserPromptPart("weather in Paris?")])],
+            ModelRequestParameters(function_tools=[ToolDefinition(name="weather", parameters_json_schema=schema)]))
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_the_rounds_of_an_agent_run_find_a_prewarmed_claude(claude_model, api, runtime_dir, monkeypatch):
+    starts = count_cold_starts(monkeypatch)
+    agent = Agent(claude_model)
+
+    @agent.tool_plain
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return f"sunny in {city}"
+
+    api.push(*(fa.tool_use("mcp__hostlink__weather", {"city": city}) for city in ("Paris", "Rome", "Oslo")),
+             fa.text("Sunny everywhere."))
+    result = await agent.run("weather in three cities?")
+    assert result.output == "Sunny everywhere." and len(api.messages_requests()) == 4
+    assert len(starts) == 1  # only the first round started cold: each later one took its prewarmed claude
+    assert metrics.last()["child"] == "prewarmed"  # the doctor's facts
+    assert live_processes_mentioning(str(runtime_dir)) == []  # the run ended: its session with it
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_cancelling_a_run_between_rounds_stops_its_prewarmed_claude(claude_model, api, runtime_dir):
+    in_tool = asyncio.Event()
+    agent = Agent(claude_model)
+
+    @agent.tool_plain
+    async def weather(city: str) -> str:
+        """The weather in a city."""
+        in_tool.set()
+        await asyncio.sleep(3600)
+        return "never"
+
+    api.push(fa.tool_use("mcp__hostlink__weather", {"city": "Paris"}))
+    task = asyncio.create_task(agent.run("weather in Paris?"))
+    await asyncio.wait_for(in_tool.wait(), 60)
+    assert await until(lambda: live_processes_mentioning(str(runtime_dir)) != [], 30)  # the next round's claude
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await until(lambda: live_processes_mentioning(str(runtime_dir)) == [], 10)  # well within the idle bound
+    assert await until(lambda: private_left(runtime_dir) == [], 5)
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_a_collected_model_stops_its_prewarmed_claude(api, home, runtime_dir):
+    model = new_claude_model(api, home)  # no fixture holds it: the test drops the last reference
+    api.push(fa.tool_use("mcp__hostlink__weather", {"city": "Paris"}))
+    messages, parameters = a_weather_request()
+    response = await model.request(messages, None, parameters)
+    assert isinstance(response.parts[0], ToolCallPart)
+    assert await until(lambda: live_processes_mentioning(str(runtime_dir)) != [], 30)  # the next round's claude
+    del model, response
+    gc.collect()
+    assert await until(lambda: live_processes_mentioning(str(runtime_dir)) == [], 10)  # well within the idle bound
+    assert await until(lambda: private_left(runtime_dir) == [], 5)
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_an_unfollowed_round_stops_its_claude_within_the_idle_bound(claude_model, api, runtime_dir, monkeypatch):
+    monkeypatch.setattr(prewarm, "IDLE_SECONDS", 2.0)
+    api.push(fa.tool_use("mcp__hostlink__weather", {"city": "Paris"}))
+    messages, parameters = a_weather_request()
+    await claude_model.request(messages, None, parameters)
+    assert await until(lambda: live_processes_mentioning(str(runtime_dir)) != [], 30)
+    started = time.monotonic()
+    assert await until(lambda: live_processes_mentioning(str(runtime_dir)) == [], 10)
+    assert time.monotonic() - started < 2.0 + 5  # the bound, and the stop itself
+    assert await until(lambda: private_left(runtime_dir) == [], 5)  # the parked session is shut down too

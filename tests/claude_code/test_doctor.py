@@ -225,6 +225,15 @@ def test_the_doctor_says_whether_the_last_request_used_a_prewarmed_child(runtime
     (runtime_dir / metrics.FILE_NAME).unlink()
 
 
+def test_the_doctor_says_when_the_next_rounds_child_was_started(runtime_dir):
+    metrics.record({"outcome": "done", "child": "prewarmed", "next_child": "ahead"})
+    text = doctor.Diagnosis([], metrics.last()).text()
+    assert "next round's claude: started before the prompt (a tool loop's round), idle until asked for" in text
+    metrics.record({"outcome": "done", "next_child": "later"})
+    assert "next_child" not in metrics.last()  # a closed set of codes
+    (runtime_dir / metrics.FILE_NAME).unlink()
+
+
 def test_command_module_import_is_cheap():
     code = (
         "import sys, hostlink.cli.claude_code; "

@@ -18,12 +18,14 @@ if TYPE_CHECKING:
     from hostlink.claude_code.models import MODELS, PROVIDER_NAME
     from hostlink.claude_code.plan import EXTRA_USAGE_MODES, ExtraUsageSettingError, PlanUsage, refusal
     from hostlink.claude_code.process import ClaudeTransportOptions
+    from hostlink.claude_code.rounds import ConversationSessions
     from hostlink.claude_code.usage import as_json as usage_as_json
     from hostlink.claude_code.usage import describe as describe_usage
 
 _WHERE = {
     "ClaudeCodeExtension": ("hostlink.claude_code.extension", "ClaudeCodeExtension"),
     "ClaudeTransportOptions": ("hostlink.claude_code.process", "ClaudeTransportOptions"),
+    "ConversationSessions": ("hostlink.claude_code.rounds", "ConversationSessions"),
     "EXTRA_USAGE_MODES": ("hostlink.claude_code.plan", "EXTRA_USAGE_MODES"),
     "ExtraUsageSettingError": ("hostlink.claude_code.plan", "ExtraUsageSettingError"),
     "MODELS": ("hostlink.claude_code.models", "MODELS"),
@@ -44,6 +46,7 @@ __all__ = [
     "PROVIDER_NAME",
     "ClaudeCodeExtension",
     "ClaudeTransportOptions",
+    "ConversationSessions",
     "ExtraUsageSettingError",
     "PlanGuard",
     "PlanUsage",

@@ -69,6 +69,10 @@ _CHILD = {
     "replaced": "started fresh (the prewarmed one did not match the request and was stopped)",
     "fresh": "started fresh",
 }
+_NEXT_CHILD = {
+    "ahead": "started before the prompt (a tool loop's round), idle until asked for or its idle bound",
+    "proposal": "started when the answer proposed tools, idle until asked for or its idle bound",
+}
 
 
 @dataclass
@@ -91,6 +95,8 @@ class Diagnosis:
                 lines.append("     plan usage: see `claude-code usage`")
             if self.last_request.get("child") in _CHILD:
                 lines.append(f"     last request's claude: {_CHILD[self.last_request['child']]}")
+            if self.last_request.get("next_child") in _NEXT_CHILD:
+                lines.append(f"     next round's claude: {_NEXT_CHILD[self.last_request['next_child']]}")
         return "\n".join(lines)
 
     def report(self) -> dict[str, Any]:

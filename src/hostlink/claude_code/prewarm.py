@@ -9,10 +9,14 @@ answer (auth, slash commands, permission mode) can be validated before a prompt 
 only `system/init` (the tool inventory, the connected proposal server, no plugins) must
 wait for the prompt, and is still validated for every prewarmed child.
 
-When a request ends with tool calls the host is about to run them and ask again with the same
-model and tools, so the provider asks its session's `Prewarmer` to start that next
-child at once. It runs with its own private directory holding only what a start reads (the
-system prompt, the catalog, the MCP config, an empty TMPDIR) and no prompt. The next request
+When a request's answer proposes tool calls the host is about to run them and ask again with
+the same model and tools, so the provider asks its session's `Prewarmer` to start that next
+child at once, as soon as the proposal is known (before the answer is published). A request
+that itself answers tool results is inside a tool loop: its provider starts the next child as
+just before its own prompt is written, so that even a host whose tools return at once finds
+it up; a round that ends the loop (an answer without tool calls) stops that child at once. A prewarmed
+child runs with its own private directory holding only what a start reads (the system
+prompt, the catalog, the MCP config, an empty TMPDIR) and no prompt. The next request
 takes it when its `ChildSpec` is equal; otherwise the child is stopped and a fresh one
 serves the request. A prewarmed child not taken within `IDLE_SECONDS`, or still there
 at session shutdown, is stopped with its process group and its directory removed, exactly
@@ -170,14 +174,24 @@ class Prewarmer:
         self._closed = False
 
     def start(self, spec: ChildSpec) -> None:
-        """Start the child `spec` describes in the background, replacing any prewarmed one."""
+        """Start the child `spec` describes in the background, replacing any prewarmed one
+        (one for an equal spec, started or starting, is kept: it is that child)."""
         if self._closed:
             return
         if self._current is not None:
+            if self._current.spec == spec:
+                return
             self._current.scope.cancel()
         warm = self._current = _Warm(spec, anyio.CancelScope(deadline=anyio.current_time() + self._idle_seconds))
         self._owned.add(warm)
         warm.task = asyncio.get_running_loop().create_task(self._own(warm))
+
+    def stop(self, spec: ChildSpec) -> None:
+        """Stop the prewarmed child started for `spec`, if no request took it: the round it
+        was started ahead of ended its loop, so nobody is about to ask for it."""
+        if self._current is not None and self._current.spec == spec:
+            self._current.scope.cancel()
+            self._current = None
 
     async def take(self, spec: ChildSpec, signal: CancelSignal, deadline: float) -> tuple[Child | None, str]:
         """The prewarmed child if it matches `spec` and started cleanly (None otherwise), and

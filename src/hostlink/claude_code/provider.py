@@ -17,8 +17,11 @@ Order of a request, and why:
 5. When the message stops for `tool_use` (or `max_tokens`) the group is terminated at
    once; the exit status, the violation marker and private-path disclosure are checked
    and the private directory is removed, and only then are tool calls and `Done`
-   published. Every failure is an `ErrorEvent`, never text. A request that ends with tool
-   calls has the session's prewarmer start the next child before they are published.
+   published. Every failure is an `ErrorEvent`, never text. An answer that proposes tool
+   calls has the session's prewarmer start the next child as soon as the stop is read,
+   before the child is stopped; a request that answers tool results (a tool loop) starts it
+   even earlier, just before its own prompt is written, and stops it again when its own
+   answer ends the loop.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ from hostlink.host import (
     ThinkingDelta,
     ToolCall,
     ToolCallEvent,
+    ToolResultMessage,
 )
 from hostlink.host.platform.processes import KILLED_STATUS, STOPPED_STATUSES
 from hostlink.host.private import PrivateStateError, write_private_file
@@ -168,7 +172,9 @@ class ClaudeCodeProvider:
             yield ErrorEvent(str(exc), code="invalid_request")
             return
         # aclosing: a consumer that stops early still closes the request (and its cleanup).
-        async with aclosing(_Request(self, model, catalog, transcript, signal, context.settings).run()) as events:
+        request = _Request(self, model, catalog, transcript, signal, context.settings)
+        request.in_tool_loop = bool(context.messages) and isinstance(context.messages[-1], ToolResultMessage)
+        async with aclosing(request.run()) as events:
             async for event in events:
                 yield event
 
@@ -188,6 +194,7 @@ class _Request:
         self.child: Child | None = None
         self.initialized = False  # the child answered its initialize control request
         self.how = "fresh"  # how the child was got: prewarmed, replaced or fresh
+        self.in_tool_loop = False  # it answers tool results: the loop's next round is likely to follow
         self.settings = settings
         self.prompted = False  # the prompt was (being) written: stderr may hold content now
         self.guard: DisclosureGuard | None = None
@@ -221,6 +228,8 @@ class _Request:
                 async with aclosing(self._content()) as content:
                     async for event in content:
                         yield event
+                if self._follow_up_expected():
+                    self._prewarm_next("proposal")  # start while the child stops and the host runs the tools
                 final = await self._finish()
             except (_Failed, ConversationError) as failure:
                 final = [failure.error]
@@ -229,19 +238,28 @@ class _Request:
             cleanup_error = await self._cleanup()
             if cleanup_error is not None and not isinstance(final[0], ErrorEvent):
                 final = [cleanup_error]  # success is published only after a clean cleanup
-            done = final[-1]
-            if (self.provider.prewarmer is not None and isinstance(done, Done) and self._follow_up_expected(done)
-                    and self.provider.may_prewarm()):
-                self.provider.prewarmer.start(self.spec)  # starts while the host runs the tools
+            if self.provider.start_facts.get("next_child") == "ahead" and not self._follow_up_expected():
+                assert self.provider.prewarmer is not None  # it started the child ahead
+                self.provider.prewarmer.stop(self.spec)  # the loop ended here: nobody will ask for it
+                del self.provider.start_facts["next_child"]
             for event in final:
                 yield event
         finally:
             await self._cleanup()  # no-op unless the consumer stopped early
 
-    def _follow_up_expected(self, done: Done) -> bool:
-        """The host runs tools and asks again, unless the only call is the answer tool."""
-        names = {part.name for part in done.message.content if isinstance(part, ToolCall)}
-        return done.message.stop_reason == "toolUse" and names != {self.settings.answer_tool}
+    def _follow_up_expected(self) -> bool:
+        """The answer proposes tools: the host runs them and asks again, unless the only call
+        is the answer tool."""
+        proposed = [part.name for part in self.mapper.content if isinstance(part, protocol.Proposal)]
+        names = {self.catalog.name_for(name[len(TOOL_PREFIX):]) for name in proposed}
+        return self.mapper.stop_reason == "tool_use" and bool(names) and names != {self.settings.answer_tool}
+
+    def _prewarm_next(self, when: str) -> None:
+        """Have the session's prewarmer start the next round's child (an equal one already
+        starting is kept); `when` (ahead, proposal) is told to the doctor."""
+        if self.provider.prewarmer is not None and self.provider.may_prewarm():
+            self.provider.prewarmer.start(self.spec)
+            self.provider.start_facts.setdefault("next_child", when)
 
     async def _launch(self) -> None:
         """The session's prewarmed child when it matches, else a fresh one; then attachments."""
@@ -278,6 +296,8 @@ class _Request:
             if not self.initialized:
                 await conversation.initialize(self.deadline)
             self.provider.start_facts["start_ms"] = int((time.monotonic() - self.started) * 1000)
+            if self.in_tool_loop:
+                self._prewarm_next("ahead")  # a child ready before it is asked for: the loop's next round
             self.prompted = True
             await conversation.prompt(blocks, self.deadline)
         except ChildGone as gone:

@@ -48,6 +48,7 @@ ACCEPT_BACKLOG = 32  # the listen queue, and how many connections asyncio accept
 ACCEPT_BATCHES_IN_FLIGHT = 3
 BASE_DESCRIPTORS = 32  # an idle server holds 7 (interpreter, loop, listener, stdio): the rest is spare
 DESCRIPTORS_PER_REQUEST = 12  # a running request holds about 5 (claude's pipes, private files); twice that, and spare
+IDLE_CHILDREN = 1  # the session's one prewarmed claude (hostlink.claude_code.prewarm) holds as much as a request
 MIN_CONNECTIONS = 16
 LOG_EVERY_SECONDS = 60.0
 log = logging.getLogger("uvicorn.error")
@@ -63,7 +64,8 @@ def connection_bound(max_concurrent: int) -> int:
     soft = descriptor_limit()
     if soft is None:
         return MAX_CONNECTIONS
-    reserve = BASE_DESCRIPTORS + ACCEPT_BATCHES_IN_FLIGHT * ACCEPT_BACKLOG + DESCRIPTORS_PER_REQUEST * max_concurrent
+    children = max_concurrent + IDLE_CHILDREN
+    reserve = BASE_DESCRIPTORS + ACCEPT_BATCHES_IN_FLIGHT * ACCEPT_BACKLOG + DESCRIPTORS_PER_REQUEST * children
     if soft - reserve < MIN_CONNECTIONS:
         raise ValueError(f"the descriptor limit (ulimit -n {soft}) is too low for {max_concurrent} concurrent "
                          f"requests; raise it to at least {reserve + MIN_CONNECTIONS}")

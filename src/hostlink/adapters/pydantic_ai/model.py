@@ -1,9 +1,12 @@
 """`ClaudeCodeModel`: the Claude Code provider as a pydantic-ai `Model`.
 
-Each request runs on a host session of its own (the provider keeps nothing between
-requests: the whole history travels each time), so concurrent requests share no state and
-nothing is left once a request ends. Claude only proposes tool calls: pydantic-ai executes
-every one, function and output tools alike. A cancelled agent task cancels the request,
+The rounds of one agent run share a host session (`ConversationSessions`): a request whose
+history extends a previous round's that ended with tool calls continues on that round's
+session, so the `claude` its provider prewarmed while pydantic-ai ran the tools answers it.
+Concurrent runs share no state, and a run that ends (an answer, an error, a cancelled task)
+leaves nothing running; a round that is never followed up is shut down within the prewarm idle
+bound, or at once when the model is garbage-collected. Claude only proposes tool calls:
+pydantic-ai executes every one, function and output tools alike. A cancelled agent task cancels the request,
 which stops its `claude`; provider failures are pydantic-ai model errors carrying the
 provider's message and code, never reply text.
 """
@@ -18,7 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from pydantic_ai import exceptions
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import FinishReason, ModelMessage, ModelResponse, ModelResponseStreamEvent
@@ -28,7 +30,13 @@ from pydantic_ai.usage import RequestUsage
 
 from hostlink.adapters.pydantic_ai.history import context_of, response_parts
 from hostlink.adapters.pydantic_ai.notices import LogNotifier
-from hostlink.claude_code import EXTRA_USAGE_MODES, MODELS, PROVIDER_NAME, ClaudeCodeExtension
+from hostlink.claude_code import (
+    EXTRA_USAGE_MODES,
+    MODELS,
+    PROVIDER_NAME,
+    ClaudeCodeExtension,
+    ConversationSessions,
+)
 from hostlink.host import (
     AssistantMessage,
     CancelSignal,
@@ -46,9 +54,6 @@ if TYPE_CHECKING:
     from pydantic_ai import RunContext
 
     from hostlink.claude_code import ClaudeTransportOptions
-
-# How long an abandoned request may take to stop its claude before it is left to the provider.
-CLEANUP_SECONDS = 15.0
 
 class ClaudePlanRefusedError(exceptions.ModelRequestRejectedError):
     """The Claude plan refused the request (third-party apps on extra usage, extra usage off, an
@@ -97,6 +102,7 @@ class ClaudeCodeModel(Model):
         self._cwd = Path(cwd) if cwd is not None else None
         self._options = options
         self._environ = environ
+        self._sessions = ConversationSessions(self._open_session)
 
     @property
     def model_name(self) -> str:
@@ -133,25 +139,18 @@ class ClaudeCodeModel(Model):
     @asynccontextmanager
     async def _events(self, messages: list[ModelMessage],
                       parameters: ModelRequestParameters) -> AsyncGenerator[AsyncIterator[StreamEvent]]:
-        """The provider's events for one request on a host session of its own. Leaving early
-        (an error, a cancelled task) cancels the request and waits, shielded and bounded,
-        for the provider to stop its `claude`."""
+        """The provider's events for one request, on its conversation's host session."""
         context: Context = context_of(messages, parameters, _instructions(self, messages, parameters))
+        async with self._sessions.stream(PROVIDER_NAME, self._spec, context, CancelSignal()) as events:
+            yield events
+
+    async def _open_session(self) -> HostSession:
+        """A lasting session (its provider prewarms the next round's claude), for one run."""
         extension = ClaudeCodeExtension(extra_usage=self._extra_usage, options=self._options, environ=self._environ)
-        host = HostSession([extension],
-                           command="hostlink", lasting=False)
-        signal = CancelSignal()
+        host = HostSession([extension], command="hostlink")
         await host.start(cwd=self._cwd or Path.cwd(), project_trusted=False,
                          notifier=LogNotifier("hostlink.claude_code"))
-        events = host.stream(PROVIDER_NAME, self._spec, context, signal)
-        try:
-            yield events
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_SECONDS):
-                signal.cancel("the request was abandoned")
-                async for _ in events:  # the provider ends with its own cleanup done
-                    pass
-                await host.shutdown()
+        return host
 
 
 def _instructions(model: Model, messages: list[ModelMessage], parameters: ModelRequestParameters) -> str | None:

@@ -1,0 +1,154 @@
+"""An agent's tool loop on each host against bare `claude -p` runs, in one run.
+
+The loop: the model proposes a tool call ten times, the host runs the tool (a sleep of
+`TOOL_SECONDS`, or none), and the eleventh request gets the answer. The baseline is what an
+agent gets by running a bare `claude -p` per request: eleven runs with the same tool time
+between them. The hosts: a pydantic-ai `Agent` on `ClaudeCodeModel`, an `llm` chain on the
+llm host (in-process, as llm's Python API runs it), and a client through `hostlink serve`
+(Chat Completions, the whole conversation in each request). Each row is the median loop time
+of each side, interleaved; the floor is a prewarmed child that is up when its request comes
+(~0.1 s a round plus the tool time, about 0.45x with 0.3 s tools).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from bench.bench_provider import CLAUDE, MODEL, _fake_anthropic
+from bench.bench_serve import _Server
+from bench.bench_serve_clients import PREFIX, TOOL, _post
+from bench.common import Row, interleaved, median, private_runtime
+
+TOOL_SECONDS = 0.3
+PROMPT = "Weather in ten cities?"
+
+
+def _script(fake_anthropic, fake, rounds: int) -> None:
+    for index in range(rounds):
+        fake.push(fake_anthropic.tool_use(PREFIX + "get_weather", {"city": f"city-{index}"}))
+    fake.push(fake_anthropic.text("All sunny."))
+
+
+def _bare(home: str, environ: dict[str, str], options: object, rounds: int, tool_seconds: float):
+    from hostlink.claude_code.process import child_environment
+
+    argv = [str(CLAUDE), "-p", "--output-format", "stream-json", "--verbose", "--model", MODEL, "hello"]
+    env = child_environment(environ, options, temp_dir=Path(home))  # type: ignore[arg-type]
+
+    def loop() -> None:
+        for index in range(rounds + 1):
+            if index:
+                time.sleep(tool_seconds)
+            subprocess.run(argv, env=env, cwd=home, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=True, timeout=120)
+
+    return loop
+
+
+def _pydantic_ai(home: str, environ: dict[str, str], options: object, fake_anthropic, fake, rounds: int,
+                 tool_seconds: float):
+    from pydantic_ai import Agent
+
+    from hostlink.adapters.pydantic_ai import ClaudeCodeModel
+
+    def loop() -> None:
+        agent = Agent(ClaudeCodeModel(MODEL, cwd=home, options=options, environ=environ))  # type: ignore[arg-type]
+
+        @agent.tool_plain
+        async def get_weather(city: str) -> str:
+            """The weather in a city."""
+            await asyncio.sleep(tool_seconds)
+            return f"sunny in {city}"
+
+        _script(fake_anthropic, fake, rounds)
+        if asyncio.run(agent.run(PROMPT)).output != "All sunny.":
+            raise RuntimeError("the pydantic-ai loop did not end with the answer")
+
+    return loop
+
+
+def _llm(home: str, environ: dict[str, str], options: object, fake_anthropic, fake, rounds: int,
+         tool_seconds: float):
+    import llm
+
+    from hostlink.adapters.llm.llm_host import LlmHost
+    from hostlink.claude_code import ClaudeCodeExtension
+
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        time.sleep(tool_seconds)
+        return f"sunny in {city}"
+
+    def loop() -> None:
+        host = LlmHost([ClaudeCodeExtension(options=options, environ=environ)])  # type: ignore[arg-type]
+        try:
+            model = next(model for model in host.models() if model.model_id == f"claude-code/{MODEL}")
+            _script(fake_anthropic, fake, rounds)
+            if model.chain(PROMPT, tools=[llm.Tool.function(get_weather)]).text().strip() != "All sunny.":
+                raise RuntimeError("the llm chain did not end with the answer")
+        finally:
+            host.close()
+
+    return loop
+
+
+def _serve(server: _Server, fake_anthropic, fake, rounds: int, tool_seconds: float):
+    import json
+
+    def loop() -> None:
+        _script(fake_anthropic, fake, rounds)
+        messages: list[dict] = [{"role": "user", "content": PROMPT}]
+        while True:
+            reply = _post(server, "/v1/chat/completions", {"model": MODEL, "messages": messages,
+                                                           "tools": [{"type": "function", "function": TOOL}]})
+            message = reply["choices"][0]["message"]
+            if not message.get("tool_calls"):
+                return
+            messages.append({"role": "assistant", "content": None, "tool_calls": message["tool_calls"]})
+            time.sleep(tool_seconds)
+            for call in message["tool_calls"]:
+                city = json.loads(call["function"]["arguments"])["city"]
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"sunny in {city}"})
+
+    return loop
+
+
+def run(quick: bool) -> list[Row]:
+    if not CLAUDE.exists():
+        return []
+    from hostlink.claude_code import ClaudeTransportOptions
+
+    fake_anthropic = _fake_anthropic()
+    rounds = 1 if quick else 10
+    repeats = 1 if quick else 3
+    rows = []
+    with private_runtime() as runtime, tempfile.TemporaryDirectory() as home, \
+            fake_anthropic.FakeAnthropic(fake_anthropic.text("hi there")) as fake:
+        options = ClaudeTransportOptions(test_api_base_url=fake.base_url, test_api_key="sk-ant-bench")
+        environ = {"HOME": home, "PATH": f"{CLAUDE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        server = _Server(fake.base_url, home, runtime)
+        try:
+            for tool_seconds in (TOOL_SECONDS,) if quick else (TOOL_SECONDS, 0.0):
+                bare = _bare(home, environ, options, rounds, tool_seconds)
+                hosts = {
+                    "pydantic-ai agent": _pydantic_ai(home, environ, options, fake_anthropic, fake, rounds,
+                                                      tool_seconds),
+                    "llm chain": _llm(home, environ, options, fake_anthropic, fake, rounds, tool_seconds),
+                    "serve client": _serve(server, fake_anthropic, fake, rounds, tool_seconds),
+                }
+                if not quick and tool_seconds:  # the CLI's first run in a fresh HOME writes its config
+                    bare()
+                for name, loop in hosts.items():
+                    base, ours = interleaved(bare, loop, repeats)
+                    tool = f"{tool_seconds:g} s tools" if tool_seconds else "no tool time"
+                    goal = "<= 0.5x" if tool_seconds else ("<= 0.6x" if name != "llm chain" else "none set")
+                    rows.append(Row(f"{rounds}-round tool loop, {tool}: {name} vs {rounds + 1} bare claude -p",
+                                    median(base), median(ours), "s", goal))
+        finally:
+            server.close()
+    return rows
