@@ -13,3 +13,11 @@ def litellm():
     import litellm
 
     return litellm
+
+
+@pytest.fixture(scope="session")
+def register(litellm):
+    """The LiteLLM host's `register` (its module subclasses litellm's `CustomLLM`)."""
+    from hostlink.adapters.litellm import register
+
+    return register

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from claude_transport_support import FAKES, live_processes_mentioning
-from hostlink.adapters.litellm import register
 from hostlink.claude_code import metrics
 from hostlink.claude_code.process import ClaudeTransportOptions
 
@@ -35,7 +34,7 @@ CITY = {"type": "object", "properties": {"name": {"type": "string"}, "population
 
 
 @pytest.fixture(autouse=True)
-def registered(api, home, runtime_dir, litellm):
+def registered(api, home, runtime_dir, litellm, register):
     before = litellm.custom_provider_map
     environ = {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
     register(home, options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
@@ -151,7 +150,7 @@ def test_importing_the_adapter_loads_neither_the_mcp_sdk_nor_the_provider():
     assert out.strip() == "['hostlink.claude_code.models']"
 
 
-def test_the_extra_usage_guard_refuses_before_any_claude_starts(api, home, litellm):
+def test_the_extra_usage_guard_refuses_before_any_claude_starts(api, home, litellm, register):
     environ = {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
     options = ClaudeTransportOptions(test_api_base_url=api.base_url, test_oauth_token="sk-ant-oat01-fake-test")
     register(home, extra_usage="refuse", options=options, environ=environ)

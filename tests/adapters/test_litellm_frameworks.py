@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from claude_transport_support import FAKES, live_processes_mentioning
-from hostlink.adapters.litellm import register
 from hostlink.claude_code import metrics
 from hostlink.claude_code.process import ClaudeTransportOptions
 
@@ -30,7 +29,7 @@ pytestmark = [pytest.mark.slow, requires_claude,
 
 
 @pytest.fixture(autouse=True)
-def registered(api, home, runtime_dir, tmp_path, monkeypatch, litellm):
+def registered(api, home, runtime_dir, tmp_path, monkeypatch, litellm, register):
     monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy-cache"))
     before = litellm.custom_provider_map
     environ = {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
