@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import resource
 import signal
 import socket
@@ -22,7 +21,7 @@ import httpx2
 import pytest
 
 from adversarial.serve_attack import closed_by_peer, pipelining_non_readers, settled
-from adversarial.support import CONTROL, PEAK_RSS_MIB, stdio
+from adversarial.support import CONTROL, PEAK_RSS, PEAK_RSS_MIB, stdio
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from gateway_support import HOSTLINK, demo, gateway_env, http_gateway, http_host, leftovers
@@ -44,7 +43,9 @@ class Host:
     """A raw MCP host on the gateway's stdio: one request at a time, every line checked."""
 
     def __init__(self, tmp_path: Path, servers: dict, *args: str) -> None:
-        self.proc = subprocess.Popen([HOSTLINK, "mcp", "serve", *args], stdin=subprocess.PIPE,
+        self.report = tmp_path / "peak-rss.json"  # the gateway's own peak, not this worker's (see peak_rss.py)
+        self.proc = subprocess.Popen([sys.executable, str(PEAK_RSS), str(self.report), HOSTLINK, "mcp", "serve", *args],
+                                     stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=gateway_env(tmp_path, servers), cwd=tmp_path)
         self.next_id = 0
@@ -78,12 +79,11 @@ class Host:
 
     def close(self) -> bytes:
         self.proc.stdin.close()
-        _, status, usage = os.wait4(self.proc.pid, 0)
-        self.proc.returncode = os.waitstatus_to_exitcode(status)
         err = self.proc.stderr.read()
+        self.proc.wait(timeout=60)
         self.proc.stdout.close()
         self.proc.stderr.close()
-        assert usage.ru_maxrss / 1024 < PEAK_RSS_MIB
+        assert json.loads(self.report.read_text())["maxrss_kib"] / 1024 < PEAK_RSS_MIB
         return err
 
 

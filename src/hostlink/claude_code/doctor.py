@@ -72,6 +72,7 @@ _CHILD = {
 _NEXT_CHILD = {
     "ahead": "started before the prompt (a tool loop's round), idle until asked for or its idle bound",
     "proposal": "started when the answer proposed tools, idle until asked for or its idle bound",
+    "after": "started when the request had ended (extra usage `refuse`), idle until asked for or its idle bound",
 }
 
 

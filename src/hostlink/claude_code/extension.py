@@ -130,6 +130,7 @@ class ClaudeCodeExtension:
             hooks=session.provider_hooks if session is not None else None,
             on_plan=on_plan,
             may_prewarm=lambda: self.guard.refusing(mode) is None,
+            prewarm_early=mode != "refuse",
         )
         started = time.monotonic()
         try:

@@ -53,7 +53,7 @@ _CODES = {
     "model": re.compile(r"[a-z0-9][a-z0-9.-]{0,39}"),
     "cli_version": re.compile(r"\d{1,6}\.\d{1,6}\.\d{1,6}"),
     "child": re.compile(r"prewarmed|replaced|fresh"),
-    "next_child": re.compile(r"ahead|proposal"),
+    "next_child": re.compile(r"ahead|proposal|after"),
 }
 
 

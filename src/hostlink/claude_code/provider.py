@@ -139,6 +139,7 @@ class ClaudeCodeProvider:
         hooks: ProviderHooks | None = None,
         on_plan: Callable[[plan.PlanUsage], None] | None = None,
         may_prewarm: Callable[[], bool] = lambda: True,
+        prewarm_early: bool = True,
     ) -> None:
         self.executable = executable
         self.cwd = cwd
@@ -150,6 +151,9 @@ class ClaudeCodeProvider:
         self.hooks = hooks
         self.on_plan = on_plan
         self.may_prewarm = may_prewarm
+        # False under extra usage `refuse`: a plan report that would refuse the follow-up can come
+        # after the proposal, so the next child starts only once the whole request was read.
+        self.prewarm_early = prewarm_early
         self.start_facts: dict[str, object] = {}
 
     async def stream(self, model: ModelSpec, context: Context, signal: CancelSignal) -> AsyncIterator[StreamEvent]:
@@ -228,7 +232,7 @@ class _Request:
                 async with aclosing(self._content()) as content:
                     async for event in content:
                         yield event
-                if self._follow_up_expected():
+                if self.provider.prewarm_early and self._follow_up_expected():
                     self._prewarm_next("proposal")  # start while the child stops and the host runs the tools
                 final = await self._finish()
             except (_Failed, ConversationError) as failure:
@@ -242,6 +246,8 @@ class _Request:
                 assert self.provider.prewarmer is not None  # it started the child ahead
                 self.provider.prewarmer.stop(self.spec)  # the loop ended here: nobody will ask for it
                 del self.provider.start_facts["next_child"]
+            elif not self.provider.prewarm_early and isinstance(final[-1], Done) and self._follow_up_expected():
+                self._prewarm_next("after")  # every plan report of the request was read by now
             for event in final:
                 yield event
         finally:
@@ -256,7 +262,7 @@ class _Request:
 
     def _prewarm_next(self, when: str) -> None:
         """Have the session's prewarmer start the next round's child (an equal one already
-        starting is kept); `when` (ahead, proposal) is told to the doctor."""
+        starting is kept); `when` (ahead, proposal, after) is told to the doctor."""
         if self.provider.prewarmer is not None and self.provider.may_prewarm():
             self.provider.prewarmer.start(self.spec)
             self.provider.start_facts.setdefault("next_child", when)
@@ -296,7 +302,7 @@ class _Request:
             if not self.initialized:
                 await conversation.initialize(self.deadline)
             self.provider.start_facts["start_ms"] = int((time.monotonic() - self.started) * 1000)
-            if self.in_tool_loop:
+            if self.in_tool_loop and self.provider.prewarm_early:
                 self._prewarm_next("ahead")  # a child ready before it is asked for: the loop's next round
             self.prompted = True
             await conversation.prompt(blocks, self.deadline)
