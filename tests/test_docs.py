@@ -206,7 +206,9 @@ def test_ci_blocks_are_the_readme_commands_ci_runs():
     ci = (ROOT / ".ci/run").read_text()
     for block in of_kind("ci"):
         assert f"```sh\n{block.text}\n```" in readme, f"{block}: not the README's command"
-    assert "scripts/setup-test\nscripts/check " in ci and "scripts/check-release" in ci
+    lines = [line.split("  #")[0].strip() for line in ci.splitlines()]
+    assert "scripts/setup-test" in lines and "scripts/check" in lines and "scripts/check-release" in lines
+    assert lines.index("scripts/setup-test") < lines.index("scripts/check")  # installed first, then checked
     check = (ROOT / "scripts/check").read_text()
     assert 'scripts/test "$@"' in check and "coverage report" in check  # the README's command, measured
     assert "hostlink\" demo" in (ROOT / "scripts/check-release").read_text()
