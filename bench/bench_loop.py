@@ -21,17 +21,11 @@ from pathlib import Path
 
 from bench.bench_provider import CLAUDE, MODEL, _fake_anthropic
 from bench.bench_serve import _Server
-from bench.bench_serve_clients import PREFIX, TOOL, _post
+from bench.bench_serve_clients import _endpoint_loop, _script
 from bench.common import Row, interleaved, median, private_runtime
 
 TOOL_SECONDS = 0.3
 PROMPT = "Weather in ten cities?"
-
-
-def _script(fake_anthropic, fake, rounds: int) -> None:
-    for index in range(rounds):
-        fake.push(fake_anthropic.tool_use(PREFIX + "get_weather", {"city": f"city-{index}"}))
-    fake.push(fake_anthropic.text("All sunny."))
 
 
 def _bare(home: str, environ: dict[str, str], options: object, rounds: int, tool_seconds: float):
@@ -97,27 +91,6 @@ def _llm(home: str, environ: dict[str, str], options: object, fake_anthropic, fa
     return loop
 
 
-def _serve(server: _Server, fake_anthropic, fake, rounds: int, tool_seconds: float):
-    import json
-
-    def loop() -> None:
-        _script(fake_anthropic, fake, rounds)
-        messages: list[dict] = [{"role": "user", "content": PROMPT}]
-        while True:
-            reply = _post(server, "/v1/chat/completions", {"model": MODEL, "messages": messages,
-                                                           "tools": [{"type": "function", "function": TOOL}]})
-            message = reply["choices"][0]["message"]
-            if not message.get("tool_calls"):
-                return
-            messages.append({"role": "assistant", "content": None, "tool_calls": message["tool_calls"]})
-            time.sleep(tool_seconds)
-            for call in message["tool_calls"]:
-                city = json.loads(call["function"]["arguments"])["city"]
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"sunny in {city}"})
-
-    return loop
-
-
 def run(quick: bool) -> list[Row]:
     if not CLAUDE.exists():
         return []
@@ -139,7 +112,7 @@ def run(quick: bool) -> list[Row]:
                     "pydantic-ai agent": _pydantic_ai(home, environ, options, fake_anthropic, fake, rounds,
                                                       tool_seconds),
                     "llm chain": _llm(home, environ, options, fake_anthropic, fake, rounds, tool_seconds),
-                    "serve client": _serve(server, fake_anthropic, fake, rounds, tool_seconds),
+                    "serve client": _endpoint_loop(server, fake_anthropic, fake, rounds, tool_seconds),
                 }
                 if not quick and tool_seconds:  # the CLI's first run in a fresh HOME writes its config
                     bare()

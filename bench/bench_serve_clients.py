@@ -53,7 +53,8 @@ def _script(fake_anthropic, fake, rounds: int) -> None:
     fake.push(fake_anthropic.text("All sunny."))
 
 
-def _endpoint_loop(server: _Server, fake_anthropic, fake, rounds: int):
+def _endpoint_loop(server: _Server, fake_anthropic, fake, rounds: int, tool_seconds: float = 0.0):
+    """A Chat Completions client's tool loop; its tool takes `tool_seconds` a round."""
     def loop() -> None:
         _script(fake_anthropic, fake, rounds)
         messages: list[dict] = [{"role": "user", "content": "Weather in ten cities?"}]
@@ -64,6 +65,7 @@ def _endpoint_loop(server: _Server, fake_anthropic, fake, rounds: int):
             if not message.get("tool_calls"):
                 return
             messages.append({"role": "assistant", "content": None, "tool_calls": message["tool_calls"]})
+            time.sleep(tool_seconds)
             for call in message["tool_calls"]:
                 city = json.loads(call["function"]["arguments"])["city"]
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"sunny in {city}"})

@@ -36,22 +36,6 @@ def nothing_left(runtime_dir):
 
 
 @pytest.fixture
-def marker(tmp_path) -> str:
-    return f"hostlink-langchain-{tmp_path.name}"
-
-
-@pytest.fixture
-def project(tmp_path, marker):
-    """A project whose .mcp.json names the demo server, whose environment carries the marker."""
-    path = tmp_path / "project"
-    path.mkdir()
-    demo = {"command": sys.executable, "args": ["-m", "hostlink.demo"], "env": {"TEST_MARKER": marker}}
-    (path / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo}}))
-    yield path
-    assert leftover_processes(marker) == []
-
-
-@pytest.fixture
 def chat(api, home, runtime_dir) -> ChatClaudeCode:
     return ChatClaudeCode(model="sonnet", cwd=home,
                           environ={"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"},

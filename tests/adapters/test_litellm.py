@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from claude_transport_support import FAKES, live_processes_mentioning
-from hostlink.claude_code import metrics
 from hostlink.claude_code.process import ClaudeTransportOptions
 
 sys.path.insert(0, str(FAKES))
@@ -23,7 +22,7 @@ import fake_anthropic as fa
 
 from peers import CLAUDE, requires_claude
 
-pytestmark = [pytest.mark.slow, requires_claude,
+pytestmark = [pytest.mark.slow, requires_claude, pytest.mark.usefixtures("registered"),
               # litellm's own types (a TypedDict of its device sign-in), when it builds a response
               pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier:UserWarning")]
 WEATHER = {"type": "function", "function": {"name": "weather", "description": "The weather in a city.",
@@ -31,18 +30,6 @@ WEATHER = {"type": "function", "function": {"name": "weather", "description": "T
                                                            "required": ["city"]}}}
 CITY = {"type": "object", "properties": {"name": {"type": "string"}, "population": {"type": "integer"}},
         "required": ["name", "population"]}
-
-
-@pytest.fixture(autouse=True)
-def registered(api, home, runtime_dir, litellm, register):
-    before = litellm.custom_provider_map
-    environ = {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
-    register(home, options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
-             environ=environ)
-    yield
-    litellm.custom_provider_map = before
-    assert live_processes_mentioning(str(runtime_dir)) == []
-    (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)
 
 
 def user(text: str) -> list[dict]:

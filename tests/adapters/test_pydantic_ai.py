@@ -62,22 +62,6 @@ def nothing_left(runtime_dir):
 
 
 @pytest.fixture
-def marker(tmp_path) -> str:
-    return f"hostlink-pydantic-ai-{tmp_path.name}"
-
-
-@pytest.fixture
-def project(tmp_path, marker):
-    """A project whose .mcp.json names the demo server, whose environment carries the marker."""
-    path = tmp_path / "project"
-    path.mkdir()
-    demo = {"command": sys.executable, "args": ["-m", "hostlink.demo"], "env": {"TEST_MARKER": marker}}
-    (path / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo}}))
-    yield path
-    assert leftover_processes(marker) == []
-
-
-@pytest.fixture
 def claude_model(api, home, runtime_dir):
     return new_claude_model(api, home)
 
