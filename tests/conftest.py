@@ -30,6 +30,10 @@ _WATCHED = ("tests/fakes/", "tests/adversarial/", "serve_host.py", "hostlink.dem
 
 _PR_SET_CHILD_SUBREAPER = 36
 
+# litellm fetches a price list from the internet at import otherwise (the LiteLLM host, the
+# import checks, DSPy), here and in every process the tests start: only loopback is reached.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 
 @pytest.fixture
 def anyio_backend():

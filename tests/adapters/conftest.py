@@ -35,7 +35,6 @@ def project(tmp_path, marker):
 def litellm():
     """litellm, imported by the tests that drive it: seconds of import that the other test files'
     workers need not pay when they collect the suite."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches a price list at import otherwise
     import litellm
 
     return litellm
@@ -49,15 +48,41 @@ def register(litellm):
     return register
 
 
+def claude_environ(home: Path) -> dict[str, str]:
+    """A HOME of the test's own, and a PATH that finds the pinned `claude` first."""
+    return {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def fake_api_options(api) -> ClaudeTransportOptions:
+    return ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test")
+
+
+@pytest.fixture
+def make_chat(api, home, runtime_dir):
+    """What makes a `ChatClaudeCode` on the fake API (one no fixture holds)."""
+    from hostlink.adapters.langchain import ChatClaudeCode
+
+    return lambda: ChatClaudeCode(model="sonnet", cwd=home, environ=claude_environ(home), options=fake_api_options(api))
+
+
+@pytest.fixture
+def chat(make_chat):
+    """A `ChatClaudeCode` on the fake API; afterwards a conversation the test left after a
+    round of tool calls is ended."""
+    model = make_chat()
+    yield model
+    model.close()
+
+
 @pytest.fixture
 def registered(api, home, runtime_dir, litellm, register):
     """`claude-code/<model>` registered on the fake API; afterwards LiteLLM's provider map is as
-    it was and no `claude` nor private file is left."""
+    it was, a conversation left after a round of tool calls is ended, and no `claude` nor
+    private file is left."""
     before = litellm.custom_provider_map
-    environ = {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
-    register(home, options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
-             environ=environ)
-    yield
+    handler = register(home, options=fake_api_options(api), environ=claude_environ(home))
+    yield handler
+    handler.close()
     litellm.custom_provider_map = before
     assert live_processes_mentioning(str(runtime_dir)) == []
     (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)

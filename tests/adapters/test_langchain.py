@@ -49,12 +49,6 @@ def environ(home: Path) -> dict[str, str]:
     return {"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"}
 
 
-@pytest.fixture
-def chat(api, home, runtime_dir) -> ChatClaudeCode:
-    return ChatClaudeCode(model="sonnet", cwd=home, environ=environ(home),
-                          options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"))
-
-
 def offered(request: dict) -> list[str]:
     """The proposal tools the CLI sent (it may add a placeholder of its own)."""
     return [tool["name"] for tool in request.get("tools", []) if tool["name"].startswith("mcp__")]

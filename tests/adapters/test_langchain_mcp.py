@@ -7,9 +7,7 @@ Anthropic API: the tools run the demo server over stdio, configured in a trusted
 from __future__ import annotations
 
 import json
-import os
 import sys
-from pathlib import Path
 
 import pytest
 from langchain_core.messages import ToolMessage
@@ -17,15 +15,14 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from claude_transport_support import FAKES, live_processes_mentioning
-from hostlink.adapters.langchain import ChatClaudeCode, HostlinkMcpTools
+from hostlink.adapters.langchain import HostlinkMcpTools
 from hostlink.claude_code import metrics
-from hostlink.claude_code.process import ClaudeTransportOptions
 from llm_support import leftover_processes
 
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa
 
-from peers import CLAUDE, requires_claude
+from peers import requires_claude
 
 
 @pytest.fixture(autouse=True)
@@ -33,13 +30,6 @@ def nothing_left(runtime_dir):
     yield
     assert live_processes_mentioning(str(runtime_dir)) == []
     (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)
-
-
-@pytest.fixture
-def chat(api, home, runtime_dir) -> ChatClaudeCode:
-    return ChatClaudeCode(model="sonnet", cwd=home,
-                          environ={"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"},
-                          options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"))
 
 
 def agent(model, tools):

@@ -132,8 +132,7 @@ def test_importing_the_adapter_loads_neither_the_mcp_sdk_nor_the_provider():
     code = ("import sys, hostlink.adapters.litellm; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp' "
             "or m.startswith(('hostlink.claude_code.', 'hostlink.mcp', 'hostlink.serve'))))")
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['hostlink.claude_code.models']"
 
 

@@ -13,9 +13,10 @@ which conversation it is, so concurrent conversations never share a session.
 Bounds: a session is used by one request at a time (taking a parked one removes it); one that
 ends with an answer, an error or a cancellation is shut down at once; a parked session is shut
 down when the task that runs the conversation ends (the agent run, cancelled or failed between
-rounds; see `_run_task`),
-when it is not continued within the prewarm idle bound (its child is stopped by then anyway),
-and when this object is garbage-collected or its event loop ends.
+rounds; see `_run_task`) for a host whose framework runs a conversation in one task
+(`follow_task`, pydantic-ai), when it is not continued within the prewarm idle bound (its
+child is stopped by then anyway), and when this object is garbage-collected, `end_all` is
+called or its event loop ends.
 
     sessions = ConversationSessions(open_session)   # async () -> a started, lasting HostSession
     async with sessions.stream(PROVIDER_NAME, model, context, signal) as events:
@@ -25,6 +26,7 @@ and when this object is garbage-collected or its event loop ends.
 from __future__ import annotations
 
 import asyncio
+import functools
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -64,8 +66,9 @@ class ConversationSessions:
     the request continues, or on a new one.
     """
 
-    def __init__(self, open_session: Callable[[], Awaitable[HostSession]]) -> None:
+    def __init__(self, open_session: Callable[[], Awaitable[HostSession]], *, follow_task: bool = True) -> None:
         self._open_session = open_session
+        self._follow_task = follow_task
         self._parked: list[_Parked] = []
         weakref.finalize(self, _abandon, self._parked)
 
@@ -115,11 +118,20 @@ class ConversationSessions:
         return None
 
     def _park(self, messages: tuple[Message, ...], host: HostSession) -> None:
-        parked = _Parked(messages, host, asyncio.get_running_loop(), _run_task())
+        parked = _Parked(messages, host, asyncio.get_running_loop(), _run_task() if self._follow_task else None)
         self._parked.append(parked)
         parked.expiry = parked.loop.create_task(_expire(parked, self._parked))
         if parked.owner is not None:  # a run that ends (cancelled, failed) takes its session with it
             parked.owner.add_done_callback(parked.end)
+
+    def end_all(self) -> None:
+        """End every parked session now (each on its own loop), rather than at its idle bound."""
+        _abandon(self._parked)
+
+    def ender(self) -> Callable[[], Awaitable[None]]:
+        """What shuts the sessions parked on the running loop down and waits for it, for a
+        loop about to end; it holds no reference to this object (a finalizer may call it)."""
+        return functools.partial(_end_here, self._parked)
 
 
 def _run_task() -> asyncio.Task[Any] | None:
@@ -146,6 +158,14 @@ async def _expire(parked: _Parked, shelf: list[_Parked]) -> None:
                 shelf.remove(parked)
             with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_SECONDS):
                 await parked.host.shutdown()
+
+
+async def _end_here(shelf: list[_Parked]) -> None:
+    loop = asyncio.get_running_loop()
+    ending = [parked for parked in shelf if parked.loop is loop and parked.expiry is not None]
+    for parked in ending:
+        parked.end()
+    await asyncio.gather(*(parked.expiry for parked in ending if parked.expiry is not None), return_exceptions=True)
 
 
 def _abandon(shelf: list[_Parked]) -> None:

@@ -1,9 +1,10 @@
 """`ChatClaudeCode`: the Claude Code provider as a LangChain chat model.
 
-Claude only proposes tool calls: LangChain (or LangGraph) executes them. Each request runs on
-a host session of its own (`hostlink.adapters.claude_request`), so concurrent calls share
-nothing and nothing is left when a call ends. Cancelling the task (or Ctrl-C in a
-synchronous call, or leaving a stream early) stops its `claude`. Provider failures raise
+Claude only proposes tool calls: LangChain (or LangGraph) executes them. The rounds of one
+conversation share a host session, so the next round's `claude` is prewarmed while the tools
+run (`hostlink.adapters.claude_request.Conversations`); concurrent conversations share
+nothing. Cancelling the task (or Ctrl-C in a synchronous call, or leaving a stream early)
+stops its `claude`. Provider failures raise
 LangChain's model errors with the provider's message, never reply text.
 """
 
@@ -25,17 +26,14 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableLambda, RunnableMap, RunnablePassthrough
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_core.utils.pydantic import is_basemodel_subclass
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from hostlink.adapters.claude_request import (
     ClaudeSettings,
-    KeptNotices,
+    Conversations,
     ToolChoice,
-    claude_events,
     extra_usage_problem,
-    iterate_sync,
     model_spec,
-    run_sync,
     unknown_model,
     with_tools,
 )
@@ -57,6 +55,9 @@ class ChatClaudeCode(BaseChatModel):
     fails requests with `ClaudeQuotaExceededError` before any `claude` starts, until the
     window resets. `options` and `environ` are for tests (a local fake API, a PATH that
     finds a particular `claude`).
+
+    A conversation left after a round that proposed tools keeps its prewarmed `claude` for
+    at most 30 s; `close()` ends it now (so do garbage collection and the end of the program).
     """
 
     model: str = "sonnet"
@@ -66,6 +67,7 @@ class ChatClaudeCode(BaseChatModel):
     environ: Mapping[str, str] | None = Field(default=None, exclude=True, repr=False)
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+    _conversations: Conversations = PrivateAttr()
 
     @model_validator(mode="after")
     def _known(self) -> ChatClaudeCode:
@@ -74,7 +76,13 @@ class ChatClaudeCode(BaseChatModel):
         problem = extra_usage_problem(self.extra_usage)
         if problem:
             raise ValueError(problem)
+        self._conversations = Conversations(ClaudeSettings(cwd=self.cwd, extra_usage=self.extra_usage,
+                                                           options=self.options, environ=self.environ))
         return self
+
+    def close(self) -> None:
+        """End the conversations left waiting for a next round, and their prewarmed `claude`."""
+        self._conversations.close()
 
     @property
     def _llm_type(self) -> str:
@@ -126,19 +134,19 @@ class ChatClaudeCode(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
-        return run_sync(lambda: self._agenerate(messages, stop, None, **kwargs))
+        return self._conversations.run_sync(lambda: self._agenerate(messages, stop, None, **kwargs))
 
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                 run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        for chunk in iterate_sync(lambda: self._astream(messages, stop, None, **kwargs)):
+        for chunk in self._conversations.iterate_sync(lambda: self._astream(messages, stop, None, **kwargs)):
             if run_manager is not None and chunk.text:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
 
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                          run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
-        notices = KeptNotices("hostlink.claude_code")
-        async with claude_events(*self._request(messages, stop, kwargs), notices) as events:
+        notices: list[str] = []
+        async with self._conversations.events(*self._request(messages, stop, kwargs), notices) as events:
             async for event in events:
                 if isinstance(event, Done):
                     message = ai_message(event.message, self._metadata(event, notices))
@@ -150,9 +158,9 @@ class ChatClaudeCode(BaseChatModel):
     async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                        run_manager: AsyncCallbackManagerForLLMRun | None = None,
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
-        notices = KeptNotices("hostlink.claude_code")
+        notices: list[str] = []
         calls = 0
-        async with claude_events(*self._request(messages, stop, kwargs), notices) as events:
+        async with self._conversations.events(*self._request(messages, stop, kwargs), notices) as events:
             async for event in events:
                 if isinstance(event, TextDelta):
                     chunk = ChatGenerationChunk(message=AIMessageChunk(content=event.delta))
@@ -176,8 +184,8 @@ class ChatClaudeCode(BaseChatModel):
                 yield chunk
 
     def _request(self, messages: list[BaseMessage], stop: list[str] | None,
-                 kwargs: dict[str, Any]) -> tuple[ClaudeSettings, ModelSpec, Context]:
-        """What `claude_events` takes for one call; what Claude Code cannot honour is refused."""
+                 kwargs: dict[str, Any]) -> tuple[ModelSpec, Context]:
+        """What `Conversations.events` takes for one call; what Claude Code cannot honour is refused."""
         if stop:
             raise ValueError("Claude Code does not take stop sequences")
         tools = tool_definitions(kwargs.pop("tools", None) or [])
@@ -188,13 +196,11 @@ class ChatClaudeCode(BaseChatModel):
             raise ValueError(f"Claude Code takes no {', '.join(sorted(kwargs))} (call options it would not honour)")
         spec = model_spec(self.model)
         assert spec is not None  # checked when the model was made
-        settings = ClaudeSettings(cwd=self.cwd, extra_usage=self.extra_usage, options=self.options,
-                                  environ=self.environ)
-        return settings, spec, with_tools(context_of(messages), tools, choice, answer_tool)
+        return spec, with_tools(context_of(messages), tools, choice, answer_tool)
 
-    def _metadata(self, done: Done, notices: KeptNotices) -> dict[str, Any]:
+    def _metadata(self, done: Done, notices: list[str]) -> dict[str, Any]:
         return {"model_name": self.model, "model_provider": PROVIDER_NAME,
-                "stop_reason": done.message.stop_reason, "notices": list(notices.notices)}
+                "stop_reason": done.message.stop_reason, "notices": list(notices)}
 
 
 def _choice(value: Any, names: list[str]) -> ToolChoice:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from hostlink.adapters.claude_request import KeptNotices
+from hostlink.adapters.notices import LogNotifier
 from hostlink.host import Ask, CancelSignal, ImageContent, TextContent, ToolResult
 from hostlink.host.session import HostSession
 
@@ -55,7 +55,7 @@ class HostlinkMcpTools:
             raise RuntimeError("HostlinkMcpTools is already entered")
         extension = McpExtension()
         host = HostSession([extension], command="hostlink")
-        notices = KeptNotices("hostlink.mcp")
+        notices = LogNotifier("hostlink.mcp")
         await host.start(cwd=self.cwd or Path.cwd(), project_trusted=self.trust_project, notifier=notices,
                          ask=self.ask)
         self._host = host
@@ -79,7 +79,7 @@ def _proxy_tool(host: HostSession) -> BaseTool:
     return _tool(host, spec.name, spec.description, dict(spec.parameters), lambda args: args)
 
 
-async def _server_tools(host: HostSession, runtime: McpRuntime, notices: KeptNotices) -> list[BaseTool]:
+async def _server_tools(host: HostSession, runtime: McpRuntime, notices: LogNotifier) -> list[BaseTool]:
     """Every server's tools under the tools face's names, each call sent through `mcp`."""
     from hostlink.gateway.tools_face import ToolsFace
 

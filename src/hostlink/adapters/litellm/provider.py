@@ -5,30 +5,25 @@ tools, `tool_choice`, `response_format`, `max_tokens` … as optional parameters
 the request `hostlink serve` reads on `/v1/chat/completions`, so this host reads it with
 serve's own reader: the same fields honoured (tools as proposals, structured output through
 an answer tool, checked against the schema), the same refused with a message naming the
-field. Each request runs on a host session of its own; leaving a stream early or cancelling
-the task stops its `claude`. Failures are LiteLLM's exceptions with the provider's message.
+field. The rounds of one conversation share a host session, so the next round's `claude` is
+prewarmed while the framework runs the tools (`claude_request.Conversations`); leaving a
+stream early or cancelling the task stops its `claude`. Failures are LiteLLM's exceptions with the provider's message.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from litellm import exceptions
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse
 
-from hostlink.adapters.claude_request import (
-    ClaudeSettings,
-    KeptNotices,
-    claude_events,
-    claude_host,
-    iterate_sync,
-    run_sync,
-)
+from hostlink.adapters.claude_request import ClaudeSettings, Conversations
 from hostlink.claude_code import PROVIDER_NAME
-from hostlink.host import Done, ErrorEvent, TextDelta, ToolCallEvent
+from hostlink.host import Done, ErrorEvent, StreamEvent, TextDelta, ToolCallEvent
 
 if TYPE_CHECKING:
     from hostlink.serve.core import ApiError, Parsed
@@ -46,63 +41,79 @@ class ClaudeCodeLLM(CustomLLM):
     def __init__(self, settings: ClaudeSettings) -> None:
         super().__init__()
         self.settings = settings
+        self.conversations = Conversations(settings)
+
+    def close(self) -> None:
+        """End the conversations left waiting for a next round, and their prewarmed `claude`."""
+        self.conversations.close()
 
     def completion(self, model: str, messages: list[Any], *args: Any, optional_params: dict[str, Any],  # type: ignore[override]
                    **kwargs: Any) -> Any:
-        return run_sync(lambda: self.acompletion(model, messages, optional_params=optional_params))
+        return self.conversations.run_sync(lambda: self.acompletion(model, messages, optional_params=optional_params))
 
     def streaming(self, model: str, messages: list[Any], *args: Any, optional_params: dict[str, Any],  # type: ignore[override]
                   **kwargs: Any) -> Iterator[dict[str, Any]]:
-        return iterate_sync(lambda: self.astreaming(model, messages, optional_params=optional_params))
+        return self.conversations.iterate_sync(
+            lambda: self.astreaming(model, messages, optional_params=optional_params))
 
     async def acompletion(self, model: str, messages: list[Any], *args: Any, optional_params: dict[str, Any],  # type: ignore[override]
                           **kwargs: Any) -> Any:
         from hostlink.serve.openai import message
 
-        async for parsed, event in self._events(model, messages, optional_params):
-            if isinstance(event, Done):
-                return ModelResponse(**message(parsed, event.message))
+        async with self._events(model, messages, optional_params) as (parsed, events):
+            async for event in events:
+                if isinstance(event, Done):
+                    return ModelResponse(**message(parsed, event.message))
         raise exceptions.InternalServerError(message="the Claude Code stream ended without an answer", model=model,
-                                         llm_provider=PROVIDER_NAME)
+                                             llm_provider=PROVIDER_NAME)
 
     async def astreaming(self, model: str, messages: list[Any], *args: Any, optional_params: dict[str, Any],  # type: ignore[override]
                          **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
         calls = 0
-        async for _, event in self._events(model, messages, optional_params):
-            if isinstance(event, TextDelta) and event.delta:
-                yield _chunk(event.delta)
-            elif isinstance(event, ToolCallEvent):
-                call = event.tool_call
-                yield _chunk("", tool_use={"id": call.id, "type": "function", "index": calls, "function": {
-                    "name": call.name, "arguments": json.dumps(dict(call.arguments), ensure_ascii=False)}})
-                calls += 1
-            elif isinstance(event, Done):
-                usage = event.message.usage
-                prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-                yield _chunk("", finished=_FINISH_REASONS[event.message.stop_reason], usage={
-                    "prompt_tokens": prompt, "completion_tokens": usage.output_tokens,
-                    "total_tokens": prompt + usage.output_tokens})
+        async with self._events(model, messages, optional_params) as (_, events):
+            async for event in events:
+                if isinstance(event, TextDelta) and event.delta:
+                    yield _chunk(event.delta)
+                elif isinstance(event, ToolCallEvent):
+                    call = event.tool_call
+                    yield _chunk("", tool_use={"id": call.id, "type": "function", "index": calls, "function": {
+                        "name": call.name, "arguments": json.dumps(dict(call.arguments), ensure_ascii=False)}})
+                    calls += 1
+                elif isinstance(event, Done):
+                    usage = event.message.usage
+                    prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+                    yield _chunk("", finished=_FINISH_REASONS[event.message.stop_reason], usage={
+                        "prompt_tokens": prompt, "completion_tokens": usage.output_tokens,
+                        "total_tokens": prompt + usage.output_tokens})
 
+    @asynccontextmanager
     async def _events(self, model: str, messages: list[Any],
-                      optional_params: dict[str, Any]) -> AsyncIterator[tuple[Parsed, Any]]:
-        """The request read as serve reads it, then the provider's events with structured
-        output applied; a refused request or a failure raises LiteLLM's exception."""
+                      optional_params: dict[str, Any]) -> AsyncGenerator[tuple[Parsed, AsyncIterator[StreamEvent]]]:
+        """The request read as serve reads it, and the provider's events with structured
+        output applied; a refused request or a failure raises LiteLLM's exception. Leaving
+        the block after the answer lets the conversation's next round find its `claude`
+        prewarmed; leaving it early (an error, a cancelled task) stops that `claude`."""
         from hostlink.serve import openai, structured
-        from hostlink.serve.core import ApiError, provider_error
+        from hostlink.serve.core import ApiError
 
         payload = {key: value for key, value in optional_params.items() if key not in _LITELLM_ONLY}
         payload.update(model=model, messages=messages)
-        host = claude_host(self.settings)
         try:
-            parsed = openai.parse(payload, host.registry.providers[PROVIDER_NAME])
+            parsed = openai.parse(payload, self.conversations.provider)
         except ApiError as error:
             raise litellm_error(error, model) from None
-        notices = KeptNotices("hostlink.claude_code")
-        async with claude_events(self.settings, parsed.model, parsed.context, notices, host) as events:
-            async for event in structured.transform(events, parsed.output):
-                if isinstance(event, ErrorEvent):
-                    raise litellm_error(provider_error(event), model, code=event.code)
-                yield parsed, event
+        async with self.conversations.events(parsed.model, parsed.context, []) as events:
+            yield parsed, _raising(structured.transform(events, parsed.output), model)
+
+
+async def _raising(events: AsyncIterator[StreamEvent], model: str) -> AsyncIterator[StreamEvent]:
+    """The events, a provider failure raised as LiteLLM's exception."""
+    from hostlink.serve.core import provider_error
+
+    async for event in events:
+        if isinstance(event, ErrorEvent):
+            raise litellm_error(provider_error(event), model, code=event.code)
+        yield event
 
 
 def _chunk(text: str, *, tool_use: dict[str, Any] | None = None, finished: str | None = None,

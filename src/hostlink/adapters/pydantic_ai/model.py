@@ -28,8 +28,8 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
+from hostlink.adapters.notices import LogNotifier
 from hostlink.adapters.pydantic_ai.history import context_of, response_parts
-from hostlink.adapters.pydantic_ai.notices import LogNotifier
 from hostlink.claude_code import (
     EXTRA_USAGE_MODES,
     MODELS,

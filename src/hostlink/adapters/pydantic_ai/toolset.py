@@ -26,7 +26,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from hostlink.adapters.pydantic_ai.notices import LogNotifier
+from hostlink.adapters.notices import LogNotifier
 from hostlink.host import Ask, CancelSignal, ImageContent, TextContent, ToolResult
 from hostlink.host.session import HostSession
 
