@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from claude_transport_support import fa
-from mcp_auth_support import FAKES, FakeOAuth
+from mcp_auth_support import FAKES, FakeOAuth, keyring_daemon_running, start_keyring_daemon
 from process_support import started
 from serve_support import ServeProcess, start_server
 
@@ -76,12 +76,24 @@ def home(tmp_path):
 BROWSERS = ("open", "xdg-open", "sensible-browser", "x-www-browser", "www-browser", "gnome-open", "kde-open")
 
 
+_KEYRING_RESTARTS: list[str] = []  # the keyring tests that found the daemon gone, and its log
+
+
 @pytest.fixture
-def keyring_required():
+def keyring_required(request):
+    """The private Secret Service. One whose daemon is gone (it was seen once in CI, on a
+    machine that installed packages beside the run; the keyring tests stop only their own
+    restarts) is started again, and the run's summary says before which test, with the
+    daemon's own log: infrastructure, not what these tests test."""
     if not os.environ.get("HOSTLINK_TEST_KEYRING_PASSWORD"):
         if os.environ.get("CI"):
             pytest.fail("CI must run these tests under scripts/with-keyring (a private Secret Service)")
         pytest.skip("needs scripts/with-keyring (private D-Bus + gnome-keyring)")
+    if not keyring_daemon_running():
+        log = Path(os.environ.get("HOSTLINK_TEST_KEYRING_LOG", "/nonexistent"))
+        said = log.read_text(errors="replace")[-1500:].strip() if log.is_file() else "(no log)"
+        start_keyring_daemon()
+        _KEYRING_RESTARTS.append(f"{request.node.nodeid}: {said or '(its log is empty)'}")
 
 
 @pytest.fixture
@@ -181,8 +193,16 @@ _FROM_WORKERS: dict[str, str] = {}  # what the suite's worker processes (pytest-
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
-    """A worker's leaks reach the main process, which reports them and fails the run."""
-    _FROM_WORKERS.update(getattr(node, "workeroutput", {}).get("leaked", {}))
+    """A worker's leaks reach the main process, which reports them and fails the run; so do
+    its keyring restarts, which the main process reports."""
+    output = getattr(node, "workeroutput", {})
+    _FROM_WORKERS.update(output.get("leaked", {}))
+    _KEYRING_RESTARTS.extend(output.get("keyring_restarts", []))
+
+
+def pytest_terminal_summary(terminalreporter):
+    for restart in _KEYRING_RESTARTS:
+        terminalreporter.write_line(f"KEYRING DAEMON FOUND STOPPED, STARTED AGAIN before {restart}", yellow=True)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -201,6 +221,7 @@ def pytest_sessionfinish(session, exitstatus):
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # a worker: its exit status is not the run's, the main process says it
         workeroutput["leaked"] = leaked
+        workeroutput["keyring_restarts"] = _KEYRING_RESTARTS
         return
     leaked.update(_FROM_WORKERS)
     if not leaked:

@@ -82,7 +82,12 @@ def stop_keyring_daemon() -> None:
     _wait_for_owner(False)
 
 
+def keyring_daemon_running() -> bool:
+    return bool(_bus_call("NameHasOwner", "org.freedesktop.secrets"))
+
+
 def start_keyring_daemon() -> None:
-    subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], check=True,
+    """An unlocked daemon on the bus, in a session of its own as scripts/with-keyring starts it."""
+    subprocess.run(["setsid", "gnome-keyring-daemon", "--unlock", "--components=secrets"], check=True,
                    input=os.environ["HOSTLINK_TEST_KEYRING_PASSWORD"].encode(), stdout=subprocess.DEVNULL)
     _wait_for_owner(True)
