@@ -91,6 +91,13 @@ class WindowsServe:
         wait_until(lambda: not self.claude_children(), timeout,
                    f"processes still run below hostlink serve: {self.claude_children()}")
 
+    def wait_clean(self) -> None:
+        """Until no process runs below the server and no request's private file is left (a
+        request removes its folder once its child has ended: just after, not with it)."""
+        self.wait_idle()
+        wait_until(lambda: self.private_leftovers() == [], GONE_SECONDS,
+                   f"private state left: {self.private_leftovers()}")
+
     def private_files(self) -> list[str]:
         """What is in the runtime root (the doctor's last-request facts are kept on purpose), in
         the server's temp and cache folders, and in the system's temp folder (where a child
@@ -198,8 +205,7 @@ def test_a_text_request_answers_and_leaves_no_private_state(server, script):
     assert answer["choices"][0]["message"]["content"] == "hello from claude.exe"
     assert answer["choices"][0]["finish_reason"] == "stop"
     assert "Say hello" in json.dumps(script.messages_requests()[-1]["messages"])
-    server.wait_idle()
-    assert server.private_leftovers() == []
+    server.wait_clean()
 
 
 def test_a_tool_proposal_comes_back_as_tool_calls(server, script):
@@ -219,8 +225,7 @@ def test_a_tool_proposal_comes_back_as_tool_calls(server, script):
     assert status == 200, answer
     assert answer["choices"][0]["message"]["content"] == "Sunny in Rome."
     assert "sunny-rome-4711" in json.dumps(script.messages_requests()[-1]["messages"])
-    server.wait_idle()
-    assert server.private_leftovers() == []
+    server.wait_clean()
 
 
 def test_a_request_cut_by_its_client_leaves_no_claude(server, script):
@@ -233,8 +238,7 @@ def test_a_request_cut_by_its_client_leaves_no_claude(server, script):
                    f"left running after the client cut its request: {below}")
     finally:
         end_leftovers(below)
-    wait_until(lambda: server.private_leftovers() == [], GONE_SECONDS,
-               f"private state left: {server.private_leftovers()}")
+    server.wait_clean()
 
 
 def test_a_server_killed_hard_mid_request_leaves_no_claude(api, claude_exe, tmp_path):
