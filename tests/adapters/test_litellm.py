@@ -6,6 +6,7 @@ test no `claude` and no private file is left, and LiteLLM's provider map is as i
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import subprocess
@@ -49,6 +50,21 @@ def test_completion_of_an_alias_and_a_family_id(api, litellm):
     assert "Be brief." in json.dumps(api.messages_requests()[0]["system"])
     again = litellm.completion(model="claude-code/claude-sonnet-5-5", messages=user("hello"))
     assert again.choices[0].message.content == "again"
+
+
+def test_roles_given_as_string_enums_are_their_values(api, litellm):
+    """smolagents passes its `MessageRole` members (a `str` enum), which `str()` does not spell
+    as their values: each is read as the role it equals."""
+
+    class Role(str, enum.Enum):  # noqa: UP042  # as smolagents declares it: str() is not the value
+        SYSTEM = "system"
+        USER = "user"
+
+    api.push(fa.text("Hi."))
+    answer = litellm.completion(model="claude-code/sonnet", messages=[{"role": Role.SYSTEM, "content": "Be brief."},
+                                                                      {"role": Role.USER, "content": "hello"}])
+    assert answer.choices[0].message.content == "Hi."
+    assert "Be brief." in json.dumps(api.messages_requests()[0]["system"])
 
 
 @pytest.mark.anyio

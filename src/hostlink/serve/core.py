@@ -93,9 +93,10 @@ def objects(value: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def one_of(value: Any, choices: Sequence[str], path: str) -> str:
-    if value not in choices:
-        raise invalid(path, "expected one of " + ", ".join(repr(c) for c in choices))
-    return str(value)  # one of the choices: that very string
+    for choice in choices:
+        if value == choice:
+            return choice  # the choice itself: an in-process client's str enum (smolagents' roles) is no str()
+    raise invalid(path, "expected one of " + ", ".join(repr(c) for c in choices))
 
 
 def image(data: Any, mime_type: Any, path: str) -> ImageContent:
