@@ -2,7 +2,8 @@
 `register()`: the real framework, the real `claude` CLI, the fake Anthropic API on 127.0.0.1.
 
 DSPy: a `Predict` with a typed signature (its ChatAdapter parses the fields out of the
-answer). smolagents and CrewAI are not here: see docs/hosts/litellm.md for why.
+answer). smolagents: a `ToolCallingAgent` on `LiteLLMModel` (it sends stop sequences on every
+step, and its roles as a str enum). CrewAI is not here: see docs/hosts/litellm.md for why.
 """
 
 from __future__ import annotations
@@ -44,3 +45,29 @@ def test_a_dspy_predict_with_a_typed_signature(api):
     assert result.answer == 42
     (request,) = api.messages_requests()
     assert "six times seven?" in json.dumps(request["messages"]) and "answer" in json.dumps(request["messages"])
+
+
+def test_a_smolagents_tool_calling_agent_runs_its_tool_and_answers(api):
+    from smolagents import LiteLLMModel, ToolCallingAgent, tool
+
+    ran: list[str] = []
+
+    @tool
+    def weather(city: str) -> str:
+        """The weather in a city.
+
+        Args:
+            city: The city's name.
+        """
+        ran.append(city)
+        return f"sunny in {city}"
+
+    api.push(fa.tool_use("mcp__hostlink__weather", {"city": "Paris"}),
+             fa.tool_use("mcp__hostlink__final_answer", {"answer": "Sunny in Paris."}))
+    agent = ToolCallingAgent(tools=[weather], model=LiteLLMModel(model_id="claude-code/sonnet"), max_steps=3,
+                             verbosity_level=0)
+    assert agent.run("What is the weather in Paris?") == "Sunny in Paris."
+    assert ran == ["Paris"]
+    first, second = api.messages_requests()
+    assert "What is the weather in Paris?" in json.dumps(first["messages"])
+    assert "sunny in Paris" in json.dumps(second["messages"])  # the observation went back to Claude

@@ -59,7 +59,8 @@ def user(text: str = SECRET) -> list[dict]:
 
 
 def sse(data: bytes) -> list[dict]:
-    return [json.loads(line[6:]) for line in data.decode().splitlines() if line.startswith("data: ")]
+    return [json.loads(line[6:]) for line in data.decode().splitlines()
+            if line.startswith("data: ") and line != "data: [DONE]"]
 
 
 @pytest.mark.parametrize("name", ["claude-sonnet-4-5-20250929", "claude-sonnet-5-5[1m]", "claude-code/sonnet"])
@@ -129,7 +130,9 @@ def test_claude_codes_probe_and_unknown_paths(server):
     ("/v1/messages", {"thinking": {"type": "enabled", "budget_tokens": 2048}}, "thinking.type"),
     ("/v1/messages", {"output_config": {"effort": "extreme"}}, "output_config.effort"),
     ("/v1/chat/completions", {"seed": 7}, "seed"),
-    ("/v1/chat/completions", {"stop": ["x"]}, "stop"),
+    ("/v1/chat/completions", {"stop": ["a", "b", "c", "d", "e"]}, "stop"),
+    ("/v1/chat/completions", {"stop": [""]}, "stop"),
+    ("/v1/chat/completions", {"stop": "x", "response_format": {"type": "json_object"}}, "stop"),
     ("/v1/chat/completions", {"logprobs": True}, "logprobs"),
     ("/v1/chat/completions", {"response_format": {"type": "json_schema", "json_schema": {
         "name": "x", "schema": {"type": 12}}}}, "response_format.json_schema.schema"),
@@ -143,6 +146,21 @@ def test_fields_the_cli_cannot_honour_are_refused_by_name(server, path, extra, p
             **({"max_tokens": 8} if path == "/v1/messages" else {}), **extra}
     error = failed(server, path, body, 400)
     assert error["message"].startswith(param + ":")
+
+
+def test_stop_sequences_cut_the_answer_where_the_api_would_have_stopped(server, api):
+    said = "Thought: look it up.\nObservation: invented\nmore"
+    api.script.put(fa.text(said))
+    answer = ok(server, "/v1/chat/completions", {"model": "sonnet", "messages": user("a"), "stop": ["Observation:"]})
+    assert answer["choices"][0]["message"]["content"] == "Thought: look it up.\n"
+    assert answer["choices"][0]["finish_reason"] == "stop"
+    api.script.put(fa.Reply((fa.Text(said),), chunk=4))
+    status, _, data = call(server, "POST", "/v1/chat/completions", {"model": "sonnet", "messages": user("b"),
+                                                                   "stream": True, "stop": "Observation:"})
+    assert status == 200, data
+    chunks = [chunk for chunk in sse(data) if chunk.get("choices")]
+    assert "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks) == "Thought: look it up.\n"
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
 
 
 def test_output_caps_and_effort_reach_the_cli(server, api):

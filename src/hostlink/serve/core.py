@@ -169,6 +169,7 @@ class Parsed:
     include_usage: bool = False  # OpenAI's stream_options.include_usage
     output: Any = None  # a structured.OutputFormat: the answer must be JSON (of a schema)
     store: Any = None  # Responses: what to keep of this exchange (responses.Stored), if anything
+    stop: tuple[str, ...] = ()  # Chat Completions' stop sequences, where hostlink cuts the answer (stops.py)
 
 
 # --- the conversation ------------------------------------------------------------------

@@ -31,7 +31,7 @@ from hostlink.host import (
     ToolCallEvent,
     UserContent,
 )
-from hostlink.serve import options, structured
+from hostlink.serve import options, stops, structured
 from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
@@ -81,6 +81,9 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
     generation = options.settings(options.max_output(payload.get(name), name, model),
                                   options.openai_effort(payload.get("reasoning_effort"), "reasoning_effort"))
     output = response_format(payload.get("response_format"), "response_format")
+    stop = stops.sequences(payload.get("stop"), "stop")
+    if stop and output is not None:
+        raise invalid("stop", "stop sequences cannot cut an answer that must be JSON; leave one of them out")
     builder = ConversationBuilder()
     for path, message in objects(field(payload, "messages", list, "", required=True), "messages"):
         role = one_of(message.get("role"), ("system", "developer", "user", "assistant", "tool"), f"{path}.role")
@@ -104,7 +107,8 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
     if parallel:
         builder.add_system(parallel)
     context = replace(builder.build(tools, tool_choice(payload.get("tool_choice"))), settings=generation)
-    return Parsed(model, payload["model"], structured.apply(context, output), stream, include_usage, output=output)
+    return Parsed(model, payload["model"], structured.apply(context, output), stream, include_usage, output=output,
+                  stop=stop)
 
 
 def response_format(value: Any, path: str) -> structured.OutputFormat | None:

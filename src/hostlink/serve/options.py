@@ -3,7 +3,7 @@
 Claude Code sets the answer's length (`CLAUDE_CODE_MAX_OUTPUT_TOKENS`) and its effort
 (`--effort`) per request; those fields are honoured through the request's
 `GenerationSettings`. It offers no control over sampling (temperature,
-top-p/top-k, penalties, seeds, stop sequences, log-probabilities) or a thinking budget
+top-p/top-k, penalties, seeds, log-probabilities) or a thinking budget
 (the CLI thinks adaptively): such a field is accepted only at the value that means "the
 default", any other value is a 400 that names it. Fields that cannot change the answer
 (metadata, caching and tracing hints) are not read at all.
@@ -24,13 +24,13 @@ OPENAI_EFFORTS = {"none": "low", "minimal": "low", "low": "low", "medium": "medi
 
 # field -> the values that mean "the default" (anything else would change the answer)
 _DEFAULT_ONLY: dict[str, tuple[Any, ...]] = {
-    "temperature": (1, 1.0), "top_p": (1, 1.0), "top_k": (), "stop": ((), ""), "stop_sequences": ((),),
+    "temperature": (1, 1.0), "top_p": (1, 1.0), "top_k": (), "stop_sequences": ((),),
     "presence_penalty": (0, 0.0), "frequency_penalty": (0, 0.0), "seed": (), "logit_bias": ({},),
     "logprobs": (False,), "top_logprobs": (0,), "modalities": (("text",),), "audio": (), "prediction": (),
 }
 _WIRE_FIELDS = {
     "anthropic": ("temperature", "top_p", "top_k", "stop_sequences"),
-    "chat": ("temperature", "top_p", "stop", "presence_penalty", "frequency_penalty", "seed", "logit_bias",
+    "chat": ("temperature", "top_p", "presence_penalty", "frequency_penalty", "seed", "logit_bias",
              "logprobs", "top_logprobs", "modalities", "audio", "prediction"),
     "responses": ("temperature", "top_p", "top_logprobs"),
 }
