@@ -4,8 +4,10 @@ The loop: the model proposes a tool call ten times, the host runs the tool (a sl
 `TOOL_SECONDS`, or none), and the eleventh request gets the answer. The baseline is what an
 agent gets by running a bare `claude -p` per request: eleven runs with the same tool time
 between them. The hosts: a pydantic-ai `Agent` on `ClaudeCodeModel`, an `llm` chain on the
-llm host (in-process, as llm's Python API runs it), and a client through `hostlink serve`
-(Chat Completions, the whole conversation in each request). Each row is the median loop time
+llm host (in-process, as llm's Python API runs it), a client through `hostlink serve`
+(Chat Completions, the whole conversation in each request), a LangChain `ChatClaudeCode` with
+bound tools (`invoke`, as a LangGraph agent sends each round) and `litellm.completion` on
+`claude-code/<model>`. Each row is the median loop time
 of each side, interleaved; the floor is a prewarmed child that is up when its request comes
 (~0.1 s a round plus the tool time, about 0.45x with 0.3 s tools).
 """
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from bench.bench_provider import CLAUDE, MODEL, _fake_anthropic
 from bench.bench_serve import _Server
-from bench.bench_serve_clients import _endpoint_loop, _script
+from bench.bench_serve_clients import TOOL, _endpoint_loop, _script
 from bench.common import Row, interleaved, median, private_runtime
 
 TOOL_SECONDS = 0.3
@@ -91,6 +93,58 @@ def _llm(home: str, environ: dict[str, str], options: object, fake_anthropic, fa
     return loop
 
 
+def _langchain(home: str, environ: dict[str, str], options: object, fake_anthropic, fake, rounds: int,
+               tool_seconds: float):
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from hostlink.adapters.langchain import ChatClaudeCode
+
+    def loop() -> None:
+        chat = ChatClaudeCode(model=MODEL, cwd=Path(home), environ=environ, options=options)
+        try:
+            bound = chat.bind_tools([{"type": "function", "function": TOOL}])
+            _script(fake_anthropic, fake, rounds)
+            messages: list = [HumanMessage(PROMPT)]
+            while (reply := bound.invoke(messages)).tool_calls:
+                time.sleep(tool_seconds)
+                messages += [reply, *(ToolMessage(f"sunny in {call['args']['city']}", tool_call_id=call["id"])
+                                      for call in reply.tool_calls)]
+            if reply.content != "All sunny.":
+                raise RuntimeError("the LangChain loop did not end with the answer")
+        finally:
+            chat.close()
+
+    return loop
+
+
+def _litellm(home: str, environ: dict[str, str], options: object, fake_anthropic, fake, rounds: int,
+             tool_seconds: float):
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches a price list at import otherwise
+    import litellm
+
+    from hostlink.adapters.litellm import register
+
+    def loop() -> None:
+        handler = register(home, options=options, environ=environ)  # type: ignore[arg-type]
+        try:
+            _script(fake_anthropic, fake, rounds)
+            messages: list = [{"role": "user", "content": PROMPT}]
+            while True:
+                message = litellm.completion(model=f"claude-code/{MODEL}", messages=messages,
+                                             tools=[{"type": "function", "function": TOOL}]).choices[0].message
+                if not message.tool_calls:
+                    break
+                time.sleep(tool_seconds)
+                messages += [message.model_dump(), *({"role": "tool", "tool_call_id": call.id, "content": "sunny"}
+                                                     for call in message.tool_calls)]
+            if message.content != "All sunny.":
+                raise RuntimeError("the LiteLLM loop did not end with the answer")
+        finally:
+            handler.close()
+
+    return loop
+
+
 def run(quick: bool) -> list[Row]:
     if not CLAUDE.exists():
         return []
@@ -113,6 +167,8 @@ def run(quick: bool) -> list[Row]:
                                                       tool_seconds),
                     "llm chain": _llm(home, environ, options, fake_anthropic, fake, rounds, tool_seconds),
                     "serve client": _endpoint_loop(server, fake_anthropic, fake, rounds, tool_seconds),
+                    "LangChain model": _langchain(home, environ, options, fake_anthropic, fake, rounds, tool_seconds),
+                    "LiteLLM completion": _litellm(home, environ, options, fake_anthropic, fake, rounds, tool_seconds),
                 }
                 if not quick and tool_seconds:  # the CLI's first run in a fresh HOME writes its config
                     bare()

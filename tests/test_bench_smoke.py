@@ -39,7 +39,9 @@ WITH_PEERS = {
                   "serve Responses request p50 vs", "serve 2-round client tool loop vs",
                   "1-round tool loop, 0.3 s tools: pydantic-ai agent vs 2 bare",
                   "1-round tool loop, 0.3 s tools: llm chain vs 2 bare",
-                  "1-round tool loop, 0.3 s tools: serve client vs 2 bare"],
+                  "1-round tool loop, 0.3 s tools: serve client vs 2 bare",
+                  "1-round tool loop, 0.3 s tools: LangChain model vs 2 bare",
+                  "1-round tool loop, 0.3 s tools: LiteLLM completion vs 2 bare"],
     ("claude", "mcp-server-everything"): ["llm -T mcp tool round trip vs 2 bare",
                                           "llm -T mcp tool round trip vs its unavoidable"],
 }
