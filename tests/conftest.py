@@ -25,7 +25,7 @@ from process_support import started
 from serve_support import ServeProcess, start_server
 
 _WATCHED = ("tests/fakes/", "tests/adversarial/", "serve_host.py", "hostlink.demo", "node_modules", "proposal_server",
-            "claude", ".venv-servers", "chromium")
+            "claude", ".venv-servers", ".venv-crewai", "chromium")
 
 
 _PR_SET_CHILD_SUBREAPER = 36
