@@ -9,6 +9,7 @@ import pytest
 
 from claude_transport_support import live_processes_mentioning
 from hostlink.claude_code import metrics
+from hostlink.claude_code import provider as provider_module
 from hostlink.claude_code.process import ClaudeTransportOptions
 from llm_support import leftover_processes
 from peers import CLAUDE
@@ -86,3 +87,17 @@ def registered(api, home, runtime_dir, litellm, register):
     litellm.custom_provider_map = before
     assert live_processes_mentioning(str(runtime_dir)) == []
     (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)
+
+
+@pytest.fixture
+def cold_starts(monkeypatch) -> list[int]:
+    """Counts the children a request starts itself (not the prewarmed ones): the cold starts."""
+    starts: list[int] = []
+    cold = provider_module.start_child
+
+    async def counted(spec):
+        starts.append(1)
+        return await cold(spec)
+
+    monkeypatch.setattr(provider_module, "start_child", counted)
+    return starts

@@ -17,7 +17,6 @@ import pytest
 
 from claude_transport_support import FAKES, live_processes_mentioning
 from hostlink.claude_code import metrics, prewarm
-from hostlink.claude_code import provider as provider_module
 
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa
@@ -37,20 +36,6 @@ def nothing_left(runtime_dir):
     yield
     assert live_processes_mentioning(str(runtime_dir)) == []
     (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)
-
-
-@pytest.fixture
-def cold_starts(monkeypatch) -> list[int]:
-    """Counts the children a request starts itself (not the prewarmed ones): the cold starts."""
-    starts: list[int] = []
-    cold = provider_module.start_child
-
-    async def counted(spec):
-        starts.append(1)
-        return await cold(spec)
-
-    monkeypatch.setattr(provider_module, "start_child", counted)
-    return starts
 
 
 def script(api) -> None:

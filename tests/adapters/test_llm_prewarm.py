@@ -15,7 +15,6 @@ import pytest
 from claude_transport_support import FAKES, live_processes_mentioning
 from hostlink.adapters.llm.llm_host import LlmHost
 from hostlink.claude_code import metrics, prewarm
-from hostlink.claude_code import provider as provider_module
 from hostlink.claude_code.extension import ClaudeCodeExtension
 from hostlink.claude_code.process import ClaudeTransportOptions
 from peers import CLAUDE_BIN, requires_claude
@@ -32,15 +31,7 @@ def weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-def test_a_chain_takes_prewarmed_children_and_leaves_no_idle_one_when_it_ends(api, home, runtime_dir, monkeypatch):
-    starts: list[int] = []
-    cold = provider_module.start_child
-
-    async def counted(spec):
-        starts.append(1)
-        return await cold(spec)
-
-    monkeypatch.setattr(provider_module, "start_child", counted)
+def test_a_chain_takes_prewarmed_children_and_leaves_no_idle_one_when_it_ends(api, home, runtime_dir, cold_starts):
     extension = ClaudeCodeExtension(
         options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
         environ={"HOME": str(home), "PATH": f"{CLAUDE_BIN}{os.pathsep}{os.environ['PATH']}"})
@@ -50,7 +41,7 @@ def test_a_chain_takes_prewarmed_children_and_leaves_no_idle_one_when_it_ends(ap
         api.push(*(fa.tool_use("mcp__hostlink__weather", {"city": city}) for city in ("Paris", "Rome")),
                  fa.text("Sunny in both."))
         assert model.chain("weather?", tools=[llm.Tool.function(weather)]).text() == "Sunny in both."
-        assert len(starts) == 1  # the later rounds took their prewarmed claude
+        assert len(cold_starts) == 1  # the later rounds took their prewarmed claude
         ended = time.monotonic()
         while live_processes_mentioning(str(runtime_dir)):
             assert time.monotonic() - ended < 10, "an idle claude outlived its conversation"

@@ -39,7 +39,6 @@ from claude_transport_support import (
 )
 from hostlink.adapters.pydantic_ai import ClaudeCodeModel, HostlinkMcp
 from hostlink.claude_code import metrics, prewarm
-from hostlink.claude_code import provider as provider_module
 from hostlink.claude_code.process import ClaudeTransportOptions
 from llm_support import leftover_processes
 
@@ -341,19 +340,6 @@ async def test_claude_proposes_mcp_and_pydantic_ai_runs_it_on_the_demo_server(cl
 # --- the rounds of one run on one session: a prewarmed claude each round -----------------------
 
 
-def count_cold_starts(monkeypatch) -> list[int]:
-    """Counts the children a request starts itself (not the prewarmed ones): the cold starts."""
-    starts: list[int] = []
-    cold = provider_module.start_child
-
-    async def counted(spec):
-        starts.append(1)
-        return await cold(spec)
-
-    monkeypatch.setattr(provider_module, "start_child", counted)
-    return starts
-
-
 async def until(condition, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -377,8 +363,7 @@ def a_weather_request() -> tuple[list[ModelMessage], ModelRequestParameters]:
 @pytest.mark.slow
 @requires_claude
 @pytest.mark.anyio
-async def test_the_rounds_of_an_agent_run_find_a_prewarmed_claude(claude_model, api, runtime_dir, monkeypatch):
-    starts = count_cold_starts(monkeypatch)
+async def test_the_rounds_of_an_agent_run_find_a_prewarmed_claude(claude_model, api, runtime_dir, cold_starts):
     agent = Agent(claude_model)
 
     @agent.tool_plain
@@ -390,7 +375,7 @@ async def test_the_rounds_of_an_agent_run_find_a_prewarmed_claude(claude_model, 
              fa.text("Sunny everywhere."))
     result = await agent.run("weather in three cities?")
     assert result.output == "Sunny everywhere." and len(api.messages_requests()) == 4
-    assert len(starts) == 1  # only the first round started cold: each later one took its prewarmed claude
+    assert len(cold_starts) == 1  # only the first round started cold: each later one took its prewarmed claude
     assert metrics.last()["child"] == "prewarmed"  # the doctor's facts
     assert live_processes_mentioning(str(runtime_dir)) == []  # the run ended: its session with it
 
