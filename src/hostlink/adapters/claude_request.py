@@ -38,7 +38,6 @@ T = TypeVar("T")
 CLEANUP_SECONDS = 15.0
 
 
-
 def model_spec(name: str) -> ModelSpec | None:
     """The alias a model name means: `sonnet`, `claude-code/sonnet`, or an id of a family
     (`claude-sonnet-5-5`): the CLI's alias of that family, so the CLI picks the model."""

@@ -162,10 +162,10 @@ async def _expire(parked: _Parked, shelf: list[_Parked]) -> None:
 
 async def _end_here(shelf: list[_Parked]) -> None:
     loop = asyncio.get_running_loop()
-    ending = [parked for parked in shelf if parked.loop is loop and parked.expiry is not None]
-    for parked in ending:
-        parked.end()
-    await asyncio.gather(*(parked.expiry for parked in ending if parked.expiry is not None), return_exceptions=True)
+    expiries = [parked.expiry for parked in shelf if parked.loop is loop and parked.expiry is not None]
+    for expiry in expiries:
+        expiry.cancel()  # its end: the session is shut down unless a request took it
+    await asyncio.gather(*expiries, return_exceptions=True)
 
 
 def _abandon(shelf: list[_Parked]) -> None:

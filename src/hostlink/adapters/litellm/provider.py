@@ -40,7 +40,6 @@ class ClaudeCodeLLM(CustomLLM):
 
     def __init__(self, settings: ClaudeSettings) -> None:
         super().__init__()
-        self.settings = settings
         self.conversations = Conversations(settings)
 
     def close(self) -> None:
