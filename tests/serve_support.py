@@ -167,4 +167,4 @@ def start_server(api: fa.FakeAnthropic, tmp_path_factory, *args: str, nofile: in
     served = ServeProcess(tmp_path_factory.mktemp("serve"), api, *args, nofile=nofile)
     yield served
     served.stop()
-    assert served.leftovers() == ([], [])
+    assert served.leftovers() == ([], []), (served.leftovers(), served.stderr()[-3000:])

@@ -192,7 +192,7 @@ def test_slow_bodies_take_memory_only_in_their_slots(server):
 
 def test_a_descriptor_limit_too_low_is_refused_at_start(api, tmp_path):
     with pytest.raises(AssertionError, match=r"the descriptor limit \(ulimit -n 100\) is too low for 4 concurrent "
-                                             r"requests; raise it to at least 204"):
+                                             r"requests; raise it to at least 240"):
         ServeProcess(tmp_path, api, nofile=100)
 
 

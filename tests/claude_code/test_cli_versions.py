@@ -105,8 +105,8 @@ async def test_a_claude_without_a_flag_fails_the_doctor_and_every_start_before_a
     prewarmer = Prewarmer()  # a prewarmed start obeys the same check
     spec = ChildSpec.of(str(fake.executable), "sonnet", None, fake.home, fake_environ(fake), ClaudeTransportOptions(),
                         "system", build_catalog([], []))
-    prewarmer.start(spec)
-    assert await prewarmer.take(spec, CancelSignal(), anyio.current_time() + 10) == (None, "fresh")
+    prewarmer.start(spec, object(), ())
+    assert await prewarmer.take(spec, (), CancelSignal(), anyio.current_time() + 10) == (None, "fresh")
     await prewarmer.aclose()
 
     assert fake.logged("argv") == []  # no child ever started: only --version and --help ran

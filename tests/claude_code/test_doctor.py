@@ -226,9 +226,11 @@ def test_the_doctor_says_whether_the_last_request_used_a_prewarmed_child(runtime
 
 
 def test_the_doctor_says_when_the_next_rounds_child_was_started(runtime_dir):
-    metrics.record({"outcome": "done", "child": "prewarmed", "next_child": "ahead"})
+    metrics.record({"outcome": "done", "child": "prewarmed", "next_child": "ahead", "prewarmed_waiting": 2,
+                    "prewarm_slots": 4})
     text = doctor.Diagnosis([], metrics.last()).text()
     assert "next round's claude: started before the prompt (a tool loop's round), idle until asked for" in text
+    assert "prewarmed claudes waiting when it ended: 2 (at most 4, one per conversation in progress)" in text
     metrics.record({"outcome": "done", "next_child": "later"})
     assert "next_child" not in metrics.last()  # a closed set of codes
     (runtime_dir / metrics.FILE_NAME).unlink()

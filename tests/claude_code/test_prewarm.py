@@ -117,6 +117,8 @@ async def test_a_matching_follow_up_uses_the_prewarmed_child(api, home, runtime_
     host = await started_host(real_extension(api, home), home)
     try:
         first, done = await propose(host, api)
+        assert (metrics.last()["prewarmed_waiting"], metrics.last()["prewarm_slots"]) == (1, 1)
+        assert done.prewarmed_waiting == 1
         warm = await warm_child(runtime_dir)  # the request's own directory is gone; this one waits
         # Only what a start reads (and the marker, stderr, TMPDIR): no prompt, no attachment.
         assert {p.name for p in warm.iterdir()} == {MARKER, "catalog.json", "mcp.json", "stderr.log",
@@ -125,7 +127,8 @@ async def test_a_matching_follow_up_uses_the_prewarmed_child(api, home, runtime_
         events = await stream(host, follow_up(first, done, "toolu_pw_1"))
         assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == "The echo said hi."
         assert isinstance(events[-1], Done) and events[-1].message.stop_reason == "stop"
-        assert metrics.last()["child"] == "prewarmed"
+        assert metrics.last()["child"] == "prewarmed" and metrics.last()["prewarmed_waiting"] == 0
+        assert events[-1].prewarmed and events[-1].prewarmed_waiting == 0
         before, after = (user_blocks(r) for r in api.messages_requests())
         assert len(after) == len(before) + 2  # the prewarmed child got the whole follow-up transcript
         assert not warm.exists() and live_processes_mentioning(str(warm)) == []
@@ -266,7 +269,7 @@ async def test_a_prewarmed_child_refused_at_initialize_never_serves(tmp_path, ru
         await settled(runtime_dir)  # the refused child is stopped on its own
         events = await stream(host, follow_up(first, done, "toolu_f1"))
         assert [e.delta for e in events if isinstance(e, TextDelta)] == ["fresh"]
-        assert metrics.last()["child"] == "fresh"
+        assert metrics.last()["child"] != "prewarmed"
     finally:
         await host.shutdown()
     await settled(runtime_dir, seconds=0)

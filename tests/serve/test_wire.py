@@ -248,8 +248,9 @@ def test_the_access_log_the_quiet_flag_and_the_preflight_warning(tmp_path, api):
     call(loud, "GET", "/v1/unknown")
     _, stderr = loud.stop()
     lines = [line for line in stderr.splitlines() if " /v1/" in line]
-    assert lines[0].endswith("ms in=11 out=7 prewarmed=no") and " POST /v1/chat/completions 200 " in lines[0]
-    assert lines[1].endswith("prewarmed=yes")  # the same settings: the follow-up took the prewarmed claude
+    assert lines[0].endswith("ms in=11 out=7 prewarmed=no idle=1") and " POST /v1/chat/completions 200 " in lines[0]
+    assert lines[1].endswith("prewarmed=yes idle=0")  # the follow-up took the prewarmed claude, answered: none idle
+    assert lines[2].endswith("prewarmed=- idle=-")  # no provider request
     assert "model=claude-haiku-4-5" in lines[0] and " GET /v1/unknown 404 model=- " in lines[2]
     assert SECRET not in stderr and KEY not in stderr
     assert "warning: requests will fail until this is fixed: sign-in: not signed in" in stderr

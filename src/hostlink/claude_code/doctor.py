@@ -66,7 +66,7 @@ class Check:
 
 _CHILD = {
     "prewarmed": "prewarmed (started while the host ran the tools of the request before)",
-    "replaced": "started fresh (the prewarmed one did not match the request and was stopped)",
+    "replaced": "started fresh (its conversation's prewarmed one did not match the request and was stopped)",
     "fresh": "started fresh",
 }
 _NEXT_CHILD = {
@@ -98,6 +98,9 @@ class Diagnosis:
                 lines.append(f"     last request's claude: {_CHILD[self.last_request['child']]}")
             if self.last_request.get("next_child") in _NEXT_CHILD:
                 lines.append(f"     next round's claude: {_NEXT_CHILD[self.last_request['next_child']]}")
+            if "prewarmed_waiting" in self.last_request and "prewarm_slots" in self.last_request:
+                lines.append(f"     prewarmed claudes waiting when it ended: {self.last_request['prewarmed_waiting']} "
+                             f"(at most {self.last_request['prewarm_slots']}, one per conversation in progress)")
         return "\n".join(lines)
 
     def report(self) -> dict[str, Any]:

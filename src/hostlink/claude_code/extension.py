@@ -8,9 +8,10 @@ whether the CLI is signed in is only known by asking it, so the first request ch
 and fails with an explanatory error. Leftover private directories of dead hostlink processes
 are recovered by the host session when it starts.
 
-A provider is made per request, so the one prewarmed child a session may hold
-(`hostlink.claude_code.prewarm`) belongs to the extension, which lives for the session
-and stops it at shutdown. Only a lasting session prewarms: a one-shot host shuts down right
+A provider is made per request, so the prewarmed children a session may hold
+(`hostlink.claude_code.prewarm`: one per conversation the host carries on at once,
+`Session.conversations`) belong to the extension, which lives for the session and stops
+them at shutdown. Only a lasting session prewarms: a one-shot host shuts down right
 after its request, so a prewarmed child would only be started to be stopped.
 """
 
@@ -93,7 +94,7 @@ class ClaudeCodeExtension:
         if session.lasting and self._executable is not None:
             from hostlink.claude_code.prewarm import Prewarmer
 
-            self._prewarmer = Prewarmer(session.notifier)
+            self._prewarmer = Prewarmer(session.notifier, slots=session.conversations)
 
     async def _shutdown(self) -> None:
         self._output = self._session = None

@@ -42,6 +42,8 @@ _NUMBERS = frozenset(
         "tools",
         "images",
         "exit_code",
+        "prewarmed_waiting",
+        "prewarm_slots",
     }
 )
 # Each text fact is a code from a closed set or of a narrow shape, so no caller can store

@@ -17,16 +17,19 @@ just before its own prompt is written, so that even a host whose tools return at
 it up; a round that ends the loop (an answer without tool calls) stops that child at once. A prewarmed
 child runs with its own private directory holding only what a start reads (the system
 prompt, the catalog, the MCP config, an empty TMPDIR) and no prompt. The next request
-takes it when its `ChildSpec` is equal; otherwise the child is stopped and a fresh one
-serves the request. A prewarmed child not taken within `IDLE_SECONDS`, or still there
-at session shutdown, is stopped with its process group and its directory removed, exactly
-like a finished one.
+takes its conversation's child (the request whose messages its own extend started it) when
+its `ChildSpec` is equal, and stops it otherwise; else the oldest one for an equal spec; else it
+starts a fresh child. A session holds at most one prewarmed child per conversation it carries on at once
+(its `slots`): each request starts at most one, and with every slot held the oldest is
+stopped (its conversation most likely ended). A prewarmed child not taken within
+`IDLE_SECONDS`, or still there at session shutdown, is stopped with its process group and
+its directory removed, exactly like a finished one.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +47,7 @@ from hostlink.claude_code.process import (
     mcp_config,
     private_dirs,
 )
-from hostlink.host import CancelSignal, Notifier
+from hostlink.host import CancelSignal, Message, Notifier
 from hostlink.host.cancel import cancelled_by
 from hostlink.host.private import PrivateStateError, create_private_dir, remove_private_dir, write_private_file
 
@@ -150,6 +153,8 @@ async def start_child(spec: ChildSpec) -> Child:
 @dataclass(eq=False)
 class _Warm:
     spec: ChildSpec
+    owner: object  # the request it was started ahead of the follow-up of
+    messages: tuple[Message, ...]  # that request's: its follow-up's messages extend them
     scope: anyio.CancelScope  # the owner's: its deadline is the idle bound; cancelled when taken or stopped
     child: Child | None = None
     state: str = "starting"  # -> ready -> taken | stopped
@@ -158,50 +163,78 @@ class _Warm:
 
 
 class Prewarmer:
-    """At most one prewarmed child for a session (see the module docstring).
+    """At most `slots` prewarmed children for a session (see the module docstring), one per
+    request whose follow-up is expected: one for a host that runs a session per
+    conversation, one per request slot for `hostlink serve`, whose one session serves
+    every client's conversations at once.
 
     Each child is held by an owner task that starts it, has it answer its `initialize`
     control request and stops it unless a request took it. `take` also says how the
-    request gets its child: `prewarmed`, `replaced` (a prewarmed child did not match and
-    was stopped) or `fresh`.
+    request gets its child: `prewarmed`, `replaced` (its conversation's child did not match
+    it and was stopped) or `fresh`.
     """
 
-    def __init__(self, notifier: Notifier | None = None) -> None:
+    def __init__(self, notifier: Notifier | None = None, slots: int = 1) -> None:
+        if slots < 1:
+            raise ValueError("a prewarmer needs at least one slot")
         self._notifier = notifier
+        self._slots = slots
         self._idle_seconds = IDLE_SECONDS
-        self._current: _Warm | None = None
+        self._waiting: list[_Warm] = []  # started or ready, not taken: oldest first
         self._owned: set[_Warm] = set()
         self._closed = False
 
-    def start(self, spec: ChildSpec) -> None:
-        """Start the child `spec` describes in the background, replacing any prewarmed one
-        (one for an equal spec, started or starting, is kept: it is that child)."""
-        if self._closed:
+    @property
+    def slots(self) -> int:
+        return self._slots
+
+    @property
+    def waiting(self) -> int:
+        """How many prewarmed children wait for their request (starting or ready)."""
+        return len(self._waiting)
+
+    def start(self, spec: ChildSpec, owner: object, messages: Sequence[Message]) -> None:
+        """Start the child `spec` describes in the background, for the follow-up of the request
+        `owner` (whose messages are `messages`); one per owner (a second call is that child).
+        With every slot held, the oldest waiting child is stopped: it is the one most likely
+        abandoned."""
+        if self._closed or any(warm.owner is owner for warm in self._waiting):
             return
-        if self._current is not None:
-            if self._current.spec == spec:
-                return
-            self._current.scope.cancel()
-        warm = self._current = _Warm(spec, anyio.CancelScope(deadline=anyio.current_time() + self._idle_seconds))
+        if len(self._waiting) >= self._slots:
+            self._discard(self._waiting[0])
+        warm = _Warm(spec, owner, tuple(messages),
+                     anyio.CancelScope(deadline=anyio.current_time() + self._idle_seconds))
+        self._waiting.append(warm)
         self._owned.add(warm)
         warm.task = asyncio.get_running_loop().create_task(self._own(warm))
 
-    def stop(self, spec: ChildSpec) -> None:
-        """Stop the prewarmed child started for `spec`, if no request took it: the round it
-        was started ahead of ended its loop, so nobody is about to ask for it."""
-        if self._current is not None and self._current.spec == spec:
-            self._current.scope.cancel()
-            self._current = None
+    def stop(self, owner: object) -> None:
+        """Stop the prewarmed child started for `owner`'s follow-up, if no request took it: the
+        round it was started ahead of ended its loop, so nobody is about to ask for it."""
+        for warm in self._waiting:
+            if warm.owner is owner:
+                self._discard(warm)
+                return
 
-    async def take(self, spec: ChildSpec, signal: CancelSignal, deadline: float) -> tuple[Child | None, str]:
-        """The prewarmed child if it matches `spec` and started cleanly (None otherwise), and
-        how the request gets its child; a prewarmed child not taken is stopped."""
-        warm, self._current = self._current, None
+    def _discard(self, warm: _Warm) -> None:
+        self._waiting.remove(warm)
+        warm.scope.cancel()
+
+    async def take(self, spec: ChildSpec, messages: Sequence[Message], signal: CancelSignal,
+                   deadline: float) -> tuple[Child | None, str]:
+        """A prewarmed child for `spec` if one started cleanly (None otherwise), and how the
+        request gets its child: the one of the conversation `messages` continue, else the
+        oldest for an equal spec (a client that rewrote its history still finds one). The
+        conversation's own child, when it does not match, is stopped: nobody else will ask
+        for it."""
+        own = next((warm for warm in self._waiting if _continues(messages, warm.messages)), None)
+        if own is not None and own.spec != spec:
+            self._discard(own)
+        warm = own if own is not None and own.spec == spec else next(
+            (warm for warm in self._waiting if warm.spec == spec), None)
         if warm is None:
-            return None, "fresh"
-        if warm.spec != spec:
-            warm.scope.cancel()
-            return None, "replaced"
+            return None, "fresh" if own is None else "replaced"
+        self._waiting.remove(warm)
         try:
             with cancelled_by(signal) as scope:
                 scope.deadline = deadline
@@ -221,7 +254,7 @@ class Prewarmer:
     async def aclose(self) -> None:
         """Stop every prewarmed child and wait until each is gone; no more start after this."""
         self._closed = True
-        self._current = None
+        self._waiting.clear()
         owned = list(self._owned)
         for warm in owned:
             warm.scope.cancel()
@@ -241,8 +274,8 @@ class Prewarmer:
         except Exception:  # noqa: BLE001 - not usable: the next request starts a fresh child,
             pass  # which reports the failure (a refused start, a bug) on a request that can show it
         finally:
-            if self._current is warm:
-                self._current = None
+            if warm in self._waiting:
+                self._waiting.remove(warm)
             if warm.state != "taken":
                 warm.state = "stopped"
                 warm.ready.set()
@@ -252,3 +285,8 @@ class Prewarmer:
                     if error is not None and self._notifier is not None:
                         self._notifier.notify(f"a prewarmed claude was not stopped cleanly: {error}", "warning")
             self._owned.discard(warm)  # only now: shutdown waits for a child still being stopped
+
+
+def _continues(messages: Sequence[Message], earlier: tuple[Message, ...]) -> bool:
+    """Whether `messages` are a later round of the conversation whose request had `earlier`."""
+    return len(messages) > len(earlier) and tuple(messages[: len(earlier)]) == earlier

@@ -29,8 +29,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +72,7 @@ from hostlink.host import (
     Done,
     ErrorEvent,
     GenerationSettings,
+    Message,
     ModelSpec,
     Notifier,
     ProviderHooks,
@@ -177,6 +179,7 @@ class ClaudeCodeProvider:
             return
         # aclosing: a consumer that stops early still closes the request (and its cleanup).
         request = _Request(self, model, catalog, transcript, signal, context.settings)
+        request.messages = context.messages
         request.in_tool_loop = bool(context.messages) and isinstance(context.messages[-1], ToolResultMessage)
         async with aclosing(request.run()) as events:
             async for event in events:
@@ -197,7 +200,8 @@ class _Request:
         self.signal = signal
         self.child: Child | None = None
         self.initialized = False  # the child answered its initialize control request
-        self.how = "fresh"  # how the child was got: prewarmed, replaced or fresh
+        self.how = "fresh"  # how the child was got: prewarmed or fresh
+        self.messages: Sequence[Message] = ()  # what its conversation's next round extends
         self.in_tool_loop = False  # it answers tool results: the loop's next round is likely to follow
         self.settings = settings
         self.prompted = False  # the prompt was (being) written: stderr may hold content now
@@ -244,10 +248,15 @@ class _Request:
                 final = [cleanup_error]  # success is published only after a clean cleanup
             if self.provider.start_facts.get("next_child") == "ahead" and not self._follow_up_expected():
                 assert self.provider.prewarmer is not None  # it started the child ahead
-                self.provider.prewarmer.stop(self.spec)  # the loop ended here: nobody will ask for it
+                self.provider.prewarmer.stop(self)  # the loop ended here: nobody will ask for it
                 del self.provider.start_facts["next_child"]
             elif not self.provider.prewarm_early and isinstance(final[-1], Done) and self._follow_up_expected():
                 self._prewarm_next("after")  # every plan report of the request was read by now
+            if (prewarmer := self.provider.prewarmer) is not None:  # for the doctor and the access log
+                waiting = prewarmer.waiting
+                self.provider.start_facts.update(prewarmed_waiting=waiting, prewarm_slots=prewarmer.slots)
+                final = [replace(event, prewarmed_waiting=waiting) if isinstance(event, Done) else event
+                         for event in final]
             for event in final:
                 yield event
         finally:
@@ -264,7 +273,7 @@ class _Request:
         """Have the session's prewarmer start the next round's child (an equal one already
         starting is kept); `when` (ahead, proposal, after) is told to the doctor."""
         if self.provider.prewarmer is not None and self.provider.may_prewarm():
-            self.provider.prewarmer.start(self.spec)
+            self.provider.prewarmer.start(self.spec, self, self.messages)
             self.provider.start_facts.setdefault("next_child", when)
 
     async def _launch(self) -> None:
@@ -273,7 +282,7 @@ class _Request:
         prewarmer = self.provider.prewarmer
         how = "fresh"
         if prewarmer is not None:
-            self.child, how = await prewarmer.take(self.spec, self.signal, self.deadline)
+            self.child, how = await prewarmer.take(self.spec, self.messages, self.signal, self.deadline)
             self.initialized = self.child is not None
         if self.child is None:
             self.child = await start_child(self.spec)

@@ -97,7 +97,7 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
     except ValueError as error:
         raise Fail(str(error)) from None
     token = endpoint_key(token_env)
-    host = HostSession(extensions, command="hostlink")
+    host = HostSession(extensions, command="hostlink", conversations=max_concurrent)
 
     def listening(where: Listening) -> None:
         key = variable_value(token_env) if token_env is not None else file_contents(str(where.key_file))

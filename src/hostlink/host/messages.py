@@ -167,6 +167,8 @@ class Done:
     type: Literal["done"] = "done"
     # Whether the answer came from a process started ahead of the request (None: not said).
     prewarmed: bool | None = None
+    # How many processes started ahead wait for a next round once it was done (None: not said).
+    prewarmed_waiting: int | None = None
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,10 @@ class Session:
     again mid-session (a reload): trust by record lasts only while the project's files are as
     trusted. None: `project_trusted` holds for the whole session.
     `provider_hooks` is what a provider calls around each request (the session's
-    registry): see `ProviderHooks`.
+    registry): see `ProviderHooks`. `conversations` is how many conversations the host
+    carries on at once (`hostlink serve`: its request slots; one elsewhere): what an
+    extension keeps per conversation (the Claude Code provider's prewarmed `claude`) is
+    bounded by it.
     """
 
     cwd: Path
@@ -120,6 +123,7 @@ class Session:
     complete: Complete | None = None
     trust_again: Callable[[], bool] | None = None
     provider_hooks: ProviderHooks | None = None
+    conversations: int = 1
 
 
 @dataclass(frozen=True)

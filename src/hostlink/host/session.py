@@ -54,16 +54,18 @@ class HostSession:
     exits, and a missing sign-in names the command that signs in rather than a link.
     `keep_output` keeps it all the same, for a one-shot host that writes a result out whole
     before it exits (`OutputSession.overflows` says where each cut text went).
+    `conversations`: how many conversations it carries on at once (see `Session`).
     """
 
     def __init__(self, extensions: Sequence[Extension], *, command: str = "hostlink",
-                 lasting: bool = True, keep_output: bool = False) -> None:
+                 lasting: bool = True, keep_output: bool = False, conversations: int = 1) -> None:
         self.registry = Registry()
         for extension in extensions:
             extension.register(self.registry)
         self.command = command
         self._lasting = lasting
         self._keep_output = keep_output
+        self._conversations = conversations
         self.output: OutputSession | None = None
         self._state = "new"  # -> started -> closed
 
@@ -87,7 +89,7 @@ class HostSession:
         await self.registry.start_session(Session(cwd=cwd, project_trusted=project_trusted, notifier=notifier, ask=ask,
                                                   complete=self.complete, trust_again=trust_again,
                                                   output=self.output, command=self.command, lasting=self._lasting,
-                                                  provider_hooks=self.registry))
+                                                  provider_hooks=self.registry, conversations=self._conversations))
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any], signal: CancelSignal) -> ToolResult:
         return await self._registered(self.registry.tools, name, "tool").execute(arguments, signal)

@@ -1,11 +1,12 @@
 """One access-log line per request, for the person running the endpoint.
 
-`2026-01-02T03:04:05Z POST /v1/messages 200 model=sonnet 812ms in=11 out=7 prewarmed=no`:
-time (UTC, when the request arrived), method, path (no query string), status, the model the
-client named, duration, input/output tokens and whether a prewarmed `claude` answered
-(`-` when not known). Never prompt text, arguments, headers or the key; the model name is
-cut and stripped of anything but a narrow set of characters, so a client cannot write into
-the log.
+`2026-01-02T03:04:05Z POST /v1/messages 200 model=sonnet 812ms in=11 out=7 prewarmed=no idle=1`
+gives the time (UTC, when the request arrived), method, path (no query string), status, the
+model the client named, duration, input/output tokens, whether a prewarmed `claude`
+answered, and how many prewarmed `claude` processes wait idle for a conversation's next
+round once it ended (at most one per `--max-concurrent` slot); `-` when not known. Never
+prompt text, arguments, headers or the key; the model name is cut and stripped of anything
+but a narrow set of characters, so a client cannot write into the log.
 
 A refused request (a 4xx) is logged once per status a minute, the next such line saying how
 many were not shown: a flood of refused connections (no key, a web page's Origin, more than
@@ -20,7 +21,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 Scope = MutableMapping[str, Any]
-FACTS = "hostlink.access"  # the scope key a handler fills with model, tokens, prewarmed
+FACTS = "hostlink.access"  # the scope key a handler fills with model, tokens, prewarmed, idle
 _UNSAFE = re.compile(r"[^A-Za-z0-9._:/\[\]-]")
 REFUSALS_EVERY_SECONDS = 60.0
 
@@ -40,8 +41,9 @@ def line(started: float, method: str, path: str, status: int, seconds: float, kn
     prewarmed = {True: "yes", False: "no"}.get(known["prewarmed"], "-") if "prewarmed" in known else "-"
     tokens = (f"in={known['input_tokens']} out={known['output_tokens']}" if "input_tokens" in known
               else "in=- out=-")
+    idle = known.get("idle")
     return (f"{stamp} {_safe(method, 10)} {_safe(path, 120)} {status} model={_safe(known.get('model', '-'))} "
-            f"{int(seconds * 1000)}ms {tokens} prewarmed={prewarmed}")
+            f"{int(seconds * 1000)}ms {tokens} prewarmed={prewarmed} idle={'-' if idle is None else int(idle)}")
 
 
 class _Refusals:

@@ -269,7 +269,7 @@ class _Generate:
                 if isinstance(event, Done):
                     usage = event.message.usage
                     log.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                               prewarmed=event.prewarmed)
+                               prewarmed=event.prewarmed, idle=event.prewarmed_waiting)
                 if streamer is None or _gone(signal):
                     continue
                 if not started:

@@ -47,8 +47,8 @@ ACCEPT_BACKLOG = 32  # the listen queue, and how many connections asyncio accept
 # a batch is accepted, the two batches before it and the last one's evictions still hold descriptors.
 ACCEPT_BATCHES_IN_FLIGHT = 3
 BASE_DESCRIPTORS = 32  # an idle server holds 7 (interpreter, loop, listener, stdio): the rest is spare
-DESCRIPTORS_PER_REQUEST = 12  # a running request holds about 5 (claude's pipes, private files); twice that, and spare
-IDLE_CHILDREN = 1  # the session's one prewarmed claude (hostlink.claude_code.prewarm) holds as much as a request
+# A running request holds about 5 (claude's pipes, private files), a prewarmed child as many: twice that, and spare.
+DESCRIPTORS_PER_REQUEST = 12
 MIN_CONNECTIONS = 16
 LOG_EVERY_SECONDS = 60.0
 log = logging.getLogger("uvicorn.error")
@@ -64,7 +64,7 @@ def connection_bound(max_concurrent: int) -> int:
     soft = descriptor_limit()
     if soft is None:
         return MAX_CONNECTIONS
-    children = max_concurrent + IDLE_CHILDREN
+    children = 2 * max_concurrent  # each request's claude, and one prewarmed for each slot's next round
     reserve = BASE_DESCRIPTORS + ACCEPT_BATCHES_IN_FLIGHT * ACCEPT_BACKLOG + DESCRIPTORS_PER_REQUEST * children
     if soft - reserve < MIN_CONNECTIONS:
         raise ValueError(f"the descriptor limit (ulimit -n {soft}) is too low for {max_concurrent} concurrent "
