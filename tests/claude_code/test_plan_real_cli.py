@@ -65,7 +65,10 @@ class CountingClaude:
 
 
 @pytest.fixture
-def claude(tmp_path):
+def claude(tmp_path, monkeypatch):
+    # A CLI facts cache of its own: the shared one keeps the last few executables, and the
+    # other workers' tests (a fake claude each) pushed this one's out mid-test (2 more starts).
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return CountingClaude(tmp_path)
 
 
