@@ -16,5 +16,7 @@ def api():
 
 @pytest.fixture
 def gpt(server):
-    """The official `openai` client of the module's server."""
-    return openai.OpenAI(base_url=server.base_url + "/v1", api_key=KEY, max_retries=0)
+    """The official `openai` client of the module's server (closed after the test: a client left
+    to the collector holds its connection until a later test's collection warns about it)."""
+    with openai.OpenAI(base_url=server.base_url + "/v1", api_key=KEY, max_retries=0) as client:
+        yield client

@@ -185,22 +185,24 @@ def test_the_clis_usage_limit_is_429_and_an_overload_529(server, api):
     assert status == 429 and anthropic_error(body) [0] == "rate_limit_error"
     assert 3500 < int(headers["retry-after"]) <= 3600 and "try again at" in anthropic_error(body)[1]
     api.push(fa.server_error())
-    with pytest.raises(openai.APIStatusError) as raised:
-        openai.OpenAI(base_url=server.base_url + "/v1", api_key=KEY, max_retries=0).chat.completions.create(**chat())
+    with pytest.raises(openai.APIStatusError) as raised, \
+            openai.OpenAI(base_url=server.base_url + "/v1", api_key=KEY, max_retries=0) as client:
+        client.chat.completions.create(**chat())
     assert raised.value.status_code == 529
 
 
 def test_sign_in_missing_says_claude_auth_login(server, api):
     api.push(fa.HttpError(401, "authentication_error", "invalid x-api-key"))
-    with pytest.raises(anthropic.AuthenticationError) as raised:
-        anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0).messages.create(**ask())
+    with pytest.raises(anthropic.AuthenticationError) as raised, \
+            anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0) as client:
+        client.messages.create(**ask())
     assert raised.value.status_code == 401 and "claude auth login" in raised.value.message
 
 
 def test_a_failure_mid_stream_is_an_error_event(server, api):
     api.push(fa.Reply((fa.Text("partial"), fa.Text("more")), error_after_blocks=1))
-    client = anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0)
-    with pytest.raises(anthropic.APIStatusError) as raised, client.messages.stream(**ask()) as stream:
+    with anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0) as client, \
+            pytest.raises(anthropic.APIStatusError) as raised, client.messages.stream(**ask()) as stream:
         stream.get_final_message()
     assert SECRET not in str(raised.value)
 

@@ -41,7 +41,8 @@ def weather(city: str) -> str:
 
 @pytest.fixture
 def claude(server):
-    return anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0)
+    with anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0) as client:
+        yield client
 
 
 def test_banner_prints_base_urls_and_export_lines(server):
@@ -205,6 +206,7 @@ def test_sigterm_during_a_request_stops_claude_and_leaves_nothing(tmp_path, api)
     served.wait_for_claude()
     returncode, stderr = served.stop(signal.SIGTERM)
     worker.join(30)
+    sdk.close()
     assert returncode == 0 and "stopped by SIGTERM" in stderr and "Traceback" not in stderr
     assert isinstance(outcome[0], anthropic.APIStatusError) and outcome[0].status_code == 529
     assert served.leftovers() == ([], [])

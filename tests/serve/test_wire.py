@@ -99,12 +99,12 @@ def test_system_messages_anywhere_are_folded_in_where_they_stand(server, api):
 
 
 def test_count_tokens_is_an_estimate_from_the_same_conversation(server, api):
-    sdk = anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0)
     before = len(api.messages_requests())
-    text_only = sdk.messages.count_tokens(model="claude-opus-5-5", messages=user("x" * 700))
-    with_image = sdk.messages.count_tokens(model="opus", messages=[{"role": "user", "content": [
-        {"type": "text", "text": "x" * 700},
-        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}]}])
+    with anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0) as sdk:
+        text_only = sdk.messages.count_tokens(model="claude-opus-5-5", messages=user("x" * 700))
+        with_image = sdk.messages.count_tokens(model="opus", messages=[{"role": "user", "content": [
+            {"type": "text", "text": "x" * 700},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}]}])
     assert 200 <= text_only.input_tokens <= 220 and with_image.input_tokens == text_only.input_tokens + 1600
     status, headers, _ = call(server, "POST", "/v1/messages/count_tokens?beta=true",
                               {"model": "sonnet", "messages": user()})
