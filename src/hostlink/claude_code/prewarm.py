@@ -227,7 +227,7 @@ class Prewarmer:
         oldest for an equal spec (a client that rewrote its history still finds one). The
         conversation's own child, when it does not match, is stopped: nobody else will ask
         for it."""
-        own = next((warm for warm in self._waiting if _continues(messages, warm.messages)), None)
+        own = next((warm for warm in self._waiting if continues(messages, warm.messages)), None)
         if own is not None and own.spec != spec:
             self._discard(own)
         warm = own if own is not None and own.spec == spec else next(
@@ -287,6 +287,7 @@ class Prewarmer:
             self._owned.discard(warm)  # only now: shutdown waits for a child still being stopped
 
 
-def _continues(messages: Sequence[Message], earlier: tuple[Message, ...]) -> bool:
-    """Whether `messages` are a later round of the conversation whose request had `earlier`."""
+def continues(messages: Sequence[Message], earlier: tuple[Message, ...]) -> bool:
+    """Whether `messages` are a later round of the conversation whose request had `earlier`
+    (its history, then the answer and what came after it)."""
     return len(messages) > len(earlier) and tuple(messages[: len(earlier)]) == earlier

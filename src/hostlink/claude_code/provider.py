@@ -200,7 +200,7 @@ class _Request:
         self.signal = signal
         self.child: Child | None = None
         self.initialized = False  # the child answered its initialize control request
-        self.how = "fresh"  # how the child was got: prewarmed or fresh
+        self.how = "fresh"  # how the child was got: prewarmed, replaced or fresh
         self.messages: Sequence[Message] = ()  # what its conversation's next round extends
         self.in_tool_loop = False  # it answers tool results: the loop's next round is likely to follow
         self.settings = settings
@@ -270,8 +270,8 @@ class _Request:
         return self.mapper.stop_reason == "tool_use" and bool(names) and names != {self.settings.answer_tool}
 
     def _prewarm_next(self, when: str) -> None:
-        """Have the session's prewarmer start the next round's child (an equal one already
-        starting is kept); `when` (ahead, proposal, after) is told to the doctor."""
+        """Have the session's prewarmer start the next round's child (one per request: a second
+        call is that child); `when` (ahead, proposal, after) is told to the doctor."""
         if self.provider.prewarmer is not None and self.provider.may_prewarm():
             self.provider.prewarmer.start(self.spec, self, self.messages)
             self.provider.start_facts.setdefault("next_child", when)

@@ -107,8 +107,7 @@ class ConversationSessions:
     def _take(self, messages: Sequence[Message]) -> HostSession | None:
         loop = asyncio.get_running_loop()
         for parked in self._parked:
-            size = len(parked.messages)
-            if parked.loop is loop and len(messages) > size and tuple(messages[:size]) == parked.messages:
+            if parked.loop is loop and prewarm.continues(messages, parked.messages):
                 self._parked.remove(parked)
                 parked.taken = True
                 if parked.owner is not None:
