@@ -54,11 +54,13 @@ def _group_alive(pgid: int) -> bool:
     reaped it yet is not alive."""
     if sys.platform == "win32":
         raise NotImplementedError("Windows trees are jobs")
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False  # not even an unreaped member: the usual answer once a tree is stopped, and cheap
+    except PermissionError:
+        pass  # a member we may not signal is still a member
     if not os.path.isdir("/proc/self"):
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
         return True
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
