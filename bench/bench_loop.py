@@ -8,8 +8,10 @@ llm host (in-process, as llm's Python API runs it), a client through `hostlink s
 (Chat Completions, the whole conversation in each request), a LangChain `ChatClaudeCode` with
 bound tools (`invoke`, as a LangGraph agent sends each round) and `litellm.completion` on
 `claude-code/<model>`. Each row is the median loop time
-of each side, interleaved; the floor is a prewarmed child that is up when its request comes
-(~0.1 s a round plus the tool time, about 0.45x with 0.3 s tools).
+of each side, interleaved. The floor, measured on Claude Code 2.1.332: a prewarmed child that is
+up when its request comes answers in ~0.1 s, and the seed stops it and checks the stop before
+publishing the proposal (~0.06 s, the CLI's own SIGTERM shutdown), about 0.57x with 0.3 s tools.
+With no tool time each round waits for its child's start (~0.45 s, all of it CPU), about 0.8x.
 """
 
 from __future__ import annotations
