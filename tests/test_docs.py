@@ -209,9 +209,9 @@ def test_ci_blocks_are_the_readme_commands_ci_runs():
     lines = [line.split("  #")[0].strip() for line in ci.splitlines()]
     assert "scripts/setup-test" in lines and "scripts/check" in lines
     assert lines.index("scripts/setup-test") < lines.index("scripts/check")  # installed first, then checked
-    # The release build runs beside the checks, and its failure fails the run.
-    assert 'scripts/check-release >"$release_log" 2>&1 &' in lines
-    assert 'waited "$check_release" "$release_log" scripts/check-release' in lines
+    # The release build runs beside the checks, and its failure fails the run (wait_beside).
+    assert "beside scripts/check-release scripts/check-release" in lines
+    assert lines.index("scripts/check") < lines.index("wait_beside")
     check = (ROOT / "scripts/check").read_text()
     assert 'scripts/test "$@"' in check and "coverage report" in check  # the README's command, measured
     assert "hostlink\" demo" in (ROOT / "scripts/check-release").read_text()
