@@ -4,8 +4,8 @@ Request fields read: `model`, `max_tokens` (the answer's cap, honoured), `system
 (string or text blocks), `messages` (text, base64 image, `tool_use`, `tool_result` with
 text/image content and `is_error`, `thinking`; a `system` message anywhere), `tools`
 (custom tools with `input_schema`), `tool_choice`, `output_config` (`effort`,
-`format`), `thinking`, `metadata`, `stream`. Sampling fields go through
-`hostlink.serve.options`.
+`format`), `thinking`, `metadata`, `stream`, `stop_sequences` (honoured by cutting the
+answer, `hostlink.serve.stops`). Sampling fields go through `hostlink.serve.options`.
 """
 
 from __future__ import annotations
@@ -31,11 +31,10 @@ from hostlink.host import (
     ToolCallEvent,
     UserContent,
 )
-from hostlink.serve import options, structured
+from hostlink.serve import options, stops, structured
 from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
-    Parsed,
     ToolChoice,
     field,
     image,
@@ -47,6 +46,7 @@ from hostlink.serve.core import (
     tool_definition,
     usage_numbers,
 )
+from hostlink.serve.parsed import Parsed
 
 ERROR_TYPES = {"invalid_request": "invalid_request_error", "authentication": "authentication_error",
                "permission": "permission_error", "not_found": "not_found_error",
@@ -69,7 +69,11 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
     stream = field(payload, "stream", bool, "", default=False)
     context = conversation(payload)
     output = _output_format(payload)
-    return Parsed(model, payload["model"], structured.apply(replace(context, settings=generation), output), stream,
+    stop = stops.sequences(payload.get("stop_sequences"), "stop_sequences", listed_only=True, limit=stops.MAX_LISTED)
+    if stop and output is not None:
+        raise invalid("stop_sequences", "stop sequences cannot cut an answer that must be JSON; leave one of them out")
+    settings = replace(generation, stop_sequences=stop)
+    return Parsed(model, payload["model"], structured.apply(replace(context, settings=settings), output), stream,
                   output=output)
 
 
@@ -217,10 +221,15 @@ def _message_id() -> str:
     return "msg_" + uuid.uuid4().hex[:24]
 
 
+def _stop(done: AssistantMessage) -> dict[str, Any]:
+    """`stop_reason` and `stop_sequence` (the sequence the answer was cut at, if it was)."""
+    reason = "stop_sequence" if done.stop_sequence is not None else _STOP_REASONS[done.stop_reason]
+    return {"stop_reason": reason, "stop_sequence": done.stop_sequence}
+
+
 def message(parsed: Parsed, done: AssistantMessage) -> dict[str, Any]:
     return {"id": _message_id(), "type": "message", "role": "assistant", "model": parsed.model_name,
-            "content": [_block(part) for part in done.content], "stop_reason": _STOP_REASONS[done.stop_reason],
-            "stop_sequence": None, "usage": _usage(done)}
+            "content": [_block(part) for part in done.content], **_stop(done), "usage": _usage(done)}
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -272,9 +281,7 @@ class Streamer:
             return out + self._delta({"type": "input_json_delta", "partial_json": arguments}) + self._close()
         if isinstance(event, Done):
             usage = _usage(event.message)
-            delta = {"type": "message_delta",
-                     "delta": {"stop_reason": _STOP_REASONS[event.message.stop_reason], "stop_sequence": None},
-                     "usage": usage}
+            delta = {"type": "message_delta", "delta": _stop(event.message), "usage": usage}
             return self._close() + _sse("message_delta", delta) + _sse("message_stop", {"type": "message_stop"})
         if isinstance(event, ErrorEvent):
             return self.failed(provider_error(event))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,6 @@ from hostlink.host import (
     Message,
     ModelSpec,
     ProviderSpec,
-    StreamEvent,
     TextContent,
     ToolCall,
     ToolDefinition,
@@ -157,28 +156,6 @@ def resolve_model(provider: ProviderSpec, name: Any) -> ModelSpec:
     if provider.unavailable:
         raise ApiError(503, "api", provider.unavailable)
     return spec
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """A request read by either wire format: the model, the Context and how to answer."""
-
-    model: ModelSpec
-    model_name: str  # as the client named it, echoed in the answer
-    context: Context
-    stream: bool
-    include_usage: bool = False  # OpenAI's stream_options.include_usage
-    output: Any = None  # a structured.OutputFormat: the answer must be JSON (of a schema)
-    store: Any = None  # Responses: what to keep of this exchange (responses.Stored), if anything
-    stop: tuple[str, ...] = ()  # stop sequences (Chat's `stop`, Messages' `stop_sequences`): where the answer is cut
-
-    def answer(self, events: AsyncIterator[StreamEvent]) -> AsyncGenerator[StreamEvent]:
-        """The provider's events as this request is answered: the output tool's proposal turned
-        into the answer's text, then the answer cut at its first stop sequence. The one chain
-        every host that answers from a `Parsed` runs (serve's endpoints, the LiteLLM host)."""
-        from hostlink.serve import stops, structured  # both build on this module
-
-        return stops.cut(structured.transform(events, self.output), self.stop)
 
 
 # --- the conversation ------------------------------------------------------------------

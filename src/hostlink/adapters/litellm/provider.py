@@ -26,7 +26,8 @@ from hostlink.claude_code import PROVIDER_NAME
 from hostlink.host import Done, ErrorEvent, StreamEvent, TextDelta, ToolCallEvent
 
 if TYPE_CHECKING:
-    from hostlink.serve.core import ApiError, Parsed
+    from hostlink.serve.core import ApiError
+    from hostlink.serve.parsed import Parsed
 
 _FINISH_REASONS = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}
 # LiteLLM's own bookkeeping among the optional parameters: not part of the request
