@@ -2,10 +2,11 @@
 
 Request fields read: `model`, `max_tokens` (the answer's cap, honoured), `system`
 (string or text blocks), `messages` (text, base64 image, `tool_use`, `tool_result` with
-text/image content and `is_error`, `thinking`; a `system` message anywhere), `tools`
-(custom tools with `input_schema`), `tool_choice`, `output_config` (`effort`,
-`format`), `thinking`, `metadata`, `stream`, `stop_sequences` (honoured by cutting the
-answer, `hostlink.serve.stops`). Sampling fields go through `hostlink.serve.options`.
+text/image/`tool_reference` content and `is_error`, `thinking`; a `system` message anywhere),
+`tools` (custom tools with `input_schema`; `defer_loading` as tool search has it,
+`hostlink.serve.tool_search`), `tool_choice`, `output_config` (`effort`, `format`),
+`thinking`, `metadata`, `stream`, `stop_sequences` (honoured by cutting the answer,
+`hostlink.serve.stops`). Sampling fields go through `hostlink.serve.options`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from hostlink.host import (
     ToolCallEvent,
     UserContent,
 )
-from hostlink.serve import options, stops, structured
+from hostlink.serve import options, stops, structured, tool_search
 from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
@@ -104,24 +105,26 @@ def conversation(payload: dict[str, Any]) -> Context:
         for path, block in objects(system, "system"):
             one_of(block.get("type"), ("text",), f"{path}.type")
             builder.add_system(field(block, "text", str, path, required=True))
+    references: dict[str, str] = {}  # the tools tool_reference blocks name -> where
     for path, message in objects(field(payload, "messages", list, "", required=True), "messages"):
         role = one_of(message.get("role"), ("user", "assistant", "system"), f"{path}.role")
         blocks = _blocks(message.get("content"), f"{path}.content")
         if role == "system":
             builder.add_instruction("\n\n".join(_texts(blocks)), role)
         elif role == "user":
-            _user(builder, blocks, path)
+            _user(builder, blocks, path, references)
         else:
             builder.add_assistant(_assistant(blocks), path)
     tools = [
-        tool_definition(tool.get("name"), tool.get("description"), tool.get("input_schema"), tpath)
+        (tool_definition(tool.get("name"), tool.get("description"), tool.get("input_schema"), tpath),
+         field(tool, "defer_loading", bool, tpath, default=False))
         for tpath, tool in objects(field(payload, "tools", list, "", default=[]), "tools")
         if _custom_tool(tool, tpath)
     ]
     choice = payload.get("tool_choice")
     if isinstance(choice, dict) and field(choice, "disable_parallel_tool_use", bool, "tool_choice", default=False):
         builder.add_system(options.ONE_CALL)
-    return builder.build(tools, _tool_choice(choice))
+    return builder.build(tool_search.offered(tools, references), _tool_choice(choice))
 
 
 def _texts(blocks: list[tuple[str, dict[str, Any]]]) -> list[str]:
@@ -133,6 +136,7 @@ def _texts(blocks: list[tuple[str, dict[str, Any]]]) -> list[str]:
 
 
 def _custom_tool(tool: dict[str, Any], path: str) -> bool:
+    tool_search.refuse_server_search(tool.get("type"), path)
     if tool.get("type") not in (None, "custom"):
         raise invalid(f"{path}.type", "only custom tools (name, description, input_schema) are supported")
     if not isinstance(tool.get("input_schema"), dict):
@@ -170,13 +174,15 @@ def _user_content(path: str, block: dict[str, Any]) -> UserContent:
     return image(source.get("data"), source.get("media_type"), f"{path}.source")
 
 
-def _user(builder: ConversationBuilder, blocks: list[tuple[str, dict[str, Any]]], path: str) -> None:
+def _user(builder: ConversationBuilder, blocks: list[tuple[str, dict[str, Any]]], path: str,
+          references: dict[str, str]) -> None:
     content: list[UserContent] = []
     for bpath, block in blocks:
         if block["type"] == "tool_result":
             result = block.get("content")
             parts = _blocks(result, f"{bpath}.content") if result is not None else []
-            items = [_user_content(p, b) for p, b in parts]
+            items = [tool_search.reference(b, p, references) if b["type"] == "tool_reference" else _user_content(p, b)
+                     for p, b in parts]
             is_error = field(block, "is_error", bool, bpath, default=False)
             builder.add_tool_result(block.get("tool_use_id"), items, is_error, bpath)
         else:
