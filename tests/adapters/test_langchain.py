@@ -168,12 +168,13 @@ async def test_ainvoke_and_astream(chat, api):
 
 @pytest.mark.slow
 @requires_claude
-def test_stop_cuts_the_answer_where_a_sequence_first_completes_whole_and_streamed(chat, api):
+def test_stop_cuts_the_answer_where_a_sequence_first_completes_whole_and_streamed(chat, api, runtime_dir):
     said = "Thought: look it up.\nObservation: invented\nmore"
     api.push(fa.Reply((fa.Text(said), fa.ToolUse("mcp__hostlink__weather", {"city": "Oslo"})), chunk=4,
                       stop_reason="tool_use"))
     answer = chat.bind_tools([weather]).invoke("weather?", stop=["Observation:", "never"])
     assert answer.content == "Thought: look it up.\n" and answer.tool_calls == []  # proposed after the cut: not sent
+    assert live_processes_mentioning(str(runtime_dir)) == []  # no claude waits for tool results that never come
     assert answer.response_metadata["stop_reason"] == "stop"
     assert answer.response_metadata["stop_sequence"] == "Observation:"
     api.push(fa.Reply((fa.Text(said),), chunk=4))  # the sequence arrives split over three deltas
