@@ -100,6 +100,16 @@ def test_messages_take_data_images_and_name_what_they_cannot_take():
         context_of([HumanMessage(content=[{"type": "image", "base64": PNG_B64, "mime_type": "image/tiff"}])])
 
 
+def test_stop_sequences_beyond_the_bound_or_with_a_structured_answer_are_refused_before_claude(tmp_path):
+    model = ChatClaudeCode(cwd=tmp_path, environ={"HOME": str(tmp_path), "PATH": str(tmp_path)})
+    with pytest.raises(ValueError, match=r"^stop: at most 16 stop sequences"):
+        model.invoke("hello", stop=[f"s{index}" for index in range(17)])
+    with pytest.raises(ValueError, match=r"^stop: a stop sequence must not be empty"):
+        model.invoke("hello", stop=[""])
+    with pytest.raises(ValueError, match=r"^stop: stop sequences cannot cut a structured answer"):
+        model.with_structured_output(City).invoke("a city", stop=["END"])
+
+
 def test_without_the_claude_cli_the_error_says_how_to_install_it(tmp_path, runtime_dir):
     model = ChatClaudeCode(cwd=tmp_path, environ={"HOME": str(tmp_path), "PATH": str(tmp_path)})
     with pytest.raises(ClaudeCodeError, match="npm install -g @anthropic-ai/claude-code") as raised:
@@ -154,6 +164,23 @@ async def test_ainvoke_and_astream(chat, api):
     assert (await chat.ainvoke("hello")).content == "async hello"
     pieces = [chunk.text async for chunk in chat.astream("stream")]
     assert "".join(pieces) == "async stream" and len(pieces) > 2
+
+
+@pytest.mark.slow
+@requires_claude
+def test_stop_cuts_the_answer_where_a_sequence_first_completes_whole_and_streamed(chat, api, runtime_dir):
+    said = "Thought: look it up.\nObservation: invented\nmore"
+    api.push(fa.Reply((fa.Text(said), fa.ToolUse("mcp__hostlink__weather", {"city": "Oslo"})), chunk=4,
+                      stop_reason="tool_use"))
+    answer = chat.bind_tools([weather]).invoke("weather?", stop=["Observation:", "never"])
+    assert answer.content == "Thought: look it up.\n" and answer.tool_calls == []  # proposed after the cut: not sent
+    assert live_processes_mentioning(str(runtime_dir)) == []  # no claude waits for tool results that never come
+    assert answer.response_metadata["stop_reason"] == "stop"
+    assert answer.response_metadata["stop_sequence"] == "Observation:"
+    api.push(fa.Reply((fa.Text(said),), chunk=4))  # the sequence arrives split over three deltas
+    chunks = list(chat.stream("again", stop=["Observation:"]))
+    assert "".join(chunk.text for chunk in chunks) == "Thought: look it up.\n"
+    assert chunks[-1].response_metadata["stop_sequence"] == "Observation:"
 
 
 @pytest.mark.slow

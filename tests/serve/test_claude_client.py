@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from serve_support import (
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fresh_script"), requires_claude]
 
 CLAUDE = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "claude"
+MANY_TOOLS = Path(__file__).resolve().parents[1] / "fakes" / "mcp_many_tools_server.py"
 
 
 @pytest.fixture
@@ -36,9 +38,9 @@ def client(server, tmp_path):
     env = {"PATH": f"{NODE_BIN}:/usr/bin:/bin", "HOME": str(tmp_path), "ANTHROPIC_BASE_URL": server.base_url,
            "ANTHROPIC_API_KEY": KEY, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
 
-    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-        done = subprocess.run([str(CLAUDE), *args], env=env, cwd=tmp_path, input=stdin, capture_output=True,
-                              text=True, timeout=180)
+    def run(*args: str, stdin: str | None = None, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        done = subprocess.run([str(CLAUDE), *args], env={**env, **(extra or {})}, cwd=tmp_path, input=stdin,
+                              capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stderr[-2000:]
         return done
 
@@ -89,3 +91,26 @@ def test_an_image_from_the_client(client, api):
     assert json.loads(done.stdout.splitlines()[-1])["result"] == "A one-pixel image."
     (image,) = api_images(client_requests(api)[-1])
     assert base64.b64decode(image["source"]["data"]) == base64.b64decode(PNG)
+
+
+def test_tool_search_loads_one_mcp_tool_of_forty_and_claude_code_runs_it(client, api, server, tmp_path):
+    """ENABLE_TOOL_SEARCH: the MCP tools are deferred behind Claude Code's own ToolSearch; the
+    model searches, the found tool is loaded, proposed, run by Claude Code, and its result
+    reaches the model."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"records": {"command": sys.executable, "args": [str(MANY_TOOLS)]}}}))
+    api.push(fa.tool_use(TOOL_PREFIX + "ToolSearch", {"query": "select:mcp__records__record_17"}),
+             fa.tool_use(TOOL_PREFIX + "mcp__records__record_17", {"key": "blue"}),
+             fa.text("Record 17 is found."))
+    logged = len(server.stderr().splitlines())
+    done = client("-p", "What is record 17 under the key blue?", "--mcp-config", str(config),
+                  "--allowedTools", "ToolSearch,mcp__records__record_17", extra={"ENABLE_TOOL_SEARCH": "true"})
+    assert done.stdout.strip() == "Record 17 is found."
+    searched, loaded, answered = client_requests(api)[-3:]
+    offered = [[tool["name"].removeprefix(TOOL_PREFIX) for tool in request["tools"]
+                if tool["name"].startswith(TOOL_PREFIX + "mcp__")] for request in (searched, loaded, answered)]
+    assert offered == [[], ["mcp__records__record_17"], ["mcp__records__record_17"]]  # one of 40, once loaded
+    assert "Tool loaded: mcp__records__record_17" in json.dumps(tool_results(loaded))
+    assert "record 17 of blue: value-04532" in json.dumps(tool_results(answered))  # run by Claude Code
+    access = [line for line in server.stderr().splitlines()[logged:] if " POST /v1/messages " in line]
+    assert len(access) == 3 and all(" 200 " in line for line in access), access

@@ -48,6 +48,7 @@ def test_the_answer_ends_before_the_first_sequence_even_across_pieces():
     assert not [event for event in events if isinstance(event, ToolCallEvent)]  # written after the stop: not sent
     done = events[-1]
     assert done.message.content == (TextContent("Thought: look it up.\n"),) and done.message.stop_reason == "stop"
+    assert done.message.stop_sequence == "Observation:"  # Messages' answer names it
 
 
 def test_without_a_sequence_in_it_the_answer_is_unchanged():
@@ -56,12 +57,13 @@ def test_without_a_sequence_in_it_the_answer_is_unchanged():
     events = run(original, ("Observation:",))
     assert text_of(events) == full
     assert [type(event) for event in events if not isinstance(event, TextDelta)] == [ToolCallEvent, Done]
-    assert events[-1] == original[-1]
+    assert events[-1] == original[-1] and events[-1].message.stop_sequence is None
 
 
 def test_the_sequence_complete_first_wins_as_the_model_would_have_stopped():
     events = run([*streamed("xabcd", 5), answer(TextContent("xabcd"))], ("abcd", "bc"))
     assert text_of(events) == "xa" and events[-1].message.content == (TextContent("xa"),)
+    assert events[-1].message.stop_sequence == "bc"
 
 
 def test_a_sequence_at_the_start_leaves_an_empty_answer():
@@ -92,3 +94,13 @@ def test_a_stop_field_the_api_would_refuse_is_refused(value):
     with pytest.raises(ApiError) as refused:
         stops.sequences(value, "stop")
     assert refused.value.message.startswith("stop:")
+
+
+def test_messages_stop_sequences_are_a_list_of_up_to_sixteen():
+    assert stops.sequences(["a", "b"], "stop_sequences", listed_only=True, limit=stops.MAX_LISTED) == ("a", "b")
+    assert stops.sequences([], "stop_sequences", listed_only=True, limit=stops.MAX_LISTED) == ()
+    for value, problem in (("END", "expected a list of strings"), ([""], "a stop sequence must not be empty"),
+                           (["s"] * 17, "at most 16 stop sequences")):
+        with pytest.raises(ApiError) as refused:
+            stops.sequences(value, "stop_sequences", listed_only=True, limit=stops.MAX_LISTED)
+        assert refused.value.message == f"stop_sequences: {problem}"

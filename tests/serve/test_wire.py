@@ -126,7 +126,6 @@ def test_claude_codes_probe_and_unknown_paths(server):
 @pytest.mark.parametrize(("path", "extra", "param"), [
     ("/v1/messages", {"temperature": 0.2}, "temperature"),
     ("/v1/messages", {"top_k": 5}, "top_k"),
-    ("/v1/messages", {"stop_sequences": ["END"]}, "stop_sequences"),
     ("/v1/messages", {"thinking": {"type": "enabled", "budget_tokens": 2048}}, "thinking.type"),
     ("/v1/messages", {"output_config": {"effort": "extreme"}}, "output_config.effort"),
     ("/v1/chat/completions", {"seed": 7}, "seed"),

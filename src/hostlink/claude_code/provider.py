@@ -80,6 +80,7 @@ from hostlink.host import (
     ProviderRequest,
     ProviderResponse,
     StreamEvent,
+    TextContent,
     TextDelta,
     ThinkingDelta,
     ToolCall,
@@ -90,7 +91,7 @@ from hostlink.host.platform.processes import KILLED_STATUS, STOPPED_STATUSES
 from hostlink.host.private import PrivateStateError, write_private_file
 
 if TYPE_CHECKING:
-    from hostlink.host import StopReason, TextContent, ThinkingContent
+    from hostlink.host import StopReason, ThinkingContent
 
 STARTUP_TIMEOUT_SECONDS = 60.0
 EXIT_TIMEOUT_SECONDS = 10.0
@@ -264,9 +265,11 @@ class _Request:
 
     def _follow_up_expected(self) -> bool:
         """The answer proposes tools: the host runs them and asks again, unless the only call
-        is the answer tool."""
+        is the answer tool or the host cuts the answer before its calls (a stop sequence)."""
         proposed = [part.name for part in self.mapper.content if isinstance(part, protocol.Proposal)]
         names = {self.catalog.name_for(name[len(TOOL_PREFIX):]) for name in proposed}
+        if self.settings.cut_in(part.text for part in self.mapper.content if isinstance(part, TextContent)):
+            return False
         return self.mapper.stop_reason == "tool_use" and bool(names) and names != {self.settings.answer_tool}
 
     def _prewarm_next(self, when: str) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 import anyio
 
 from hostlink.claude_code import prewarm
-from hostlink.host import CancelSignal, Context, Done, Message, ModelSpec, StreamEvent, ToolCall
+from hostlink.host import CancelSignal, Context, Done, Message, ModelSpec, StreamEvent, TextContent, ToolCall
 from hostlink.host.session import HostSession
 
 # How long an abandoned request may take to stop its claude and shut its session down.
@@ -143,7 +143,8 @@ def _run_task() -> asyncio.Task[Any] | None:
 def _asks_for_tools(done: Done, context: Context) -> bool:
     """The host runs tools and asks again, unless the only call is the answer tool."""
     names = {part.name for part in done.message.content if isinstance(part, ToolCall)}
-    return done.message.stop_reason == "toolUse" and names != {context.settings.answer_tool}
+    cut = context.settings.cut_in(part.text for part in done.message.content if isinstance(part, TextContent))
+    return done.message.stop_reason == "toolUse" and names != {context.settings.answer_tool} and not cut
 
 
 async def _expire(parked: _Parked, shelf: list[_Parked]) -> None:

@@ -3,7 +3,7 @@ stream. Plain frozen data, no I/O; `hostlink.host` is its face."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -77,6 +77,7 @@ class AssistantMessage:
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     role: Literal["assistant"] = "assistant"
+    stop_sequence: str | None = None  # the stop sequence the answer was cut at (stop_reason "stop")
 
 
 @dataclass(frozen=True)
@@ -107,12 +108,19 @@ class GenerationSettings:
     `max_output_tokens` caps the answer (it then stops with `length`); `effort` is one
     of `low`, `medium`, `high`, `xhigh`, `max`. `answer_tool` names a tool through
     which the model gives its final answer (structured output): an answer that only calls it
-    ends the exchange, so the provider prepares no follow-up request.
+    ends the exchange, so the provider prepares no follow-up request. `stop_sequences` are
+    where the host cuts the answer's text (the model cannot be told): an answer cut before its
+    tool calls proposes none, so no follow-up is prepared for it either.
     """
 
     max_output_tokens: int | None = None
     effort: str | None = None
     answer_tool: str | None = None
+    stop_sequences: tuple[str, ...] = ()
+
+    def cut_in(self, texts: Iterable[str]) -> bool:
+        """Whether the host cuts an answer whose text blocks are `texts` (a sequence lies in one)."""
+        return any(stop in text for text in texts for stop in self.stop_sequences)
 
 
 @dataclass(frozen=True)

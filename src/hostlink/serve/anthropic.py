@@ -2,10 +2,11 @@
 
 Request fields read: `model`, `max_tokens` (the answer's cap, honoured), `system`
 (string or text blocks), `messages` (text, base64 image, `tool_use`, `tool_result` with
-text/image content and `is_error`, `thinking`; a `system` message anywhere), `tools`
-(custom tools with `input_schema`), `tool_choice`, `output_config` (`effort`,
-`format`), `thinking`, `metadata`, `stream`. Sampling fields go through
-`hostlink.serve.options`.
+text/image/`tool_reference` content and `is_error`, `thinking`; a `system` message anywhere),
+`tools` (custom tools with `input_schema`; `defer_loading` as tool search has it,
+`hostlink.serve.tool_search`), `tool_choice`, `output_config` (`effort`, `format`),
+`thinking`, `metadata`, `stream`, `stop_sequences` (honoured by cutting the answer,
+`hostlink.serve.stops`). Sampling fields go through `hostlink.serve.options`.
 """
 
 from __future__ import annotations
@@ -31,11 +32,10 @@ from hostlink.host import (
     ToolCallEvent,
     UserContent,
 )
-from hostlink.serve import options, structured
+from hostlink.serve import options, stops, structured, tool_search
 from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
-    Parsed,
     ToolChoice,
     field,
     image,
@@ -47,6 +47,7 @@ from hostlink.serve.core import (
     tool_definition,
     usage_numbers,
 )
+from hostlink.serve.parsed import Parsed
 
 ERROR_TYPES = {"invalid_request": "invalid_request_error", "authentication": "authentication_error",
                "permission": "permission_error", "not_found": "not_found_error",
@@ -69,7 +70,11 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
     stream = field(payload, "stream", bool, "", default=False)
     context = conversation(payload)
     output = _output_format(payload)
-    return Parsed(model, payload["model"], structured.apply(replace(context, settings=generation), output), stream,
+    stop = stops.sequences(payload.get("stop_sequences"), "stop_sequences", listed_only=True, limit=stops.MAX_LISTED)
+    if stop and output is not None:
+        raise invalid("stop_sequences", "stop sequences cannot cut an answer that must be JSON; leave one of them out")
+    settings = replace(generation, stop_sequences=stop)
+    return Parsed(model, payload["model"], structured.apply(replace(context, settings=settings), output), stream,
                   output=output)
 
 
@@ -100,24 +105,26 @@ def conversation(payload: dict[str, Any]) -> Context:
         for path, block in objects(system, "system"):
             one_of(block.get("type"), ("text",), f"{path}.type")
             builder.add_system(field(block, "text", str, path, required=True))
+    references: dict[str, str] = {}  # the tools tool_reference blocks name -> where
     for path, message in objects(field(payload, "messages", list, "", required=True), "messages"):
         role = one_of(message.get("role"), ("user", "assistant", "system"), f"{path}.role")
         blocks = _blocks(message.get("content"), f"{path}.content")
         if role == "system":
             builder.add_instruction("\n\n".join(_texts(blocks)), role)
         elif role == "user":
-            _user(builder, blocks, path)
+            _user(builder, blocks, path, references)
         else:
             builder.add_assistant(_assistant(blocks), path)
     tools = [
-        tool_definition(tool.get("name"), tool.get("description"), tool.get("input_schema"), tpath)
+        (tool_definition(tool.get("name"), tool.get("description"), tool.get("input_schema"), tpath),
+         field(tool, "defer_loading", bool, tpath, default=False))
         for tpath, tool in objects(field(payload, "tools", list, "", default=[]), "tools")
         if _custom_tool(tool, tpath)
     ]
     choice = payload.get("tool_choice")
     if isinstance(choice, dict) and field(choice, "disable_parallel_tool_use", bool, "tool_choice", default=False):
         builder.add_system(options.ONE_CALL)
-    return builder.build(tools, _tool_choice(choice))
+    return builder.build(tool_search.offered(tools, references), _tool_choice(choice))
 
 
 def _texts(blocks: list[tuple[str, dict[str, Any]]]) -> list[str]:
@@ -129,6 +136,7 @@ def _texts(blocks: list[tuple[str, dict[str, Any]]]) -> list[str]:
 
 
 def _custom_tool(tool: dict[str, Any], path: str) -> bool:
+    tool_search.refuse_server_search(tool.get("type"), path)
     if tool.get("type") not in (None, "custom"):
         raise invalid(f"{path}.type", "only custom tools (name, description, input_schema) are supported")
     if not isinstance(tool.get("input_schema"), dict):
@@ -166,13 +174,15 @@ def _user_content(path: str, block: dict[str, Any]) -> UserContent:
     return image(source.get("data"), source.get("media_type"), f"{path}.source")
 
 
-def _user(builder: ConversationBuilder, blocks: list[tuple[str, dict[str, Any]]], path: str) -> None:
+def _user(builder: ConversationBuilder, blocks: list[tuple[str, dict[str, Any]]], path: str,
+          references: dict[str, str]) -> None:
     content: list[UserContent] = []
     for bpath, block in blocks:
         if block["type"] == "tool_result":
             result = block.get("content")
             parts = _blocks(result, f"{bpath}.content") if result is not None else []
-            items = [_user_content(p, b) for p, b in parts]
+            items = [tool_search.reference(b, p, references) if b["type"] == "tool_reference" else _user_content(p, b)
+                     for p, b in parts]
             is_error = field(block, "is_error", bool, bpath, default=False)
             builder.add_tool_result(block.get("tool_use_id"), items, is_error, bpath)
         else:
@@ -217,10 +227,15 @@ def _message_id() -> str:
     return "msg_" + uuid.uuid4().hex[:24]
 
 
+def _stop(done: AssistantMessage) -> dict[str, Any]:
+    """`stop_reason` and `stop_sequence` (the sequence the answer was cut at, if it was)."""
+    reason = "stop_sequence" if done.stop_sequence is not None else _STOP_REASONS[done.stop_reason]
+    return {"stop_reason": reason, "stop_sequence": done.stop_sequence}
+
+
 def message(parsed: Parsed, done: AssistantMessage) -> dict[str, Any]:
     return {"id": _message_id(), "type": "message", "role": "assistant", "model": parsed.model_name,
-            "content": [_block(part) for part in done.content], "stop_reason": _STOP_REASONS[done.stop_reason],
-            "stop_sequence": None, "usage": _usage(done)}
+            "content": [_block(part) for part in done.content], **_stop(done), "usage": _usage(done)}
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -272,9 +287,7 @@ class Streamer:
             return out + self._delta({"type": "input_json_delta", "partial_json": arguments}) + self._close()
         if isinstance(event, Done):
             usage = _usage(event.message)
-            delta = {"type": "message_delta",
-                     "delta": {"stop_reason": _STOP_REASONS[event.message.stop_reason], "stop_sequence": None},
-                     "usage": usage}
+            delta = {"type": "message_delta", "delta": _stop(event.message), "usage": usage}
             return self._close() + _sse("message_delta", delta) + _sse("message_stop", {"type": "message_stop"})
         if isinstance(event, ErrorEvent):
             return self.failed(provider_error(event))

@@ -38,7 +38,7 @@ import hostlink.serve.openai as openai
 from hostlink.claude_code import PlanGuard
 from hostlink.host import CancelSignal, Done, ErrorEvent
 from hostlink.host.session import HostSession
-from hostlink.serve import access_log, stops, structured, tokens
+from hostlink.serve import access_log, tokens
 from hostlink.serve.body import ClientGone, read_json
 from hostlink.serve.core import PROVIDER, ApiError, model_alias, provider_error, provider_spec
 from hostlink.serve.response_store import ResponseStore
@@ -260,8 +260,7 @@ class _Generate:
         streamer = wire.Streamer(parsed) if parsed.stream else None
         started = False
         outcome: Done | ErrorEvent | None = None
-        events = stops.cut(structured.transform(self.state.host.stream(PROVIDER, parsed.model, parsed.context, signal),
-                                                parsed.output), parsed.stop)
+        events = parsed.answer(self.state.host.stream(PROVIDER, parsed.model, parsed.context, signal))
         async with aclosing(events):
             async for event in events:
                 if isinstance(event, (Done, ErrorEvent)):

@@ -158,20 +158,6 @@ def resolve_model(provider: ProviderSpec, name: Any) -> ModelSpec:
     return spec
 
 
-@dataclass(frozen=True)
-class Parsed:
-    """A request read by either wire format: the model, the Context and how to answer."""
-
-    model: ModelSpec
-    model_name: str  # as the client named it, echoed in the answer
-    context: Context
-    stream: bool
-    include_usage: bool = False  # OpenAI's stream_options.include_usage
-    output: Any = None  # a structured.OutputFormat: the answer must be JSON (of a schema)
-    store: Any = None  # Responses: what to keep of this exchange (responses.Stored), if anything
-    stop: tuple[str, ...] = ()  # Chat Completions' stop sequences, where hostlink cuts the answer (stops.py)
-
-
 # --- the conversation ------------------------------------------------------------------
 
 

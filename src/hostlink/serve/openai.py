@@ -35,7 +35,6 @@ from hostlink.serve import options, stops, structured
 from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
-    Parsed,
     ToolChoice,
     field,
     image,
@@ -47,6 +46,7 @@ from hostlink.serve.core import (
     tool_definition,
     usage_numbers,
 )
+from hostlink.serve.parsed import Parsed
 
 # neutral kind -> (type, code)
 ERROR_TYPES = {"invalid_request": ("invalid_request_error", None),
@@ -106,9 +106,9 @@ def parse(payload: dict[str, Any], provider: ProviderSpec) -> Parsed:
     parallel = options.parallel_calls(payload)
     if parallel:
         builder.add_system(parallel)
-    context = replace(builder.build(tools, tool_choice(payload.get("tool_choice"))), settings=generation)
-    return Parsed(model, payload["model"], structured.apply(context, output), stream, include_usage, output=output,
-                  stop=stop)
+    context = replace(builder.build(tools, tool_choice(payload.get("tool_choice"))),
+                      settings=replace(generation, stop_sequences=stop))
+    return Parsed(model, payload["model"], structured.apply(context, output), stream, include_usage, output=output)
 
 
 def response_format(value: Any, path: str) -> structured.OutputFormat | None:

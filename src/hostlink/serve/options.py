@@ -24,12 +24,12 @@ OPENAI_EFFORTS = {"none": "low", "minimal": "low", "low": "low", "medium": "medi
 
 # field -> the values that mean "the default" (anything else would change the answer)
 _DEFAULT_ONLY: dict[str, tuple[Any, ...]] = {
-    "temperature": (1, 1.0), "top_p": (1, 1.0), "top_k": (), "stop_sequences": ((),),
+    "temperature": (1, 1.0), "top_p": (1, 1.0), "top_k": (),
     "presence_penalty": (0, 0.0), "frequency_penalty": (0, 0.0), "seed": (), "logit_bias": ({},),
     "logprobs": (False,), "top_logprobs": (0,), "modalities": (("text",),), "audio": (), "prediction": (),
 }
 _WIRE_FIELDS = {
-    "anthropic": ("temperature", "top_p", "top_k", "stop_sequences"),
+    "anthropic": ("temperature", "top_p", "top_k"),
     "chat": ("temperature", "top_p", "presence_penalty", "frequency_penalty", "seed", "logit_bias",
              "logprobs", "top_logprobs", "modalities", "audio", "prediction"),
     "responses": ("temperature", "top_p", "top_logprobs"),

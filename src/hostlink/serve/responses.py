@@ -34,7 +34,6 @@ from hostlink.serve import options, structured
 from hostlink.serve.core import (
     ApiError,
     ConversationBuilder,
-    Parsed,
     field,
     image,
     invalid,
@@ -45,6 +44,7 @@ from hostlink.serve.core import (
     usage_numbers,
 )
 from hostlink.serve.openai import _DATA_URL, arguments_object, response_format, tool_choice
+from hostlink.serve.parsed import Parsed
 from hostlink.serve.response_store import ResponseStore
 
 _UNSUPPORTED = ("background", "conversation", "prompt", "max_tool_calls")

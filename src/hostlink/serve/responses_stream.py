@@ -24,8 +24,9 @@ from hostlink.host import (
     ThinkingDelta,
     ToolCallEvent,
 )
-from hostlink.serve.core import ApiError, Parsed, provider_error
+from hostlink.serve.core import ApiError, provider_error
 from hostlink.serve.openai import error_body
+from hostlink.serve.parsed import Parsed
 from hostlink.serve.response_store import ResponseStore
 from hostlink.serve.responses import (
     Exchange,

@@ -1,9 +1,10 @@
-"""Stop sequences (Chat Completions' `stop`), honoured by hostlink rather than by the model.
+"""Stop sequences (Chat Completions' `stop`, Messages' `stop_sequences`, LangChain's `stop`),
+honoured by hostlink rather than by the model.
 
 Claude Code cannot pass stop sequences to the model, so the answer's text is cut where one
 first appears, as the API would have stopped there: the text before it is the answer (the
 sequence itself is not part of it), nothing Claude wrote or proposed after it is sent, and
-the answer ends as a plain stop. A sequence is looked for within each text block; streamed
+the answer ends as a plain stop that names the sequence. A sequence is looked for within each text block; streamed
 text is held back only as long as it could still be the start of one. Agent frameworks send
 them (smolagents' `Observation:`), so refusing them would shut those frameworks out.
 """
@@ -18,35 +19,43 @@ from hostlink.host import AssistantMessage, Done, StreamEvent, TextContent, Text
 from hostlink.serve.core import invalid
 
 MAX_SEQUENCES = 4  # as OpenAI's API takes
+MAX_LISTED = 16  # Messages' `stop_sequences`, LangChain's `stop`: hostlink's own bound (no API count)
+_EXPECTED = "expected a string or a list of strings"
 
 
-def sequences(value: Any, path: str) -> tuple[str, ...]:
-    """The stop sequences of a request's `stop` (a string or a list of up to four)."""
-    if value is None or value == "":
+def sequences(value: Any, path: str, *, listed_only: bool = False, limit: int = MAX_SEQUENCES) -> tuple[str, ...]:
+    """The stop sequences of a request's `stop` (a string or a list of up to `limit`;
+    `listed_only`: a list, as Messages' `stop_sequences` is)."""
+    if value is None or (value == "" and not listed_only):
         return ()
-    listed = [value] if isinstance(value, str) else value
+    listed = [value] if isinstance(value, str) and not listed_only else value
     if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
-        raise invalid(path, "expected a string or a list of strings")
-    if len(listed) > MAX_SEQUENCES:
-        raise invalid(path, f"at most {MAX_SEQUENCES} stop sequences")
+        raise invalid(path, "expected a list of strings" if listed_only else _EXPECTED)
+    if len(listed) > limit:
+        raise invalid(path, f"at most {limit} stop sequences")
     if "" in listed:
         raise invalid(path, "a stop sequence must not be empty")
     return tuple(listed)
 
 
-def _first(text: str, stops: tuple[str, ...]) -> int | None:
-    """Where the answer stops: the start of the sequence that is complete first (as the
-    model would have been stopped as soon as one was), the longer one on a tie."""
-    found = [(index + len(stop), index) for stop in stops if (index := text.find(stop)) >= 0]
-    return min(found)[1] if found else None
+def _first(text: str, stops: tuple[str, ...]) -> tuple[int, str] | None:
+    """Where the answer stops and at which sequence: the one complete first (as the model
+    would have been stopped as soon as one was), the longer one on a tie."""
+    found = [(index + len(stop), index, stop) for stop in stops if (index := text.find(stop)) >= 0]
+    if not found:
+        return None
+    _, index, stop = min(found)
+    return index, stop
 
 
 def cut_message(message: AssistantMessage, stops: tuple[str, ...]) -> AssistantMessage:
     """The answer up to the first stop sequence in any text block (unchanged without one)."""
     for position, part in enumerate(message.content):
-        if isinstance(part, TextContent) and (index := _first(part.text, stops)) is not None:
+        if isinstance(part, TextContent) and (found := _first(part.text, stops)) is not None:
+            index, stop = found
             before = (TextContent(part.text[:index]),) if index else ()
-            return replace(message, content=(*message.content[:position], *before), stop_reason="stop")
+            return replace(message, content=(*message.content[:position], *before), stop_reason="stop",
+                           stop_sequence=stop)
     return message
 
 
@@ -69,11 +78,11 @@ async def cut(events: AsyncIterator[StreamEvent], stops: tuple[str, ...]) -> Asy
             continue  # what the model would not have written
         elif isinstance(event, TextDelta):
             held += event.delta
-            index = _first(held, stops)
-            if index is not None:
+            found = _first(held, stops)
+            if found is not None:
                 stopped = True
-                if index:
-                    yield TextDelta(held[:index])
+                if found[0]:
+                    yield TextDelta(held[:found[0]])
             elif len(held) > keep:
                 yield TextDelta(held[:len(held) - keep])
                 held = held[len(held) - keep:]

@@ -11,7 +11,9 @@ LangChain's model errors with the provider's message, never reply text.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
+from dataclasses import replace
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -40,7 +42,7 @@ from hostlink.adapters.claude_request import (
 from hostlink.adapters.langchain.errors import model_error
 from hostlink.adapters.langchain.messages import ai_message, context_of, last_chunk, tool_definitions
 from hostlink.claude_code import PROVIDER_NAME
-from hostlink.host import Context, Done, ErrorEvent, ModelSpec, TextDelta, ThinkingDelta, ToolCallEvent
+from hostlink.host import Context, Done, ErrorEvent, ModelSpec, StreamEvent, TextDelta, ThinkingDelta, ToolCallEvent
 
 _STRUCTURED_METHODS = ("function_calling", "json_schema", "json_mode")
 
@@ -146,7 +148,7 @@ class ChatClaudeCode(BaseChatModel):
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                          run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         notices: list[str] = []
-        async with self._conversations.events(*self._request(messages, stop, kwargs), notices) as events:
+        async with self._events(messages, stop, kwargs, notices) as events:
             async for event in events:
                 if isinstance(event, Done):
                     message = ai_message(event.message, self._metadata(event, notices))
@@ -160,7 +162,7 @@ class ChatClaudeCode(BaseChatModel):
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
         notices: list[str] = []
         calls = 0
-        async with self._conversations.events(*self._request(messages, stop, kwargs), notices) as events:
+        async with self._events(messages, stop, kwargs, notices) as events:
             async for event in events:
                 if isinstance(event, TextDelta):
                     chunk = ChatGenerationChunk(message=AIMessageChunk(content=event.delta))
@@ -183,24 +185,44 @@ class ChatClaudeCode(BaseChatModel):
                     continue
                 yield chunk
 
+    @asynccontextmanager
+    async def _events(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any],
+                      notices: list[str]) -> AsyncGenerator[AsyncIterator[StreamEvent]]:
+        """The provider's events for one call, the answer cut at its first stop sequence
+        (hostlink cuts it as serve does: Claude Code cannot pass them to the model)."""
+        from hostlink.serve import stops
+
+        spec, context = self._request(messages, stop, kwargs)
+        async with self._conversations.events(spec, context, notices) as events, \
+                aclosing(stops.cut(events, context.settings.stop_sequences)) as answer:
+            yield answer
+
     def _request(self, messages: list[BaseMessage], stop: list[str] | None,
                  kwargs: dict[str, Any]) -> tuple[ModelSpec, Context]:
         """What `Conversations.events` takes for one call; what Claude Code cannot honour is refused."""
-        if stop:
-            raise ValueError("Claude Code does not take stop sequences")
+        from hostlink.serve import stops
+        from hostlink.serve.core import ApiError
+
         tools = tool_definitions(kwargs.pop("tools", None) or [])
         choice = _choice(kwargs.pop("tool_choice", None), [tool.name for tool in tools])
         answer_tool = kwargs.pop("answer_tool", None)
         kwargs.pop("ls_structured_output_format", None)
         if kwargs:
             raise ValueError(f"Claude Code takes no {', '.join(sorted(kwargs))} (call options it would not honour)")
+        try:
+            sequences = stops.sequences(stop, "stop", listed_only=True, limit=stops.MAX_LISTED)
+        except ApiError as error:
+            raise ValueError(error.message) from None
+        if sequences and answer_tool is not None:
+            raise ValueError("stop: stop sequences cannot cut a structured answer; leave one of them out")
         spec = model_spec(self.model)
         assert spec is not None  # checked when the model was made
-        return spec, with_tools(context_of(messages), tools, choice, answer_tool)
+        context = with_tools(context_of(messages), tools, choice, answer_tool)
+        return spec, replace(context, settings=replace(context.settings, stop_sequences=sequences))
 
     def _metadata(self, done: Done, notices: list[str]) -> dict[str, Any]:
-        return {"model_name": self.model, "model_provider": PROVIDER_NAME,
-                "stop_reason": done.message.stop_reason, "notices": list(notices)}
+        return {"model_name": self.model, "model_provider": PROVIDER_NAME, "stop_reason": done.message.stop_reason,
+                "stop_sequence": done.message.stop_sequence, "notices": list(notices)}
 
 
 def _choice(value: Any, names: list[str]) -> ToolChoice:

@@ -26,7 +26,8 @@ from hostlink.claude_code import PROVIDER_NAME
 from hostlink.host import Done, ErrorEvent, StreamEvent, TextDelta, ToolCallEvent
 
 if TYPE_CHECKING:
-    from hostlink.serve.core import ApiError, Parsed
+    from hostlink.serve.core import ApiError
+    from hostlink.serve.parsed import Parsed
 
 _FINISH_REASONS = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}
 # LiteLLM's own bookkeeping among the optional parameters: not part of the request
@@ -92,7 +93,7 @@ class ClaudeCodeLLM(CustomLLM):
         output applied; a refused request or a failure raises LiteLLM's exception. Leaving
         the block after the answer lets the conversation's next round find its `claude`
         prewarmed; leaving it early (an error, a cancelled task) stops that `claude`."""
-        from hostlink.serve import openai, stops, structured
+        from hostlink.serve import openai
         from hostlink.serve.core import ApiError
 
         payload = {key: value for key, value in optional_params.items() if key not in _LITELLM_ONLY}
@@ -102,7 +103,7 @@ class ClaudeCodeLLM(CustomLLM):
         except ApiError as error:
             raise litellm_error(error, model) from None
         async with self.conversations.events(parsed.model, parsed.context, []) as events:
-            yield parsed, _raising(stops.cut(structured.transform(events, parsed.output), parsed.stop), model)
+            yield parsed, _raising(parsed.answer(events), model)
 
 
 async def _raising(events: AsyncIterator[StreamEvent], model: str) -> AsyncIterator[StreamEvent]:
