@@ -86,7 +86,7 @@ def entry_from_registry(name: str, wanted: str, package: str | None, inputs: dic
         registry = registry_from(os.environ)
         record = anyio.run(server_record, registry, server_name, version or None)
         server, found_version = _server_of(record, server_name, registry.url)
-        built = build_entry(name, server, package, inputs, _ask if sys.stdin.isatty() else None)
+        built = build_entry(name, server, package, inputs, _ask if sys.stdin.isatty() else None, os.environ)
     except InputError as exc:
         raise Fail(f"{exc}; nothing was written", "usage") from None
     except RegistryError as exc:

@@ -13,7 +13,7 @@ so the person can set it in the environment.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +21,10 @@ from hostlink.host import text_problem
 from hostlink.host.output import one_line
 from hostlink.mcp.config.rules import ENV_NAME_PATTERN
 from hostlink.mcp.config.schema import check_url
+from hostlink.mcp.registry.bundle import bundle_command, install_bundle
 from hostlink.mcp.registry.client import RegistryError
 from hostlink.mcp.registry.records import items
+from hostlink.mcp.registry.text import MAX_TEXT, registry_text
 
 # The default order when a server offers several ways to run: a package runs locally without
 # an account, npm and PyPI need only their runtime; a container needs docker; then NuGet; an
@@ -43,14 +45,9 @@ IDENTIFIERS = {
 }
 EXACT_VERSION = re.compile(r"[0-9][0-9A-Za-z.+_-]*")
 RANGE_PARTS = {"x", "X", "*"}
-# In a command line: what a shell (sh or cmd.exe) or hostlink's own `${VAR}` expansion would act
-# on; in a URL, a header or an environment value: what the expansion would act on.
-UNSAFE_IN_ARGV = re.compile(r"[$`;|&<>()^%!\"'\\]")
-UNSAFE_IN_VALUE = re.compile(r"[$]")
 OPTION = re.compile(r"-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*")
 VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 FORMATS = ("string", "number", "boolean", "filepath")
-MAX_TEXT = 1000
 MAX_VALUES = 32
 
 class InputError(RegistryError):
@@ -93,17 +90,18 @@ class Builder:
     """Fills one entry's inputs from `given` (`--input KEY=VALUE`, each key a list), else
     `ask` (a terminal), else the default; secret inputs become `${VAR}` references."""
 
-    def __init__(self, entry_name: str, given: dict[str, list[str]], ask: Ask | None) -> None:
-        self.entry_name, self.given, self.ask = entry_name, given, ask
+    def __init__(self, entry_name: str, given: dict[str, list[str]], ask: Ask | None,
+                 environ: Mapping[str, str]) -> None:
+        self.entry_name, self.given, self.ask, self.environ = entry_name, given, ask, environ
         self.used: set[str] = set()
         self.secrets: list[str] = []
         self.argv = False  # whether what is being filled in goes on the command line
 
     def package(self, kind: str, package: dict[str, Any]) -> dict[str, Any]:
-        if kind == "mcpb":
-            raise RegistryError("running an MCPB bundle is not supported yet; choose another --package")
         where = f"packages ({kind})"
-        identifier = _registry_text(package.get("identifier"), f"{where}.identifier", argv=True)
+        if kind == "mcpb":
+            return self._bundle(package, where)
+        identifier = registry_text(package.get("identifier"), f"{where}.identifier", argv=True)
         if not IDENTIFIERS[kind].fullmatch(identifier):
             raise RegistryError(f"{where}.identifier is not a valid {kind} package name")
         version = _exact_version(package.get("version"), kind, identifier, where)
@@ -127,9 +125,22 @@ class Builder:
             entry["env"] = env
         return entry
 
+    def _bundle(self, package: dict[str, Any], where: str) -> dict[str, Any]:
+        url = registry_text(package.get("identifier"), f"{where}.identifier")
+        try:
+            check_url(url)
+        except ValueError as problem:
+            raise RegistryError(f"{where}.identifier is refused: {problem}") from None
+        sha256 = package.get("fileSha256")
+        entry = bundle_command(install_bundle(url, sha256 if isinstance(sha256, str) else "", self.environ))
+        env = self._key_values(package.get("environmentVariables"), f"{where}.environmentVariables", env=True)
+        if env:
+            entry["env"] = {**entry.get("env", {}), **env}
+        return entry
+
     def remote(self, remote: dict[str, Any]) -> dict[str, Any]:
         where = "remotes (streamable-http)"
-        url = self._fill(_registry_text(remote.get("url"), f"{where}.url"),
+        url = self._fill(registry_text(remote.get("url"), f"{where}.url"),
                          _mapping(remote.get("variables"), f"{where}.variables"), f"{where}.url", secret=False)
         if "${" not in url:
             try:
@@ -159,11 +170,11 @@ class Builder:
             if not isinstance(spec, dict) or spec.get("type") not in ("positional", "named"):
                 raise RegistryError(f"{at} must be an object of type positional or named")
             if spec["type"] == "positional":
-                key = _registry_text(spec.get("valueHint") or spec.get("name") or f"argument{index + 1}", at,
+                key = registry_text(spec.get("valueHint") or spec.get("name") or f"argument{index + 1}", at,
                                      argv=True)
                 argv += self._values(key, spec, at)
                 continue
-            flag = _registry_text(spec.get("name"), f"{at}.name", argv=True)
+            flag = registry_text(spec.get("name"), f"{at}.name", argv=True)
             if not OPTION.fullmatch(flag):
                 raise RegistryError(f"{at}.name must be an option name such as --port")
             takes_value = any(k in spec for k in ("value", "default", "valueHint", "isRequired", "choices"))
@@ -179,7 +190,7 @@ class Builder:
             at = f"{where}[{index}]"
             if not isinstance(spec, dict):
                 raise RegistryError(f"{at} must be an object")
-            name = _registry_text(spec.get("name"), f"{at}.name")
+            name = registry_text(spec.get("name"), f"{at}.name")
             if env and not ENV_NAME_PATTERN.fullmatch(name):
                 raise RegistryError(f"{at}.name is not an environment variable name")
             values = self._values(name, spec, at, reference=name if env else None)
@@ -194,7 +205,7 @@ class Builder:
         variables = _mapping(spec.get("variables"), f"{where}.variables")
         secret = spec.get("isSecret") is True
         if "value" in spec:
-            return [self._fill(_registry_text(spec["value"], f"{where}.value", argv=self.argv), variables, where,
+            return [self._fill(registry_text(spec["value"], f"{where}.value", argv=self.argv), variables, where,
                                secret)]
         if secret:
             return [self._secret(key, reference)]
@@ -204,7 +215,7 @@ class Builder:
         return values
 
     def _asked(self, key: str, spec: dict[str, Any], where: str) -> list[str]:
-        choices = tuple(_registry_text(choice, f"{where}.choices", argv=self.argv)
+        choices = tuple(registry_text(choice, f"{where}.choices", argv=self.argv)
                         for choice in _list(spec.get("choices"), where))
         default = spec.get("default")
         if key in self.given:
@@ -215,7 +226,7 @@ class Builder:
                                             else "", 200), choices)
             values = [answer] if answer else []
         elif default is not None:
-            values = [_registry_text(default, f"{where}.default", argv=self.argv)]
+            values = [registry_text(default, f"{where}.default", argv=self.argv)]
         else:
             values = []
         if not values and spec.get("isRequired") is True:
@@ -250,10 +261,11 @@ class Builder:
 
 
 def build_entry(entry_name: str, server: dict[str, Any], wanted: str | None, given: dict[str, list[str]],
-                ask: Ask | None) -> Built:
-    """The entry for `server` (its provenance added by the caller), refusing what cannot be run safely."""
+                ask: Ask | None, environ: Mapping[str, str]) -> Built:
+    """The entry for `server` (its provenance added by the caller), refusing what cannot be run
+    safely; an MCPB bundle is installed (verified) under `environ`'s state home."""
     kind, offer = choose(server, wanted)
-    builder = Builder(entry_name, given, ask)
+    builder = Builder(entry_name, given, ask, environ)
     entry = builder.remote(offer) if kind == "remote" else builder.package(kind, offer)
     unused = builder.unused()
     if unused:
@@ -268,7 +280,7 @@ def _tagged(image: str) -> bool:
 def _exact_version(value: Any, kind: str, identifier: str, where: str) -> str:
     if kind == "oci" and value is None and _tagged(identifier):
         return ""
-    version = _registry_text(value, f"{where}.version", argv=True)
+    version = registry_text(value, f"{where}.version", argv=True)
     if (not EXACT_VERSION.fullmatch(version) or version.lower() == "latest"
             or RANGE_PARTS & set(re.split(r"[.+-]", version))):
         raise RegistryError(f"{where}.version is not one exact version (a range or a tag such as latest "
@@ -291,22 +303,6 @@ def _check_value(key: str, value: str, kind: Any, choices: tuple[str, ...]) -> N
         raise InputError(f"the input {key} must be true or false")
     elif kind not in FORMATS:
         raise RegistryError(f"the input {key} has an unknown format")
-
-
-def _registry_text(value: Any, where: str, *, argv: bool = False) -> str:
-    """A string from the registry that becomes part of a command line (`argv`), a header, an
-    environment value or a URL."""
-    if not isinstance(value, str) or not value or len(value) > MAX_TEXT:
-        raise RegistryError(f"{where} must be a string of 1 to {MAX_TEXT} characters")
-    if text_problem(value) is not None or not value.isprintable():
-        raise RegistryError(f"{where} contains control characters")
-    unsafe = (UNSAFE_IN_ARGV if argv else UNSAFE_IN_VALUE).search(value)
-    if unsafe is not None:
-        raise RegistryError(f"{where} contains {unsafe.group()!r}, which a shell or ${{VAR}} expansion would "
-                            "act on; hostlink does not write it into a command")
-    if value.startswith("-") and where.endswith("identifier"):
-        raise RegistryError(f"{where} must not start with -")
-    return value
 
 
 def _list(value: Any, where: str) -> list[Any]:
