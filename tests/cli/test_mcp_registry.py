@@ -368,3 +368,19 @@ def test_a_hostile_mcpb_bundle_is_refused(tmp_path, registry, config, extra, mes
     assert message in refused.stderr and "nothing was written" in refused.stderr
     assert not user_file(tmp_path).exists()
     assert not (tmp_path / "outside.txt").exists()
+
+
+def test_a_required_input_not_given_is_asked_for_at_a_terminal(tmp_path, registry):
+    from terminal_support import on_a_terminal
+
+    env = environment(tmp_path, HOSTLINK_MCP_REGISTRY=registry.url)
+    (tmp_path / "project").mkdir()
+    status, out, seen = on_a_terminal(env, tmp_path / "project", "mcp", "add", "every", "--from-registry",
+                                      "io.example/every-input", answers=[b"info\n", b"/srv\n", b"8080\n"])
+    assert status == 0, seen
+    assert b"LOG_LEVEL [debug/info]:" in seen and b"root:" in seen and b"port:" in seen
+    assert b"API_KEY:" not in seen and b"token:" not in seen  # a secret is never asked for
+    assert "added MCP server 'every'" in out
+    entry = servers(tmp_path)["every"]
+    assert entry["env"]["LOG_LEVEL"] == "info"
+    assert entry["args"][4:] == ["/srv", "--mode", "fast", "--verbose", "--port", "8080", "--token", "${EVERY_TOKEN}"]

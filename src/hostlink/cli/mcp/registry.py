@@ -77,6 +77,7 @@ def entry_from_registry(name: str, wanted: str, package: str | None, inputs: dic
     import anyio
 
     from hostlink.host.output import one_line
+    from hostlink.host.platform.shell import set_variable_line, word
     from hostlink.mcp import InputError, RegistryError, build_entry, registry_from, server_record
 
     server_name, _, version = wanted.partition("@")
@@ -92,9 +93,9 @@ def entry_from_registry(name: str, wanted: str, package: str | None, inputs: dic
     except RegistryError as exc:
         raise Fail(f"{exc}; nothing was written", "request_failed") from None
     entry = {**built.entry, "fromRegistry": {"registry": registry.url, "name": server_name, "version": found_version}}
-    runs = entry["url"] if "url" in entry else " ".join([entry["command"], *entry["args"]])
+    runs = entry["url"] if "url" in entry else " ".join(word(part) for part in [entry["command"], *entry["args"]])
     notes = [f"it runs: {one_line(runs, 500)}"] + [
-        f"a secret input: set it where the server starts, never in a file: export {variable}=…"
+        f"a secret input: set it where the server starts, never in a file: {set_variable_line(variable, '…')}"
         for variable in built.secrets]
     return FromRegistry(entry, f" ({server_name} {found_version}, {built.kind})", notes)
 
