@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.server
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -93,6 +94,7 @@ class Registry(http.server.ThreadingHTTPServer):
     records: list[dict[str, Any]]
     answers: dict[str, tuple[int, bytes]]
     paths: list[str]
+    delay: float  # seconds before each answer
 
     @property
     def url(self) -> str:
@@ -107,6 +109,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.paths.append(self.path)
+        time.sleep(self.server.delay)
         for prefix, (status, body) in self.server.answers.items():
             if self.path.startswith(prefix):
                 return self._send(status, body)
@@ -139,7 +142,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 @contextmanager
 def fixture_registry(records: list[dict[str, Any]] | None = None) -> Iterator[Registry]:
     registry = Registry(("127.0.0.1", 0), _Handler)
-    registry.records, registry.answers, registry.paths = list(records or RECORDS), {}, []
+    registry.records, registry.answers, registry.paths, registry.delay = list(records or RECORDS), {}, [], 0.0
     serving = threading.Thread(target=registry.serve_forever, daemon=True)
     serving.start()
     try:
