@@ -297,6 +297,12 @@ def test_from_registry_takes_no_hand_written_parts(tmp_path, registry):
     assert mixed.returncode == 2 and "--from-registry builds the whole entry" in mixed.stderr
     stray = run(tmp_path, registry, "add", "memory", "--input", "a=b", "--", "npx", "x")
     assert stray.returncode == 2 and "--package and --input go with --from-registry" in stray.stderr
+    malformed = run(tmp_path, registry, "add", "memory", "--from-registry", MEMORY_NAME, "--input", "novalue")
+    assert malformed.returncode == 2 and "--input must be given as KEY=VALUE" in malformed.stderr
+    spaced = run(tmp_path, registry, "add", "memory", "--from-registry", "io.example/a b")
+    assert spaced.returncode == 2 and "--from-registry must be SERVER or SERVER@VERSION" in spaced.stderr
+    long = run(tmp_path, registry, "search", "x" * 201)
+    assert long.returncode == 2 and "the search text must have 1 to 200 characters" in long.stderr
     assert registry.paths == []
     assert OFFICIAL and os.sep  # the fixture's metadata key is the official one
 
