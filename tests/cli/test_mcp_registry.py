@@ -358,6 +358,24 @@ def test_an_mcpb_bundle_is_installed_only_once_its_hash_matches(tmp_path, regist
     called = run(tmp_path, registry, "call", "bundle", "add", '{"a": 2, "b": 3}', "--json")
     assert called.returncode == 0, called.stderr
     assert json.loads(called.stdout)["content"][0]["text"] == "5"
+    downloads = [path for path in registry.paths if path.startswith("/bundles/")]
+    again = run(tmp_path, registry, "add", "bundle-2", "--from-registry", "io.example/bundle")
+    assert again.returncode == 0, again.stderr
+    assert [path for path in registry.paths if path.startswith("/bundles/")] == downloads  # installed once, by hash
+    assert servers(tmp_path)["bundle-2"]["args"] == entry["args"]
+
+
+def test_a_bundle_that_is_not_a_zip_or_not_there_is_refused(tmp_path, registry):
+    import hashlib
+
+    registry.answers["/bundles/"] = (200, b"not a zip")
+    registry.records = [_bundle_record(registry, hashlib.sha256(b"not a zip").hexdigest())]
+    refused = run(tmp_path, registry, "add", "bundle", "--from-registry", "io.example/bundle")
+    assert refused.returncode == 3 and "is not a zip archive" in refused.stderr
+    registry.answers["/bundles/"] = (404, b"")
+    missing = run(tmp_path, registry, "add", "bundle", "--from-registry", "io.example/bundle")
+    assert missing.returncode == 3 and "the MCPB bundle's server answered HTTP 404" in missing.stderr
+    assert not user_file(tmp_path).exists()
 
 
 @pytest.mark.parametrize(("config", "extra", "message"), [
