@@ -18,7 +18,7 @@ EXTENSIONS = ("hostlink.mcp", "hostlink.claude_code")
 HOSTS = ("hostlink.adapters", "hostlink.cli", "hostlink.serve", "hostlink.gateway")
 # The parts of hostlink.mcp, bottom to top: each imports only those below it. The modules at the
 # package's root (the mcp tool, its renderings, the extension, the face) sit above them all.
-MCP_ORDER = ("errors", "config", "transports", "auth", "runtime")
+MCP_ORDER = ("errors", "config", "transports", "registry", "auth", "runtime")
 # Host modules that import an extension past its face, each with its reason.
 PAST_THE_FACE = {
     "hostlink.cli.mcp.config": "add, remove and get are the command line of the mcp.json editor "

@@ -1,8 +1,8 @@
 """mkdocs hook: the configuration page's key reference, generated from the shipped JSON Schema.
 
 `<!-- mcp-schema-reference -->` in a page becomes one table per part of a server entry
-(keys every entry has, stdio keys, HTTP keys, the `oauth`, `clientAssertion` and
-`sampling` blocks), read from `hostlink/mcp/mcp.schema.json` at build time. That file is
+(keys every entry has, stdio keys, HTTP keys, the `oauth`, `clientAssertion`, `sampling` and
+`fromRegistry` blocks), read from `hostlink/mcp/mcp.schema.json` at build time. That file is
 generated from the pydantic schema and a test keeps them equal, so the page cannot drift
 from what hostlink accepts.
 """
@@ -21,6 +21,7 @@ SECTIONS = (  # (heading, definition, keys: "common" | "own" | "all")
     ("`oauth`", "OAuthSettings", "all"),
     ("`oauth.clientAssertion`", "ClientAssertion", "all"),
     ("`sampling`", "SamplingSettings", "all"),
+    ("`fromRegistry`", "RegistrySource", "all"),
 )
 
 

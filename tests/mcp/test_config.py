@@ -209,7 +209,10 @@ def test_document_shape_errors(tmp_path):
         "[]": f'{src}: must be a JSON object with an "mcpServers" object',
         "{}": f"{src}: mcpServers: required, and must be a JSON object",
         '{"mcpServers": []}': f"{src}: mcpServers: required, and must be a JSON object",
-        '{"servers": {}}': f'{src}: servers: unknown top-level field (only "mcpServers" and "$schema" are allowed)',
+        '{"servers": {}}': f'{src}: servers: unknown top-level field '
+                           '(only "mcpServers", "$schema" and "registry" are allowed)',
+        '{"registry": 1, "mcpServers": {}}': f"{src}: registry: must be a string (the URL of the MCP registry "
+                                              "to search)",
         '{"mcpServers": {"a": 1}}': f"{src}: mcpServers.a: a server entry must be a JSON object",
         '{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}': f"{src}: duplicate key a in a JSON object",
         '{"mcpServers": {}, "mcpServers": {}}': f"{src}: duplicate key mcpServers in a JSON object",

@@ -1,7 +1,8 @@
 """The MCP client extension, as hosts import it.
 
 Its parts, bottom to top (each imports only those below it, as `tests/test_architecture.py`
-checks): `errors`; `config` (the `mcp.json` file); `transports`; `auth`; `runtime`
+checks): `errors`; `config` (the `mcp.json` file); `transports`; `registry` (the MCP registry:
+search, `server.json` to an entry); `auth`; `runtime`
 (the running clients); then the `mcp` tool, its renderings and the extension at the root.
 Every name here is loaded on first use, so importing this package imports neither the SDK nor
 pydantic.
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from hostlink.mcp.config.schema import HttpServer, StdioServer
     from hostlink.mcp.errors import AuthRequired, CallFailed, McpError, error_code
     from hostlink.mcp.extension import McpExtension, default_auth
+    from hostlink.mcp.registry.client import RegistryError, registry_from, search_pages, server_record
+    from hostlink.mcp.registry.entry import InputError, build_entry
+    from hostlink.mcp.registry.records import listing_line, listings
     from hostlink.mcp.render import filter_note, server_words, status_rows, table, tool_line, transport_of
     from hostlink.mcp.runtime.asking import asking_server
     from hostlink.mcp.runtime.cache import CachedTool, ToolCache, cache_directory
@@ -48,6 +52,9 @@ _WHERE = {
         "config.schema": ("HttpServer", "StdioServer"),
         "errors": ("AuthRequired", "CallFailed", "McpError", "error_code"),
         "extension": ("McpExtension", "default_auth"),
+        "registry.client": ("RegistryError", "registry_from", "search_pages", "server_record"),
+        "registry.entry": ("InputError", "build_entry"),
+        "registry.records": ("listing_line", "listings"),
         "render": ("filter_note", "server_words", "status_rows", "table", "tool_line", "transport_of"),
         "runtime.asking": ("asking_server",),
         "runtime.cache": ("CachedTool", "ToolCache", "cache_directory"),
@@ -69,25 +76,33 @@ __all__ = [
     "CallFailed",
     "ConfigError",
     "HttpServer",
+    "InputError",
     "LoadedConfig",
     "McpError",
     "McpExtension",
     "McpRuntime",
+    "RegistryError",
     "ResourceSubscriptions",
     "SecureStore",
     "StdioServer",
     "ToolCache",
     "asking_server",
+    "build_entry",
     "cache_directory",
     "default_auth",
     "enabled_config",
     "error_code",
     "every_page",
     "filter_note",
+    "listing_line",
+    "listings",
     "load_config",
     "model_visible",
     "project_config_files",
     "record_key",
+    "registry_from",
+    "search_pages",
+    "server_record",
     "server_words",
     "sign_in",
     "sign_in_prompt",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,9 +104,13 @@ def shadowing(path: Path, name: str) -> list[str]:
             for other, _ in configured_in(name) if other.absolute() != path.absolute()]
 
 
-def _add(scope: str, name: str, raw: dict[str, Any], literal: bool) -> None:
+def _add(scope: str, name: str, raw: dict[str, Any], literal: bool, *, about: str = "", notes: Sequence[str] = (),
+         updates: Callable[[Any], bool] = lambda existing: False) -> None:
+    """Write NAME's entry; an existing one only when `updates` says it may be replaced.
+    `about` follows the name in the line that says so, then `notes`, each a line."""
     file = open_target(scope)
-    if name in file.servers:
+    existing = file.servers.get(name)
+    if existing is not None and not updates(existing):
         raise Fail(f"{name!r} is already configured in {file.path}; remove it first "
                    f"(`{command_path()} remove {name}{'' if scope == 'user' else ' --scope project'}`); "
                    "nothing was written", "invalid_config")
@@ -113,7 +118,10 @@ def _add(scope: str, name: str, raw: dict[str, Any], literal: bool) -> None:
     from hostlink.mcp.config.edit import with_entries
 
     write(file, with_entries(file, {name: raw}))
-    click.echo(f"added MCP server {name!r} to {file.path}")
+    click.echo(f"updated MCP server {name!r}{about} in {file.path}" if existing is not None
+               else f"added MCP server {name!r}{about} to {file.path}")
+    for line in notes:
+        click.echo(f"  {line}")
     warn(warnings + shadowing(file.path, name))
 
 
@@ -140,17 +148,38 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 @click.option("--auth", type=click.Choice(["bearer", "oauth"]), help="The authentication of a URL server.")
 @click.option("--bearer-env", metavar="VAR", help='With --auth bearer: the variable that holds the token.')
 @click.option("--client-id", help="With --auth oauth: a registered client id.")
+@click.option("--from-registry", "from_registry", metavar="SERVER[@VERSION]",
+              help="Build the entry from the MCP registry's server.json (see `search`).")
+@click.option("--package", type=click.Choice(["npm", "pypi", "oci", "nuget", "mcpb", "remote"]),
+              help="With --from-registry: which way to run it (default: the first of npm, pypi, oci, nuget, "
+                   "mcpb, remote it offers).")
+@click.option("--input", "inputs", multiple=True, metavar="KEY=VALUE",
+              help="With --from-registry: an input of the server (again for a repeated one).")
 @SCOPE_OPTION
 @LITERAL_OPTION
 def add_command(name: str, command: tuple[str, ...], env: tuple[str, ...], cwd: str | None, url: str | None,
                 headers: tuple[str, ...], auth: str | None, bearer_env: str | None, client_id: str | None,
+                from_registry: str | None, package: str | None, inputs: tuple[str, ...],
                 scope: str, literal: bool) -> None:
-    """Add server NAME: a command after --, or --url.
+    """Add server NAME: a command after --, --url, or --from-registry.
 
     \b
     add NAME [--env K=V]… [--cwd DIR] -- COMMAND [ARG…]
     add NAME --url URL [--header 'K: V']… [--auth bearer --bearer-env VAR | --auth oauth [--client-id ID]]
+    add NAME --from-registry SERVER[@VERSION] [--package KIND] [--input KEY=VALUE]…
     """
+    if from_registry is not None:
+        if command or url or env or cwd is not None or headers or auth or bearer_env or client_id:
+            raise Fail("--from-registry builds the whole entry: give no command, --url, --env, --cwd, --header "
+                       "or --auth with it", "usage")
+        from hostlink.cli.mcp.registry import entry_from_registry, inputs_of, same_source
+
+        built = entry_from_registry(name, from_registry, package, inputs_of(inputs))
+        _add(scope, name, built.entry, literal, about=built.about, notes=built.notes,
+             updates=lambda existing: same_source(existing, built.entry))
+        return
+    if package or inputs:
+        raise Fail("--package and --input go with --from-registry", "usage")
     if bool(command) == bool(url):
         raise Fail("give exactly one of a command (after --) or --url", "usage")
     raw: dict[str, Any]

@@ -44,6 +44,8 @@ def build_schema() -> dict[str, Any]:
         "type": "object",
         "properties": {
             "$schema": {"type": "string", "description": "The JSON Schema editors check this file against."},
+            "registry": {"type": "string", "description": "The MCP registry `hostlink mcp search` and "
+                         "`add --from-registry` ask (https; read from hostlink's own user file only)."},
             "mcpServers": {
                 "type": "object",
                 "description": "The servers, by name.",

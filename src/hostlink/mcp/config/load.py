@@ -6,7 +6,8 @@ the host trusts the project, `<cwd>/.mcp.json` and `<cwd>/.hostlink/mcp.json`. A
 untrusted project can neither add nor override a server: its names are only reported.
 
 Each file is `{"mcpServers": {NAME: entry}}` (the format other MCP clients use), with an
-optional `"$schema"` for editors (`hostlink mcp schema` prints the JSON Schema). A file
+optional `"$schema"` for editors (`hostlink mcp schema` prints the JSON Schema) and an optional
+`"registry"`, the MCP registry `hostlink mcp search` asks (read from hostlink's user file only). A file
 whose structure is broken (unreadable, not JSON, not that shape, a bad server name, too many
 servers) fails the whole load with a ConfigError naming the file: dropping it silently would
 change which servers exist. A problem inside one entry (a `${VAR}` that is not set, a field
@@ -171,12 +172,14 @@ def _no_constant(name: str) -> Any:
 def server_entries(document: Any, source: Path) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise ConfigError(source, "", 'must be a JSON object with an "mcpServers" object')
-    extra = [k for k in document if k not in ("mcpServers", "$schema")]
+    extra = [k for k in document if k not in ("mcpServers", "$schema", "registry")]
     if extra:
         raise ConfigError(source, safe_key(extra[0]),
-                          'unknown top-level field (only "mcpServers" and "$schema" are allowed)')
+                          'unknown top-level field (only "mcpServers", "$schema" and "registry" are allowed)')
     if not isinstance(document.get("$schema", ""), str):
         raise ConfigError(source, "$schema", "must be a string (the JSON Schema editors check the file against)")
+    if not isinstance(document.get("registry", ""), str):
+        raise ConfigError(source, "registry", "must be a string (the URL of the MCP registry to search)")
     entries = document.get("mcpServers")
     if not isinstance(entries, dict):
         raise ConfigError(source, "mcpServers", "required, and must be a JSON object")

@@ -214,6 +214,18 @@ class SamplingSettings(_Strict):
     """The most tokens one answer may take."""
 
 
+class RegistrySource(_Strict):
+    """Where `hostlink mcp add --from-registry` took the entry from; a later add from the same
+    registry and server updates it."""
+
+    registry: Url
+    """The registry's base URL."""
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_clean_text)]
+    """The server's name in the registry."""
+    version: Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_clean_text)]
+    """The version of its `server.json` the entry was built from."""
+
+
 class _Common(_Strict):
     protocol_version: Literal["auto", "legacy", "2026-07-28"] = "auto"
     """`auto` tries the 2026-07-28 protocol and falls back to the handshake; `legacy` forces
@@ -234,6 +246,8 @@ class _Common(_Strict):
     """The server may ask the host's model for answers, each one approved by the person (MCP sampling)."""
     cache_tools: bool = False
     """Keep the tool listing in a private cache so a search needs no server start."""
+    from_registry: RegistrySource | None = None
+    """Set by `hostlink mcp add --from-registry`: the registry, server and version it came from."""
 
 
 class StdioServer(_Common):
