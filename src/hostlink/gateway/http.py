@@ -148,8 +148,11 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
         key_file = write_private_file(directory, "key", token)
         guard = _Guard(app, ServeState(gateway.host, token, 1, None, bearer_only=True).check)
         shown = f"[{bind}]" if ":" in bind else bind
-        return await run_loopback(guard, bind=bind, port=port, max_concurrent=1, lifespan="on", graceful_seconds=5,
-                                  on_listening=lambda bound: on_listening(f"http://{shown}:{bound}{PATH}", key_file))
+        async with gateway.following():
+            return await run_loopback(guard, bind=bind, port=port, max_concurrent=1, lifespan="on",
+                                      graceful_seconds=5,
+                                      on_listening=lambda bound: on_listening(f"http://{shown}:{bound}{PATH}",
+                                                                              key_file))
     finally:
         with anyio.CancelScope(shield=True):
             try:
