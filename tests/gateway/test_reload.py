@@ -66,6 +66,7 @@ async def until_heard(*heard: Heard, seconds: float = 10) -> float:
     return time.monotonic() - began
 
 
+@pytest.mark.serial  # a timing bound
 async def test_stdio_host_sees_an_add_and_a_remove_without_asking(tmp_path):
     heard = Heard()
     async with stdio_gateway(tmp_path, {"demo": demo()}, "--expose", "tools", message_handler=heard,
@@ -90,6 +91,7 @@ async def test_stdio_host_sees_an_add_and_a_remove_without_asking(tmp_path):
     assert took < GOAL_SECONDS + 1.5  # the goal, with room for a loaded machine (the figure is printed)
 
 
+@pytest.mark.serial  # a timing bound
 async def test_every_http_host_holding_a_stream_hears_an_add_before_any_request(tmp_path):
     """The battery's case: two hosts hold GET streams and have asked nothing when a server is
     added; each hears it, then each sees the new tools."""
