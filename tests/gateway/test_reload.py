@@ -134,3 +134,13 @@ async def test_a_broken_file_keeps_the_last_good_configuration_and_says_so_once(
     said = errors.read_text()
     assert said.count("was not reloaded") == 1, said
     assert "Traceback" not in said and "mcp.json: invalid JSON at line 1" in said
+
+
+async def test_the_proxy_faces_reload_action_reads_the_files_and_tells_the_host(tmp_path):
+    heard = Heard()
+    async with stdio_gateway(tmp_path, {"demo": demo()}, message_handler=heard, mode="legacy") as host:
+        answer = await host.call_tool("mcp", {"action": "reload"})
+        assert not answer.is_error and answer.content[0].text == "MCP configuration reloaded: 0 server(s) changed"
+        await until_heard(heard)
+        reconnected = await host.call_tool("mcp", {"action": "reconnect", "server": "demo"})
+        assert reconnected.content[0].text == "demo: reset to idle; the next use connects"

@@ -161,6 +161,8 @@ class Gateway:
                 arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
         result = await self._run_mcp(ctx, arguments, server)
         details = result.details or {}
+        if arguments.get("action") == "reload" and not result.is_error:  # the proxy face's `mcp` reload
+            self._lists_changed()
         if isinstance(details.get("link"), str) and server is not None:
             await self.peer.offer_link(ctx, server, details["link"])
         if self.verbose and details.get("error") and server is not None and server in self.runtime.servers:
