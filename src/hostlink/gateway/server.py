@@ -61,6 +61,7 @@ class Gateway:
         self.logs = HostLogs()
         self._watch: ConfigWatch | None = None
         self._reloading: anyio.Lock | None = None
+        self._listens: Any = None  # the SDK's bus of `subscriptions/listen` streams (2026-07-28 hosts)
 
     async def start(self, cwd: Path, environ: Mapping[str, str], *, trust_flag: bool) -> None:
         await start(self.host, self.peer, cwd=cwd, environ=environ, trust_flag=trust_flag, notifier=self.notifier)
@@ -122,10 +123,19 @@ class Gateway:
         async with self._reloading:
             if self._watch.changed():
                 await reload(self.host, self.notifier)
-                self._lists_changed()
+                await self._lists_changed()
 
-    def _lists_changed(self) -> None:
+    async def _lists_changed(self) -> None:
+        """Tell every host: handshake-era connections by notification, hosts on the
+        2026-07-28 protocol on their `subscriptions/listen` streams."""
+        from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
+
         self.hosts.list_changed("tools", *(("resources", "prompts") if self.face == "tools" else ()))
+        if self._listens is not None:
+            events = (ToolsListChanged(), *((ResourcesListChanged(), PromptsListChanged())
+                                            if self.face == "tools" else ()))
+            for event in events:
+                await self._listens.publish(event)
 
     # --- tools ---------------------------------------------------------------------------
 
@@ -162,7 +172,7 @@ class Gateway:
         result = await self._run_mcp(ctx, arguments, server)
         details = result.details or {}
         if arguments.get("action") == "reload" and not result.is_error:  # the proxy face's `mcp` reload
-            self._lists_changed()
+            await self._lists_changed()
         if isinstance(details.get("link"), str) and server is not None:
             await self.peer.offer_link(ctx, server, details["link"])
         if self.verbose and details.get("error") and server is not None and server in self.runtime.servers:
@@ -330,8 +340,11 @@ class Gateway:
     def server(self) -> Server:
         import mcp_types
         from mcp.server.lowlevel import NotificationOptions, Server
+        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
-        handlers: dict[str, Any] = {"on_list_tools": self.list_tools, "on_call_tool": self.call_tool}
+        self._listens = InMemorySubscriptionBus()
+        handlers: dict[str, Any] = {"on_list_tools": self.list_tools, "on_call_tool": self.call_tool,
+                                    "on_subscriptions_listen": ListenHandler(self._listens)}
         if self.face == "tools":
             handlers.update(on_list_resources=self.list_resources, on_list_resource_templates=self.list_templates,
                             on_read_resource=self.read_resource, on_list_prompts=self.list_prompts,
