@@ -139,6 +139,23 @@ def test_a_broken_file_is_never_rewritten(tmp_path):
     assert "no readable configuration file has a server named 'a'" in json.loads(shown.stdout)["error"]["message"]
 
 
+def test_reload_checks_the_files_as_a_running_hosts_reload_reads_them(tmp_path):
+    """No CLI session outlives its command: `reload` reads the files as a reload would,
+    says what a running host would take, and where reloading happens."""
+    path = seed(tmp_path, json.dumps({"mcpServers": {"a": {"command": "x"}, "b": {"command": 1}}}))
+    read = hostlink(tmp_path, "mcp", "reload")
+    assert read.returncode == 0, read.stderr
+    lines = read.stdout.splitlines()
+    assert lines[0] == "the MCP configuration reads: 1 server(s): a"
+    assert lines[1].startswith("b: misconfigured: ") and "command" in lines[1]
+    assert "`hostlink mcp serve` takes it within a second by itself" in lines[2]
+    assert "the mcp tool's action reload or `/mcp reload`" in lines[2]
+    path.write_text('{"mcpServers": ')
+    broken = hostlink(tmp_path, "mcp", "reload")
+    assert broken.returncode == 2 and broken.stdout == ""
+    assert "invalid MCP configuration" in broken.stderr and "invalid JSON at line 1" in broken.stderr
+
+
 def test_literal_secrets_need_literal_and_get_never_shows_them(tmp_path):
     env = environment(tmp_path, API_KEY="expanded-secret-value")
     assert hostlink(tmp_path, "mcp", "add", "k", "--literal", "--env", "SERVICE_TOKEN=literal-secret-value",

@@ -99,3 +99,31 @@ async def test_reload_asks_the_host_for_its_trust_decision_again(tmp_path, runti
         assert list(extension.runtime.servers) == []
     finally:
         await host.shutdown()
+
+
+async def test_the_tools_reload_action_reads_the_files_as_the_command_does(tmp_path, runtime_dir):
+    """The model's `mcp` tool reloads as `/mcp reload` does, also after a start with a broken
+    file; `reconnect` keeps its meaning (one server reset, no file read)."""
+    config = tmp_path / "config" / "mcp" / "mcp.json"
+    config.parent.mkdir(parents=True)
+    config.write_text("[]")
+    extension = McpExtension(environ={"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path)})
+    async with Host(extension, tmp_path) as host:
+        assert "reload: read the MCP configuration files again" in host.tool.description
+        assert (await host.run(action="status")).is_error
+        config.write_text(json.dumps({"mcpServers": {"fx": entry()}}))
+        reloaded = await host.run(action="reload")
+        assert not reloaded.is_error and "added: fx" in text(reloaded)
+        assert reloaded.details["summary"].startswith("mcp reload: ok")
+        pid = await pid_of(host, "fx")
+        config.write_text(json.dumps({"mcpServers": {"fx": entry(), "gx": entry()}}))
+        assert text(await host.run(action="reconnect", server="fx")) == "fx: reset to idle; the next use connects"
+        assert "gx" not in text(await host.run(action="status"))  # reconnect read no file
+        config.write_text("{ broken")
+        refused = await host.run(action="reload")
+        assert refused.is_error and "was not reloaded (the previous one stays in use)" in text(refused)
+        assert refused.details["error"] == "error"
+        assert await pid_of(host, "fx") != pid  # the reconnect reset it; the broken file changed nothing
+        wrong = await host.run(action="reload", nonsense=1)
+        assert wrong.is_error and "invalid mcp tool input" in text(wrong)
+    assert fixture_children() == []

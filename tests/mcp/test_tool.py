@@ -32,7 +32,7 @@ def test_parameters_schema_is_strict_and_bounded():
     assert PARAMETERS["additionalProperties"] is False
     assert PARAMETERS["properties"]["action"]["enum"] == [
         "status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth",
-        "reconnect"]
+        "reconnect", "reload"]
     limit = PARAMETERS["properties"]["limit"]
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 20)
     Draft202012Validator.check_schema(PARAMETERS)

@@ -2,7 +2,8 @@
 `hostlink serve` is (its connection bound, request and write deadlines, bounded logs), behind
 the same Host / Origin / key check (its `ServeState`; the key only as `Authorization: Bearer`,
 the header MCP hosts send), answered as JSON-RPC errors. The key is in memory and in a 0600
-file of a private runtime directory, removed at the end with everything else the session made."""
+file of a private runtime directory, removed at the end with everything else the session made.
+At the bound on open sessions the least recently used idle one makes room (`eviction`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from hostlink.gateway.eviction import evict_when_full
 from hostlink.host.platform.console import TERMINATING_SIGNALS
 
 if TYPE_CHECKING:
@@ -22,7 +24,8 @@ if TYPE_CHECKING:
 
 STOP_SIGNALS = (signals.SIGINT, *TERMINATING_SIGNALS)
 PATH = "/mcp"
-MAX_SESSIONS = 100  # open MCP sessions (about 40 KiB each, plus what waits for them); the next gets 503
+MAX_SESSIONS = 100  # open MCP sessions (about 40 KiB each, plus what waits for them); then the least
+# recently used idle one ends for a newcomer, who gets 503 only when every one is busy (`eviction`)
 SESSION_IDLE_SECONDS = 15 * 60  # a session with no request in flight and no GET stream open this long ends
 MAX_BODY_BYTES = 4 * 1024 * 1024  # the SDK's own default bound (`DEFAULT_MAX_REQUEST_BODY_SIZE`)
 UNAUTHORIZED = -32001  # the key or the Host / Origin check: the code the gateway has always answered
@@ -142,14 +145,18 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
     server = gateway.server()  # the SDK is imported before the session's background imports start
     app = server.streamable_http_app(streamable_http_path=PATH, host=bind, max_sessions=MAX_SESSIONS,
                                      session_idle_timeout=SESSION_IDLE_SECONDS)
+    evict_when_full(server.session_manager, gateway.notifier)
     try:
         await gateway.start(cwd, environ, trust_flag=trust_flag)
         directory = create_private_dir("mcp-serve")
         key_file = write_private_file(directory, "key", token)
         guard = _Guard(app, ServeState(gateway.host, token, 1, None, bearer_only=True).check)
         shown = f"[{bind}]" if ":" in bind else bind
-        return await run_loopback(guard, bind=bind, port=port, max_concurrent=1, lifespan="on", graceful_seconds=5,
-                                  on_listening=lambda bound: on_listening(f"http://{shown}:{bound}{PATH}", key_file))
+        async with gateway.following():
+            return await run_loopback(guard, bind=bind, port=port, max_concurrent=1, lifespan="on",
+                                      graceful_seconds=5,
+                                      on_listening=lambda bound: on_listening(f"http://{shown}:{bound}{PATH}",
+                                                                              key_file))
     finally:
         with anyio.CancelScope(shield=True):
             try:

@@ -1,7 +1,10 @@
 """The gateway's MCP server: the SDK's low-level server, its handlers on the host session.
 
-Each request first looks whether the configuration files changed (then they are read again
-and every MCP host connection hears `notifications/tools/list_changed`). A tool call runs the
+The configuration is followed while serving: each request first looks whether its files
+changed, and so does a look every second while nothing asks (`follow`); a change is read
+again (a server whose entry changed or went away is stopped, the others keep their
+connections) and every MCP host connection, known from its `notifications/initialized` on,
+hears `notifications/tools/list_changed`. A tool call runs the
 `mcp` tool of the host session — in the `proxy` face as the MCP host called it, in the `tools`
 face as action `call` of the named server's tool — with the MCP host's progress token
 watched and the call registered, with its server, as one an upstream question may belong to;
@@ -12,7 +15,8 @@ upstream request.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,7 +26,7 @@ from hostlink.gateway import results
 from hostlink.gateway.hosts import Hosts, host_connection
 from hostlink.gateway.logs import HostLogs
 from hostlink.gateway.peer import Peer
-from hostlink.gateway.session import ConfigWatch, GatewaySession, StderrNotifier, reload, start
+from hostlink.gateway.session import WATCH_SECONDS, ConfigWatch, GatewaySession, StderrNotifier, reload, start
 from hostlink.gateway.subscriptions import HostSubscriptions
 from hostlink.gateway.tools_face import ToolsFace, Unknown, resource
 from hostlink.host import CancelSignal, ToolResult
@@ -56,10 +60,30 @@ class Gateway:
         self.subscriptions = HostSubscriptions(self.hosts)
         self.logs = HostLogs()
         self._watch: ConfigWatch | None = None
+        self._reloading: anyio.Lock | None = None
+        self._listens: Any = None  # the SDK's bus of `subscriptions/listen` streams (2026-07-28 hosts)
 
     async def start(self, cwd: Path, environ: Mapping[str, str], *, trust_flag: bool) -> None:
         await start(self.host, self.peer, cwd=cwd, environ=environ, trust_flag=trust_flag, notifier=self.notifier)
         self._watch = ConfigWatch(cwd, environ)
+        self._reloading = anyio.Lock()
+
+    @asynccontextmanager
+    async def following(self) -> AsyncIterator[None]:
+        """While inside: a look at the configuration files every `WATCH_SECONDS`, so an MCP
+        host that asks nothing still hears of a server added or removed."""
+
+        async def follow() -> None:
+            while True:
+                await anyio.sleep(WATCH_SECONDS)
+                await self._reload_if_changed()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(follow)
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
 
     @property
     def runtime(self) -> McpRuntime:
@@ -80,13 +104,38 @@ class Gateway:
 
         return default_auth(servers, notifier, signed_in, command, links)
 
-    async def _fresh(self, ctx: Any) -> None:
-        """Re-read a changed configuration, then tell every MCP host connection that its lists
-        changed (the connection of `ctx` is known from its first request on)."""
+    async def initialized(self, ctx: Any, params: Any) -> None:
+        """An MCP host connection is ready: from now on it hears every list change, whether
+        or not it has asked anything yet."""
         self.hosts.outbox(host_connection(ctx))
-        if self._watch is not None and self._watch.changed():
-            await reload(self.host, self.notifier)
-            self.hosts.list_changed("tools", *(("resources", "prompts") if self.face == "tools" else ()))
+
+    async def _fresh(self, ctx: Any) -> None:
+        """The request's connection known (one that skipped `notifications/initialized` too),
+        and a changed configuration read before it is served."""
+        self.hosts.outbox(host_connection(ctx))
+        await self._reload_if_changed()
+
+    async def _reload_if_changed(self) -> None:
+        """Re-read a changed configuration, then tell every MCP host connection that its lists
+        changed; one reload at a time (a request waits for one under way)."""
+        if self._watch is None or self._reloading is None:
+            return
+        async with self._reloading:
+            if self._watch.changed():
+                await reload(self.host, self.notifier)
+                await self._lists_changed()
+
+    async def _lists_changed(self) -> None:
+        """Tell every host: handshake-era connections by notification, hosts on the
+        2026-07-28 protocol on their `subscriptions/listen` streams."""
+        from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
+
+        self.hosts.list_changed("tools", *(("resources", "prompts") if self.face == "tools" else ()))
+        if self._listens is not None:
+            events = (ToolsListChanged(), *((ResourcesListChanged(), PromptsListChanged())
+                                            if self.face == "tools" else ()))
+            for event in events:
+                await self._listens.publish(event)
 
     # --- tools ---------------------------------------------------------------------------
 
@@ -122,6 +171,8 @@ class Gateway:
                 arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
         result = await self._run_mcp(ctx, arguments, server)
         details = result.details or {}
+        if arguments.get("action") == "reload" and not result.is_error:  # the proxy face's `mcp` reload
+            await self._lists_changed()
         if isinstance(details.get("link"), str) and server is not None:
             await self.peer.offer_link(ctx, server, details["link"])
         if self.verbose and details.get("error") and server is not None and server in self.runtime.servers:
@@ -289,8 +340,11 @@ class Gateway:
     def server(self) -> Server:
         import mcp_types
         from mcp.server.lowlevel import NotificationOptions, Server
+        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
-        handlers: dict[str, Any] = {"on_list_tools": self.list_tools, "on_call_tool": self.call_tool}
+        self._listens = InMemorySubscriptionBus()
+        handlers: dict[str, Any] = {"on_list_tools": self.list_tools, "on_call_tool": self.call_tool,
+                                    "on_subscriptions_listen": ListenHandler(self._listens)}
         if self.face == "tools":
             handlers.update(on_list_resources=self.list_resources, on_list_resource_templates=self.list_templates,
                             on_read_resource=self.read_resource, on_list_prompts=self.list_prompts,
@@ -309,6 +363,7 @@ class Gateway:
 
         server = GatewayServer(NAME, version=_version(), instructions=_INSTRUCTIONS[self.face], **handlers)
         server.add_request_handler("logging/setLevel", mcp_types.SetLevelRequestParams, self.logs.set_level)
+        server.add_notification_handler("notifications/initialized", mcp_types.NotificationParams, self.initialized)
         return server
 
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hostlink.gateway.peer import Peer
 
 Fingerprint = tuple[tuple[str, int, int] | None, ...]
+WATCH_SECONDS = 1.0  # between two looks at the configuration files while nothing asks
 
 
 class StderrNotifier:
@@ -39,12 +40,21 @@ class GatewaySession(HostSession):
 
 
 class ConfigWatch:
-    """Whether the configuration files changed since the last look (their size and mtime)."""
+    """Whether the configuration changed since the last look: the size and mtime of the few
+    files a load reads (the user's, the project's) and of the trust records (trusting the
+    project brings its files in).
+
+    Looked at on every request and once every `WATCH_SECONDS` while serving: five `stat`
+    calls a second cost nothing measurable, work alike on Linux, macOS and Windows, and see
+    a file that does not exist yet, a directory made later and an editor's replace-by-rename,
+    which file notifications (inotify, FSEvents, ReadDirectoryChangesW) each handle their
+    own way and would need a watcher per missing parent directory."""
 
     def __init__(self, cwd: Path, environ: Mapping[str, str]) -> None:
+        from hostlink.host.trust import records_file
         from hostlink.mcp import project_config_files, user_config_files
 
-        self._files = [*user_config_files(environ), *project_config_files(cwd)]
+        self._files = [*user_config_files(environ), *project_config_files(cwd), records_file(environ)]
         self._seen = self._fingerprint()
 
     def _fingerprint(self) -> Fingerprint:

@@ -91,7 +91,7 @@ async def serve_stdio(gateway: Gateway, *, cwd: Path, environ: Mapping[str, str]
         stdout = await _StdoutLines.open() if _pipe_like(1) else None
         try:
             streams = stdio_server(stdin=stdin, stdout=stdout)  # type: ignore[arg-type]  # duck-typed anyio AsyncFiles
-            async with streams as (read, write):
+            async with streams as (read, write), gateway.following():
                 await server.run(read, write, server.create_initialization_options())
         finally:
             if stdout is not None:

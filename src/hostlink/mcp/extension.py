@@ -83,7 +83,7 @@ class McpExtension:
         self._session: Session | None = None  # what a reload reads the files for
 
     def register(self, registry: Registry) -> None:
-        registry.register_tool(mcp_tool(self._state))
+        registry.register_tool(mcp_tool(self._state, self._reload))
         registry.register_command(CommandSpec("mcp", "MCP servers: " + COMMAND_USAGE[7:], self._command))
         registry.on_session_start(self._start)
         registry.on_session_shutdown(self._shutdown)
