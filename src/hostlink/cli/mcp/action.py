@@ -79,8 +79,9 @@ def answer(result: ToolResult, words: list[str], server: str, *, as_json: bool =
             sink.discard()
         message, code = failed
         if code == "timeout":
-            message += ("; wait longer with --timeout SECONDS (the call) or a larger requestTimeoutMs (setup and calls)"
-                        if timeout_option else "; wait longer with a larger requestTimeoutMs")
+            message += ("; wait longer with --timeout SECONDS or a larger toolTimeoutMs (the call), or a larger "
+                        "requestTimeoutMs (the setup)" if timeout_option
+                        else "; wait longer with a larger toolTimeoutMs (a call) or requestTimeoutMs (the setup)")
         raise Fail(message, code, words, prefixed=False)
     if sink is None:
         show(result, as_json, whole_hint=whole_hint)

@@ -62,7 +62,7 @@ def read_arguments(arguments: str) -> dict[str, Any]:
                    '{"error": {"code", "message"}}.')
 @click.option("--timeout", type=click.FloatRange(0.1, 3600), metavar="SECONDS",
               help="How long the call may go without an answer or a progress notification (instead of "
-                   "SERVER's requestTimeoutMs, which still bounds its setup).")
+                   "SERVER's toolTimeoutMs; its requestTimeoutMs still bounds the setup).")
 @click.option("--output", "-o", metavar="FILE",
               help="Write the whole result to FILE (created 0600), not the 50 KiB inline window.")
 @click.option("--full", is_flag=True, help="Write the whole result to stdout, which must not be a terminal.")

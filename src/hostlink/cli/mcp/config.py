@@ -140,16 +140,18 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 @click.option("--auth", type=click.Choice(["bearer", "oauth"]), help="The authentication of a URL server.")
 @click.option("--bearer-env", metavar="VAR", help='With --auth bearer: the variable that holds the token.')
 @click.option("--client-id", help="With --auth oauth: a registered client id.")
+@click.option("--tasks", is_flag=True, help='Let the server run calls as tasks ("tasks": true): a long call '
+                                           "leaves a handle to check later.")
 @SCOPE_OPTION
 @LITERAL_OPTION
 def add_command(name: str, command: tuple[str, ...], env: tuple[str, ...], cwd: str | None, url: str | None,
                 headers: tuple[str, ...], auth: str | None, bearer_env: str | None, client_id: str | None,
-                scope: str, literal: bool) -> None:
+                tasks: bool, scope: str, literal: bool) -> None:
     """Add server NAME: a command after --, or --url.
 
     \b
-    add NAME [--env K=V]… [--cwd DIR] -- COMMAND [ARG…]
-    add NAME --url URL [--header 'K: V']… [--auth bearer --bearer-env VAR | --auth oauth [--client-id ID]]
+    add NAME [--env K=V]… [--cwd DIR] [--tasks] -- COMMAND [ARG…]
+    add NAME --url URL [--tasks] [--header 'K: V']… [--auth bearer --bearer-env VAR | --auth oauth [--client-id ID]]
     """
     if bool(command) == bool(url):
         raise Fail("give exactly one of a command (after --) or --url", "usage")
@@ -173,6 +175,7 @@ def add_command(name: str, command: tuple[str, ...], env: tuple[str, ...], cwd: 
         raw.update({"auth": auth} if auth else {})
         raw.update({"bearerTokenEnv": bearer_env} if bearer_env else {})
         raw.update({"oauth": {"clientId": client_id}} if client_id else {})
+    raw.update({"tasks": True} if tasks else {})
     _add(scope, name, raw, literal)
 
 

@@ -384,7 +384,7 @@ class McpRuntime:
 
     async def call_tool(self, name: str, tool: str, arguments: dict[str, Any]) -> Any:
         conn = await self._ready(name)
-        ms = conn.config.request_timeout_ms  # a wait that each progress notification restarts
+        ms = conn.config.tool_timeout_ms  # a wait that each progress notification restarts
         return await self._request(name, f"the call of tool {tool!r}",
                                    lambda client: call_with_progress(client, name, tool, arguments, ms,
                                                                      log=conn.log), conn)

@@ -1,8 +1,8 @@
 """A tool call that asks for progress, and whose timeout every progress notification restarts.
 
-`requestTimeoutMs` bounds how long a server may stay silent, not how long a tool may work:
+`toolTimeoutMs` bounds how long a server may stay silent, not how long a tool may work:
 a call that keeps reporting progress keeps running, up to a hard maximum, so a long job that
-says how it is doing is not cut off at 15 s while a silent, stuck one still is. The SDK's own
+says how it is doing is not cut off at 60 s while a silent, stuck one still is. The SDK's own
 read timeout never restarts, so it is switched off for the call (an infinite timeout arms no
 timer) and this clock decides. The
 host's `CallWatch` gets the progress and may set the timeout.
@@ -55,6 +55,6 @@ async def call_with_progress(client: Client, server: str, tool: str, arguments: 
                               f"{tool!r} within {limit:g} s, the most a call may take")
     silence = "reported no progress and did not answer" if progressed else "did not answer"
     given = (f"{idle:g} s (the timeout this call was given" if watch.timeout is not None
-             else f"{timeout_ms} ms (its requestTimeoutMs")
+             else f"{timeout_ms} ms (its toolTimeoutMs")
     raise RequestTimedOut(f"MCP server {server!r} {silence} the call of tool {tool!r} within {given}; "
                           "each progress notification restarts the wait)")
