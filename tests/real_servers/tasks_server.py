@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import Any
 
 from fastmcp import Context, FastMCP
 from fastmcp.utilities.tasks import TaskConfig
 from fastmcp_tasks import TasksExtension
+from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 
 mcp = FastMCP("slow")
 mcp.add_extension(TasksExtension(url="memory://"))
@@ -32,10 +34,16 @@ async def crunch(seconds: float, ctx: Context) -> str:
 
 
 @mcp.tool(task=True)
-async def ask_name(ctx: Context) -> str:
-    """Ask for a name in the middle of a task."""
-    answer = await ctx.elicit("Which name?", response_type=str)
-    return f"hello {getattr(answer, 'data', None) or answer.action}"
+async def ask_name(ctx: Context) -> Any:
+    """Ask for a name in the middle of a task (FastMCP's guard pattern: return the question)."""
+    answers = ctx.input_responses
+    if not answers:
+        question = ElicitRequest(params=ElicitRequestFormParams(
+            message="Which name?", requested_schema={"type": "object", "properties": {"name": {"type": "string"}},
+                                                     "required": ["name"]}))
+        return InputRequiredResult(input_requests={"name": question})
+    answer = answers["name"]
+    return f"hello {answer.content['name'] if answer.action == 'accept' else answer.action}"
 
 
 @mcp.tool(task=True)
