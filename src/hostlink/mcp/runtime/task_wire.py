@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+import mcp  # noqa: F401 - the package before its submodules, which import each other in its order
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp_types import CallToolResult, Request, RequestParams, Result
 from pydantic import ConfigDict, Field

@@ -64,9 +64,10 @@ class Handle:
 
     def text(self) -> str:
         what = (f"The call of tool {self.tool!r} is still running on MCP server {self.server!r} as task "
-                if self.tool else f"On MCP server {self.server!r}, task ")
+                f"{self.task_id!r}" if self.tool
+                else f"Task {self.task_id!r} of MCP server {self.server!r} is still running")
         said = f": {self.message}" if self.message else ""
-        return (f"{what}{self.task_id!r} (status {self.status}{said}). It was not lost: check it with the mcp "
+        return (f"{what} (status {self.status}{said}). It was not lost: check it with the mcp "
                 f"tool's action 'task' (server {self.server!r}, task {self.task_id!r}; 'wait' waits up to that "
                 "many seconds for it), or end it with action 'cancel'.")
 
