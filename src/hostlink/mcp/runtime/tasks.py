@@ -203,7 +203,7 @@ class Tasks:
                 self._book.pop((name, view.task_id), None)
                 return self._finished(name, view)
             if deadline - anyio.current_time() <= 0:
-                self._keep(name, view.task_id, detached)
+                await self._keep(name, session, view.task_id, detached)
                 raise TaskPending(Handle(name, view.task_id, view.status, view.message, tool))
             if view.state is not None and view.status == "input_required":
                 with anyio.move_on_after(deadline - anyio.current_time()):
@@ -213,11 +213,12 @@ class Tasks:
             delay = min(delay * 2, view.poll)  # quick tasks are seen at once, long ones at the server's pace
             view = self._checked(name, await self._get(name, session, view.task_id, get_task), view.task_id)
 
-    def _keep(self, name: str, task_id: str, detached: bool) -> None:
+    async def _keep(self, name: str, session: ClientSession, task_id: str, detached: bool) -> None:
         if (name, task_id) not in self._book and len(self._book) >= MAX_IN_FLIGHT:
+            await self._cancel_quietly(session, task_id)  # nobody would hold its handle
             raise CallFailed(f"this session already has {MAX_IN_FLIGHT} tasks in flight, the most it may have; "
                              f"collect or cancel one (the mcp tool's actions 'task' and 'cancel') first. Task "
-                             f"{task_id!r} of MCP server {name!r} is still running on the server")
+                             f"{task_id!r} of MCP server {name!r} was cancelled")
         self._book[(name, task_id)] = detached
 
     async def _get(self, name: str, session: ClientSession, task_id: str, get: Any) -> TaskState:
