@@ -181,3 +181,34 @@ def test_the_cli_detaches_a_call_and_reads_its_task_from_another_process(tmp_pat
     stdio = hostlink(env, tmp_path, "mcp", "task", "local", task_id)
     assert stdio.returncode == 2
     assert "runs over stdio: its tasks ended with the process that started them" in stdio.stderr
+
+
+def builds_then_crunches(messages, info):
+    """pydantic-ai's function model: `build`, then a crunch that outlives its bound, then the answer."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+
+    returns = [part.model_response_str() for message in messages for part in getattr(message, "parts", ())
+               if isinstance(part, ToolReturnPart)]
+    if not returns:
+        return ModelResponse(parts=[ToolCallPart("mcp", {"action": "call", "server": "slow", "tool": "build",
+                                                         "args": {"target": "docs"}})])
+    if len(returns) == 1:
+        return ModelResponse(parts=[ToolCallPart("mcp", {"action": "call", "server": "slow", "tool": "crunch",
+                                                         "args": {"seconds": 30}})])
+    return ModelResponse(parts=[TextPart(" | ".join(returns))])
+
+
+async def test_pydantic_ai_gets_tasks_through_the_host_layer(tmp_path):
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import FunctionModel
+
+    from hostlink.adapters.pydantic_ai import HostlinkMcp
+
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"slow": {**STDIO, "tasks": True,
+                                                                             "toolTimeoutMs": 1000}}}))
+    agent = Agent(FunctionModel(builds_then_crunches), toolsets=[HostlinkMcp(trust_project=True, cwd=tmp_path)])
+    async with agent:
+        answer = (await agent.run("build the docs, then crunch")).output
+    built, handle = answer.split(" | ")
+    assert built == "built docs"
+    assert handle.startswith("The call of tool 'crunch' is still running on MCP server 'slow' as task ")

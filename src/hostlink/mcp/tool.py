@@ -273,7 +273,8 @@ async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
             if tool.name == tool_name:
                 if needs_task(tool):
                     raise UnknownTool(f"tool {one_line(tool_name, 100)!r} of MCP server {server!r} requires task "
-                                      "augmentation, which hostlink does not support; it is not offered")
+                                      "augmentation in the 2025-11-25 shape, which hostlink does not support; "
+                                      "it is not offered")
                 if not model_visible(tool):
                     break
                 return tool
