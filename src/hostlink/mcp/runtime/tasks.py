@@ -1,7 +1,9 @@
 """MCP tasks (the 2026-07-28 extension, opt-in per server with `"tasks": true`): the policy.
 
-A call the server runs as a task is followed with `tasks/get` at the server's `pollIntervalMs`
-(kept between MIN_POLL and MAX_POLL seconds) up to the call's bound (`toolTimeoutMs`, or the
+A call the server runs as a task is followed with `tasks/get`, the first after FIRST_POLL seconds and
+each next one twice as late, up to the server's `pollIntervalMs` (kept between MIN_POLL and
+MAX_POLL seconds), so a quick task is seen at once and a long one at the server's pace, up to the
+call's bound (`toolTimeoutMs`, or the
 host's timeout for the call); its `statusMessage` goes to the host's progress listener, and a
 task that ends in time is the call's ordinary result. A task that outlives the bound is not lost:
 the call answers with a handle (server, task id, status, how to check) and the task stays in the
@@ -37,7 +39,8 @@ if TYPE_CHECKING:
     from hostlink.mcp.config.schema import ServerConfig
     from hostlink.mcp.runtime.task_wire import TaskCreated, TasksExtension, TaskState
 
-MIN_POLL = 0.05  # seconds between polls at least, whatever the server asks (0 must not spin)
+FIRST_POLL = 0.01  # the first poll after a start or an answer; each next one waits twice as long, up to
+MIN_POLL = 0.05  # the server's interval, kept at least this long whatever it asks (0 must not spin)
 MAX_POLL = 5.0  # and at most (a day must not stall a call)
 DEFAULT_POLL = 1.0  # when the server gives no pollIntervalMs
 MAX_IN_FLIGHT = 8  # handles a session may hold before a new one is refused
@@ -194,7 +197,7 @@ class Tasks:
         from hostlink.mcp.runtime.task_wire import get_task
 
         deadline = anyio.current_time() + bound
-        watch, shown, delay = current_watch(), None, MIN_POLL
+        watch, shown, delay = current_watch(), None, FIRST_POLL
         while True:
             if view.message != shown and view.message and watch.listener is not None:
                 watch.listener(0.0, None, view.message)
@@ -208,7 +211,7 @@ class Tasks:
             if view.state is not None and view.status == "input_required":
                 with anyio.move_on_after(deadline - anyio.current_time()):
                     await self._answer(name, session, view)
-                delay = MIN_POLL
+                delay = FIRST_POLL
             await anyio.sleep(max(min(delay, deadline - anyio.current_time()), 0.0))
             delay = min(delay * 2, view.poll)  # quick tasks are seen at once, long ones at the server's pace
             view = self._checked(name, await self._get(name, session, view.task_id, get_task), view.task_id)
