@@ -178,6 +178,13 @@ def test_the_cli_detaches_a_call_and_reads_its_task_from_another_process(tmp_pat
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["content"] == [{"type": "text", "text": "crunched for 3 s"}]
 
+    waited = hostlink(env, tmp_path, "mcp", "call", "slow", "crunch", '{"seconds": 3}', "--timeout", "1")
+    assert waited.returncode == 0 and "is still running on MCP server 'slow'" in waited.stdout
+    task_id = waited.stderr.split("`hostlink mcp task slow ")[1].split("`")[0]  # handed over: not cancelled
+    assert "crunched for 3 s" in hostlink(env, tmp_path, "mcp", "task", "slow", task_id, "--wait", "20").stdout
+
+    ended = hostlink(env, tmp_path, "mcp", "call", "local", "crunch", '{"seconds": 3}', "--timeout", "1")
+    assert "ended with this command: a stdio server's tasks end with its process" in ended.stderr
     stdio = hostlink(env, tmp_path, "mcp", "task", "local", task_id)
     assert stdio.returncode == 2
     assert "runs over stdio: its tasks ended with the process that started them" in stdio.stderr
@@ -212,3 +219,31 @@ async def test_pydantic_ai_gets_tasks_through_the_host_layer(tmp_path):
     built, handle = answer.split(" | ")
     assert built == "built docs"
     assert handle.startswith("The call of tool 'crunch' is still running on MCP server 'slow' as task ")
+
+
+async def test_both_faces_of_the_gateway_run_task_tools_and_hand_back_handles(tmp_path):
+    from gateway_support import stdio_gateway
+
+    servers = {"slow": {**STDIO, "tasks": True, "toolTimeoutMs": 1000}}
+    async with stdio_gateway(tmp_path, servers) as client:  # the proxy face: the one mcp tool
+        built = await client.call_tool("mcp", {"action": "call", "server": "slow", "tool": "build",
+                                               "args": {"target": "site"}})
+        assert text(built) == "built site"
+        handed = await client.call_tool("mcp", {"action": "call", "server": "slow", "tool": "crunch",
+                                                "args": {"seconds": 3}})
+        task_id = text(handed).split(" as task ")[1].split("'")[1]
+        done = await client.call_tool("mcp", {"action": "task", "server": "slow", "task": task_id, "wait": 15})
+        assert text(done) == "crunched for 3 s"
+    async with stdio_gateway(tmp_path, servers, "--expose", "tools") as client:
+        built = await client.call_tool("slow__build", {"target": "site"})
+        assert text(built) == "built site" and not built.is_error
+        handed = await client.call_tool("slow__crunch", {"seconds": 3})  # not its result yet: no schema applies
+        assert handed.is_error and "is still running on MCP server 'slow' as task" in text(handed)
+        assert text(handed).endswith("Here: call the tool 'slow__task' with this task id.")
+        task_id = text(handed).split(" as task ")[1].split("'")[1]
+        done = await client.call_tool("slow__task", {"task": task_id, "wait": 15})
+        assert text(done) == "crunched for 3 s" and done.structured_content == {"result": "crunched for 3 s"}
+        running = text(await client.call_tool("slow__crunch", {"seconds": 30}))
+        cancelled = await client.call_tool("slow__task", {"task": running.split(" as task ")[1].split("'")[1],
+                                                          "cancel": True})
+        assert text(cancelled).endswith("it reports the task cancelled.")

@@ -43,6 +43,9 @@ def run_action(ctx: click.Context, server: str, args: Mapping[str, Any], *, as_j
 
         result = await run(host, args)
         assert extension.runtime is not None
+        handle = (result.details or {}).get("task")
+        if isinstance(handle, dict):  # the command shows its id: the person's to read later, not ended here
+            extension.runtime.tasks.hand_over(handle["server"], handle["taskId"])
         failed = extension.runtime.snapshot(server).error if result.is_error else None
         if sink is not None and "error" not in (result.details or {}):
             write_whole(result, host.output, sink, as_json)

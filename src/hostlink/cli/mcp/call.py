@@ -103,11 +103,15 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
                                as_json=as_json, sink=sink, run=watched)
     handle = (result.details or {}).get("task")
     if handle is not None:
+        from hostlink.cli.mcp.session import load
         from hostlink.cli.session import command_path
 
         task_id = handle["taskId"]
-        click.echo(f"{command_path()}: task {task_id} is still running on {server}; read it with "
-                   f"`{command_path()} task {server} {task_id}`", err=True)
+        config = load(ctx).servers.get(server)
+        click.echo(f"{command_path()}: task {task_id} of {server} " + (
+            "ended with this command: a stdio server's tasks end with its process (give the call more time "
+            "with --timeout SECONDS)" if config is not None and config.transport == "stdio"
+            else f"is still running; read it with `{command_path()} task {server} {task_id}`"), err=True)
         if detach and not as_json:
             click.echo(task_id)
             return

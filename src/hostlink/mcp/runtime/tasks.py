@@ -165,6 +165,11 @@ class Tasks:
 
         return str(await self._run(name, f"tasks/cancel of task {one_line(task_id, ID_CHARS)!r}", work))
 
+    def hand_over(self, name: str, task_id: str) -> None:
+        """The person was given this task's id (a command printed it): the session's end leaves it running."""
+        if (name, task_id) in self._book:
+            self._book[(name, task_id)] = True
+
     async def _run(self, name: str, what: str, work: Callable[[Any, Any], Awaitable[Any]]) -> Any:
         if not self._config(name).tasks:
             raise CallFailed(f'MCP server {name!r} is not configured for tasks; set "tasks": true in its '
