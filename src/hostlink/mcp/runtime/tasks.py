@@ -178,10 +178,11 @@ class Tasks:
 
     async def aclose(self) -> None:
         """Cancel what the session left running and never collected (not what it detached)."""
-        from hostlink.mcp.runtime.task_wire import cancel_task
-
         left = [key for key, detached in self._book.items() if not detached and self._connected(key[0])]
         self._book.clear()
+        if not left:
+            return  # and the SDK stays unimported in a session that never used it
+        from hostlink.mcp.runtime.task_wire import cancel_task
 
         async def cancel(name: str, task_id: str) -> None:
             with anyio.move_on_after(CANCEL_SECONDS):
