@@ -9,6 +9,7 @@ task of the tasks extension, and whose task answers are what MODE makes them:
 - `poll-zero` / `poll-day` — pollIntervalMs 0 / 86,400,000; completed on the 4th tasks/get
 - `get-hangs` — tasks/get is never answered
 - `forever` — the task is always working
+- `asks-model` — the task asks for input other than elicitation (a sampling request)
 - `dies` — the process exits during the first tasks/get
 
 Every `tasks/get` and `tasks/cancel` it receives is counted in the file COUNTS, when given, as
@@ -50,6 +51,9 @@ def got() -> dict | None:
         return None
     if MODE == "forever":
         return task("working")
+    if MODE == "asks-model":
+        return task("input_required", inputRequests={"m": {"method": "sampling/createMessage", "params": {
+            "messages": [], "maxTokens": 10}}})
     if MODE == "unknown-status":
         return task("paused")
     if MODE == "other-id":

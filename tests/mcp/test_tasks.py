@@ -117,3 +117,21 @@ async def test_a_session_holds_a_bounded_number_of_tasks_in_flight(tmp_path):
     finally:
         await running.aclose()
     assert json.loads(counts.read_text())["cancel"] == MAX_IN_FLIGHT + 1  # the refused one at once
+
+
+async def test_input_other_than_a_question_is_refused_and_the_task_cancelled(tmp_path):
+    counts = tmp_path / "counts.json"
+    entry = {"command": sys.executable, "args": [SERVER, "asks-model", str(counts)], "tasks": True,
+             "elicitation": True}
+    running = McpRuntime({"fx": parse_server(entry)}, elicitation=lambda _server: _never_asked)
+    try:
+        with pytest.raises(CallFailed, match=r"^MCP server 'fx' task 'task-1' asks for input other than a question "
+                                             r"to the person \(elicitation\); the task was cancelled$"):
+            await running.call_tool("fx", "job", {})
+    finally:
+        await running.aclose()
+    assert json.loads(counts.read_text())["cancel"] == 1
+
+
+async def _never_asked(_context, _params):
+    raise AssertionError("a sampling request must not reach the elicitation callback")

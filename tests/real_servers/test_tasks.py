@@ -65,8 +65,14 @@ def http_url() -> Iterator[str]:
 
 
 async def test_a_tool_that_runs_only_as_a_task_needs_the_opt_in_and_names_it():
-    runtime = McpRuntime({"plain": parse_server(STDIO), "slow": slow()})
+    runtime = McpRuntime({"plain": parse_server(STDIO), "slow": slow(), "old": slow(protocolVersion="legacy")})
     try:
+        with pytest.raises(CallFailed, match=r"^MCP server 'old' runs the call of tool 'build' only as a task, which "
+                                             r"hostlink runs on protocol 2026-07-28 connections only \(this one "
+                                             r"speaks 2025-11-25\)$"):
+            await runtime.call_tool("old", "build", {"target": "app"})
+        with pytest.raises(CallFailed, match=r'^MCP server .plain. is not configured for tasks; set "tasks": true'):
+            await runtime.tasks.check("plain", "any", 0)
         with pytest.raises(CallFailed) as refused:
             await runtime.call_tool("plain", "build", {"target": "app"})
         assert str(refused.value) == (
