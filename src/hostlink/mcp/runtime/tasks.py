@@ -203,10 +203,11 @@ class Tasks:
         from hostlink.mcp.runtime.task_wire import get_task
 
         deadline = anyio.current_time() + bound
-        watch, shown, delay = current_watch(), None, FIRST_POLL
+        watch, shown, delay, told = current_watch(), None, FIRST_POLL, 0
         while True:
             if view.message != shown and view.message and watch.listener is not None:
-                watch.listener(0.0, None, view.message)
+                told += 1  # the count a progress display shows: status messages so far
+                watch.listener(float(told), None, view.message)
             shown = view.message
             if view.state is not None and view.status in TERMINAL:
                 self._book.pop((name, view.task_id), None)
