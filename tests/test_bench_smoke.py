@@ -29,6 +29,7 @@ ALWAYS = {
     "gateway": ["tools/list bytes, ", "gateway call p50, demo echo (tools face)",
                 "gateway call p50, demo echo (proxy face)"],
     "serve-clients": ["serve Responses wire vs Chat Completions wire"],
+    "tasks": ["mcp call run as a task, crunch 0 s (FastMCP)"],  # .venv-tasks: scripts/setup-test installs it
 }
 WITH_PEERS = {
     ("mcp-server-everything",): ["first mcp call (connect), everything", "mcp call p50, everything echo",

@@ -60,7 +60,7 @@ def test_url_and_json_entries_round_trip_and_load(tmp_path):
     assert hostlink(tmp_path, "mcp", "add", "gh", "--url", "https://api.example.com/mcp",
                     "--header", "X-Team: core", "--auth", "bearer", "--bearer-env", "GH_TOKEN").returncode == 0
     assert hostlink(tmp_path, "mcp", "add", "sso", "--url", "https://sso.example.com/mcp",
-                    "--auth", "oauth", "--client-id", "hostlink-cli").returncode == 0
+                    "--auth", "oauth", "--client-id", "hostlink-cli", "--tasks").returncode == 0
     piped = hostlink(tmp_path, "mcp", "add-json", "js", "-", stdin='{"command": "node", "args": ["s.js"],'
                                                                    ' "disabled": true}')
     assert piped.returncode == 0, piped.stderr
@@ -68,7 +68,7 @@ def test_url_and_json_entries_round_trip_and_load(tmp_path):
     assert servers["gh"] == {"url": "https://api.example.com/mcp", "headers": {"X-Team": "core"},
                              "auth": "bearer", "bearerTokenEnv": "GH_TOKEN"}
     assert servers["sso"] == {"url": "https://sso.example.com/mcp", "auth": "oauth",
-                              "oauth": {"clientId": "hostlink-cli"}}
+                              "oauth": {"clientId": "hostlink-cli"}, "tasks": True}
 
     status = hostlink(tmp_path, "mcp", "status", "--json", env=environment(tmp_path, API_KEY="k"))  # it loads
     assert {entry["name"]: entry["error"] for entry in json.loads(status.stdout)} == {

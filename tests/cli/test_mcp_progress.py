@@ -93,8 +93,8 @@ def test_timeout_option_bounds_a_silent_call_and_names_itself(tmp_path):
     assert called.returncode == 3, called.stderr
     assert called.stderr.strip() == (
         f"MCP server 'everything' did not answer the call of tool '{LONG}' within 1 s (the timeout this call was "
-        "given; each progress notification restarts the wait); wait longer with --timeout SECONDS (the call) or a "
-        "larger requestTimeoutMs (setup and calls)")
+        "given; each progress notification restarts the wait); wait longer with --timeout SECONDS or a larger "
+        "toolTimeoutMs (the call), or a larger requestTimeoutMs (the setup)")
     assert time.monotonic() - started < 30
     as_json = hostlink(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 3, "steps": 1}',
                        "--timeout", "1", "--json")
@@ -104,12 +104,11 @@ def test_timeout_option_bounds_a_silent_call_and_names_itself(tmp_path):
 
 
 @needs_everything
-@pytest.mark.serial  # the server's setup must fit in the 4 s that then bounds the call
-def test_without_the_option_requestTimeoutMs_bounds_a_silent_call(tmp_path):
-    env = configure(tmp_path, {"everything": {**EVERY, "requestTimeoutMs": 4000}})  # its setup fits in it
+def test_without_the_option_toolTimeoutMs_bounds_a_silent_call_and_not_the_setup(tmp_path):
+    env = configure(tmp_path, {"everything": {**EVERY, "toolTimeoutMs": 2000}})  # the setup keeps its 15 s
     called = hostlink(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 5, "steps": 1}')
     assert called.returncode == 3, called.stderr
-    assert f"did not answer the call of tool '{LONG}' within 4000 ms (its requestTimeoutMs;" in called.stderr
+    assert f"did not answer the call of tool '{LONG}' within 2000 ms (its toolTimeoutMs;" in called.stderr
     assert "--timeout SECONDS" in called.stderr
 
 

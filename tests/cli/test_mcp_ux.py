@@ -159,7 +159,7 @@ def test_a_task_required_tool_is_hidden_and_counted(tmp_path):
     assert "1 hidden: they require tasks" in connected.stdout
     called = hostlink(env, tmp_path, "mcp", "call", "everything", "simulate-research-query", '{"topic": "x"}')
     assert called.returncode == 2
-    assert "requires task augmentation, which hostlink does not support" in called.stderr
+    assert "requires task augmentation in the 2025-11-25 shape, which hostlink does not support" in called.stderr
     assert "-32601" not in called.stderr
 
 

@@ -58,6 +58,7 @@ def test_full_stdio_and_http_entries_parse():
 def test_defaults():
     server = parse({"command": "x"})
     assert (server.protocol_version, server.request_timeout_ms, server.disabled) == ("auto", 15000, False)
+    assert (server.tool_timeout_ms, server.tasks) == (60000, False)  # a call waits as long as Codex's does
     assert (server.args, server.env, server.cwd) == ([], {}, None)
     http = parse({"url": HTTPS})
     assert (http.headers, http.auth, http.bearer_token_env, http.oauth) == ({}, None, None, None)
@@ -159,6 +160,20 @@ def test_request_timeout_range_and_type(value, ok):
         assert parse(entry).request_timeout_ms == value
     else:
         assert refused(entry).startswith(".requestTimeoutMs: ")
+
+
+@pytest.mark.parametrize(("value", "ok"), [(99, False), (100, True), (3600000, True), (3600001, False), (True, False)])
+def test_tool_timeout_range_and_type(value, ok):
+    entry = {"command": "x", "toolTimeoutMs": value}
+    if ok:
+        assert parse(entry).tool_timeout_ms == value
+    else:
+        assert refused(entry).startswith(".toolTimeoutMs: ")
+
+
+def test_tasks_is_a_boolean_opt_in():
+    assert parse({"command": "x", "tasks": True}).tasks is True
+    assert refused({"command": "x", "tasks": "yes"}).startswith(".tasks: ")
 
 
 def test_args_limit_is_128():
@@ -341,9 +356,9 @@ json_values = st.recursive(
     max_leaves=20,
 )
 keys = st.sampled_from(["command", "url", "args", "env", "cwd", "headers", "auth", "bearerTokenEnv", "oauth",
-                        "protocolVersion", "requestTimeoutMs", "disabled", "type", "grantType", "clientId",
-                        "clientSecretEnv", "issuer", "clientMetadataUrl", "redirectUri", "scope", "roots",
-                        "clientAssertion", "keyEnv", "alg", "kid"])
+                        "protocolVersion", "requestTimeoutMs", "toolTimeoutMs", "tasks", "disabled", "type",
+                        "grantType", "clientId", "clientSecretEnv", "issuer", "clientMetadataUrl", "redirectUri",
+                        "scope", "roots", "clientAssertion", "keyEnv", "alg", "kid"])
 entries = st.dictionaries(keys, json_values | st.dictionaries(keys, json_values, max_size=5), max_size=8)
 
 

@@ -31,10 +31,12 @@ async def host(tmp_path, runtime_dir):
 def test_parameters_schema_is_strict_and_bounded():
     assert PARAMETERS["additionalProperties"] is False
     assert PARAMETERS["properties"]["action"]["enum"] == [
-        "status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth",
-        "reconnect", "reload"]
+        "status", "tools", "call", "task", "cancel", "resources", "templates", "read", "prompts", "prompt", "complete",
+        "auth", "reconnect", "reload"]
     limit = PARAMETERS["properties"]["limit"]
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 20)
+    wait, task = PARAMETERS["properties"]["wait"], PARAMETERS["properties"]["task"]
+    assert (wait["minimum"], wait["maximum"], task["maxLength"]) == (0, 600, 200)
     Draft202012Validator.check_schema(PARAMETERS)
 
 

@@ -29,7 +29,7 @@ from hostlink.gateway.peer import Peer
 from hostlink.gateway.session import WATCH_SECONDS, ConfigWatch, GatewaySession, StderrNotifier, reload, start
 from hostlink.gateway.subscriptions import HostSubscriptions
 from hostlink.gateway.tools_face import ToolsFace, Unknown, resource
-from hostlink.host import CancelSignal, ToolResult
+from hostlink.host import CancelSignal, TextContent, ToolResult
 from hostlink.host.output import one_line
 from hostlink.host.progress import CallWatch, watching
 from hostlink.mcp import McpError
@@ -163,6 +163,10 @@ class Gateway:
             if params.name in self.tools.sign_ins:
                 server = self.tools.sign_ins[params.name]
                 arguments = {"action": "auth", "server": server}
+            elif params.name in self.tools.task_tools:
+                server = self.tools.task_tools[params.name]
+                arguments = {**{key: arguments[key] for key in ("task", "wait") if key in arguments},
+                             "action": "cancel" if arguments.get("cancel") is True else "task", "server": server}
             else:
                 try:
                     server, tool = self.tools.tool(params.name)
@@ -177,6 +181,11 @@ class Gateway:
             await self.peer.offer_link(ctx, server, details["link"])
         if self.verbose and details.get("error") and server is not None and server in self.runtime.servers:
             self._tell(server)
+        if self.face == "tools" and isinstance(details.get("task"), dict) and server is not None:
+            check = next((name for name, owner in self.tools.task_tools.items() if owner == server), None)
+            said = "\n".join(item.text for item in result.content if isinstance(item, TextContent))
+            return results.error_result(  # not the result yet: no output schema applies
+                f"{said}\nHere: call the tool {check!r} with this task id." if check else said)
         if self.face == "tools":
             return results.passed_through(result, self.host.output)
         return results.call_result(result, structured=False)

@@ -3,7 +3,9 @@ server-prefixed name (see `hostlink.gateway.naming`).
 
 Listings fan out to every enabled server in parallel (a server's first listing connects it,
 or comes from the tool cache of a server with `cacheTools`); a server that fails is left
-out of the listing and said on stderr. Calls go through the `mcp` tool, so arguments are
+out of the listing and said on stderr. A server with `"tasks"` gets one more tool,
+`<server>__task`, to check or cancel a task a call left running (the call answers with its
+id). Calls go through the `mcp` tool, so arguments are
 checked, app-only and task-required tools refused and every answer bounded as for any host.
 """
 
@@ -30,6 +32,11 @@ MAX_SCHEMA_BYTES = 64 * 1024  # of one tool's input and output schemas: a larger
 MAX_URI_CHARS = 2048
 MAX_LISTING_BYTES = 2 * 1024 * 1024  # of the tools offered, as JSON: what a host loads into its context
 SIGN_IN = "sign_in"
+TASK = "task"  # `<server>__task`: a server with "tasks" checks or cancels a task a call left running
+TASK_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["task"], "properties": {
+    "task": {"type": "string", "maxLength": 200, "description": "the task id a call answered with"},
+    "wait": {"type": "number", "minimum": 0, "maximum": 600, "description": "seconds to wait for it to finish"},
+    "cancel": {"type": "boolean", "description": "cancel the task instead"}}}
 METHOD_NOT_FOUND = -32601  # JSON-RPC
 
 
@@ -114,6 +121,7 @@ class ToolsFace:
     def __init__(self) -> None:
         self.tools: dict[str, tuple[str, str]] = {}
         self.sign_ins: dict[str, str] = {}  # exposed name -> server
+        self.task_tools: dict[str, str] = {}  # exposed name -> server with "tasks"
         self.prompts: dict[str, tuple[str, str]] = {}
         self.listed: set[str] = set()  # "tools", "prompts": listed from every server in this session
 
@@ -139,7 +147,7 @@ class ToolsFace:
         gives a pair the same name whatever else is listed, unless another server's name is
         a prefix too. Failing that, and when nothing was listed yet (a host may call without
         listing first), every server is listed."""
-        if name in known or name in self.sign_ins:
+        if name in known or name in self.sign_ins or name in self.task_tools:
             return
         servers = [server for server, config in runtime.servers.items()
                    if not config.disabled and name.startswith(server + SEPARATOR)]
@@ -162,9 +170,17 @@ class ToolsFace:
         listings = await each_server(runtime, notifier, runtime.search_tools, "the tools", failed=failed)
         tools = {(server, tool.name): tool for server, listed in listings.items()
                  for tool in listed if _fits(tool, server, notifier)}
-        names = exposed_names([*tools, *((server, SIGN_IN) for server, error in failed.items()
-                                         if isinstance(error, AuthRequired))])
-        self.sign_ins = {name: server for name, (server, tool) in names.items() if (server, tool) not in tools}
+        tasking = [(server, TASK) for server in listings
+                   if runtime.servers[server].tasks and (server, TASK) not in tools]
+        names = exposed_names([*tools, *tasking, *((server, SIGN_IN) for server, error in failed.items()
+                                                   if isinstance(error, AuthRequired))])
+        self.task_tools = {name: pair[0] for name, pair in names.items() if pair in tasking}
+        self.sign_ins = {name: server for name, (server, tool) in names.items()
+                         if (server, tool) not in tools and name not in self.task_tools}
+        checking = [mcp_types.Tool(name=name, description=f"Check a task of MCP server {server!r} that one of its "
+                                   "calls left running (the call answered with its task id): its status, or its "
+                                   "result once done, waiting up to `wait` seconds; or cancel it.",
+                                   input_schema=TASK_SCHEMA) for name, server in self.task_tools.items()]
         signing = [mcp_types.Tool(name=name, description=f"MCP server {server!r} needs sign-in. Call this to start "
                                   "it: the answer is an authorization link for the user to open and approve "
                                   "(nothing opens a browser). Its tools are listed once it is done.",
@@ -186,7 +202,7 @@ class ToolsFace:
                 self.tools = {tool.name: self.tools[tool.name] for tool in offered}
                 break
             offered.append(tool)
-        return [*offered, *signing]
+        return [*offered, *checking, *signing]
 
     def tool(self, name: str) -> tuple[str, str]:
         try:

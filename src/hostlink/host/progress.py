@@ -31,6 +31,8 @@ class CallWatch:
     # instead of the extension's own setting (the setup of a connection keeps that one)
     log: LogListener | None = None  # gets the server's log messages of the call; without it none are asked for
     log_level: str = "info"  # the lowest of the LOG_LEVELS that `log` wants
+    detach: bool = False  # a call the server runs as a task answers with its handle at once, and the
+    # task is left running when the session ends (the person collects it later)
 
 
 _watch: ContextVar[CallWatch] = ContextVar("hostlink_call_watch", default=CallWatch())

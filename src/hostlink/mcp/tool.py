@@ -19,6 +19,7 @@ from hostlink.mcp import render
 from hostlink.mcp.errors import AuthRequired, CallFailed, InvalidArguments, McpError, UnknownTool, error_code
 from hostlink.mcp.results import call_content, content_blocks, resource_contents, shown_structured
 from hostlink.mcp.runtime.listing import every_page
+from hostlink.mcp.runtime.tasks import HANDLE_KEY
 from hostlink.mcp.runtime.validation import InvalidSchema, violations
 from hostlink.mcp.runtime.visibility import model_visible, needs_task
 
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
     from hostlink.mcp.runtime.clients import McpRuntime
 
-ACTIONS = ("status", "tools", "call", "resources", "templates", "read", "prompts", "prompt", "complete", "auth",
-           "reconnect", "reload")
+ACTIONS = ("status", "tools", "call", "task", "cancel", "resources", "templates", "read", "prompts", "prompt",
+           "complete", "auth", "reconnect", "reload")
 DESCRIPTION_CHARS = 300  # of a tool's description in a listing
 SEE_TOOLS = "(see action 'tools')"  # a host names its own command instead
 VIOLATIONS_SHOWN = 10  # of an argument error's schema violations
@@ -37,7 +38,9 @@ DESCRIPTION = (
     "Reach the user's configured MCP servers through one tool.\n"
     "Actions: status (servers and their state; never connects) · tools (search tools by all "
     "`query` terms in name and description, with input schemas; omit `server` to search every "
-    "server) · call (`server`, `tool`, `args` matching the tool's input schema) · resources · "
+    "server) · call (`server`, `tool`, `args` matching the tool's input schema; a call that outlives its wait "
+    "answers with a task handle) · task (`server`, `task`: a task's status or result, waiting up to `wait` "
+    "seconds) · cancel (`server`, `task`) · resources · "
     "templates · read (`uri`) · prompts · prompt (`prompt`, `args` as string values) · complete "
     "(`argument` and partial `value` for a `prompt` or a template `uri`). Lists take `limit` "
     "(1-50, default 20) and `offset`.\n"
@@ -59,6 +62,9 @@ PARAMETERS: Mapping[str, Any] = {
         "action": {"type": "string", "enum": list(ACTIONS)},
         "server": {"type": "string", "description": "configured server name"},
         "tool": {"type": "string", "description": "tool name, for call"},
+        "task": {"type": "string", "maxLength": 200, "description": "task id from a call's handle (task, cancel)"},
+        "wait": {"type": "number", "minimum": 0, "maximum": 600, "default": 0,
+                 "description": "seconds to wait for the task to finish (task)"},
         "args": {"type": "object", "description": "tool arguments (call), prompt arguments (prompt), "
                                                   "context arguments (complete)"},
         "query": {"type": "string", "description": "search terms, for tools"},
@@ -250,8 +256,15 @@ async def _call(runtime: McpRuntime, output: OutputSession | None, args: Mapping
     arguments = dict(args.get("args") or {})
     tool = await _advertised(runtime, server, tool_name)
     _check_arguments(tool, arguments)
-    result = await runtime.call_tool(server, tool_name, arguments)
+    return _answer(await runtime.call_tool(server, tool_name, arguments), output)
+
+
+def _answer(result: Any, output: OutputSession | None) -> ToolResult:
+    """A tool's result (or a task's) as the model sees it; a task handle's facts in `details`."""
     details: dict[str, Any] = {"result": result}
+    handle = (result.meta or {}).get(HANDLE_KEY)
+    if handle is not None:
+        details["task"] = handle
     structured = None if result.structured_content is None else compact_json(result.structured_content)
     if structured is not None and len(structured) <= STRUCTURED_DETAIL_CHARS:
         details["structuredContent"] = json.loads(structured)  # sanitized as the model sees it
@@ -268,7 +281,8 @@ async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
             if tool.name == tool_name:
                 if needs_task(tool):
                     raise UnknownTool(f"tool {one_line(tool_name, 100)!r} of MCP server {server!r} requires task "
-                                      "augmentation, which hostlink does not support; it is not offered")
+                                      "augmentation in the 2025-11-25 shape, which hostlink does not support; "
+                                      "it is not offered")
                 if not model_visible(tool):
                     break
                 return tool
@@ -302,6 +316,18 @@ def argument_problems(tool: Any, arguments: Mapping[str, Any], errors: Sequence[
                   for key in unexpected[:VIOLATIONS_SHOWN]]
     lines.append(f"parameters: {render.parameters_line(schema)}")
     return "\n".join(lines)
+
+
+async def _task(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
+    server, task_id = _need(args, "server", "task")
+    return _answer(await runtime.tasks.check(server, task_id, float(args.get("wait", 0))), output)
+
+
+async def _cancel(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
+    server, task_id = _need(args, "server", "task")
+    status = await runtime.tasks.cancel(server, task_id)
+    return _text(output, [f"Asked MCP server {server!r} to cancel task {one_line(task_id, 200)!r}; "
+                          f"it reports the task {status}."])
 
 
 async def _resources(runtime: McpRuntime, output: OutputSession | None, args: Mapping[str, Any]) -> ToolResult:
@@ -417,6 +443,8 @@ _HANDLERS = {
     "status": _status,
     "tools": _tools,
     "call": _call,
+    "task": _task,
+    "cancel": _cancel,
     "resources": _resources,
     "templates": _templates,
     "read": _read,

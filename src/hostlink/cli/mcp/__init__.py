@@ -251,11 +251,12 @@ from hostlink.cli.mcp.registry import search_command  # noqa: E402 - cheap: clic
 from hostlink.cli.mcp.reload import reload_command  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp.resources import prompt_command, prompts_command, read_command, resources_command  # noqa: E402
 from hostlink.cli.mcp.serve import serve_command  # noqa: E402 - cheap: click only
+from hostlink.cli.mcp.task import task_command  # noqa: E402 - cheap: click only
 from hostlink.cli.mcp.trust import trust_command, untrust_command  # noqa: E402
 
-for command in (call, auth_command, logout_command, add_command, add_json_command, remove_command, get_command,
-                import_command, trust_command, untrust_command, serve_command, resources_command, read_command,
-                prompts_command, prompt_command, search_command, reload_command):
+for command in (call, task_command, auth_command, logout_command, add_command, add_json_command, remove_command,
+                get_command, import_command, trust_command, untrust_command, serve_command, resources_command,
+                read_command, prompts_command, prompt_command, search_command, reload_command):
     mcp_group.add_command(command)
 from hostlink.cli.mcp.schema import schema_command  # noqa: E402 - cheap: click only
 

@@ -43,6 +43,9 @@ def run_action(ctx: click.Context, server: str, args: Mapping[str, Any], *, as_j
 
         result = await run(host, args)
         assert extension.runtime is not None
+        handle = (result.details or {}).get("task")
+        if isinstance(handle, dict):  # the command shows its id: the person's to read later, not ended here
+            extension.runtime.tasks.hand_over(handle["server"], handle["taskId"])
         failed = extension.runtime.snapshot(server).error if result.is_error else None
         if sink is not None and "error" not in (result.details or {}):
             write_whole(result, host.output, sink, as_json)
@@ -79,8 +82,9 @@ def answer(result: ToolResult, words: list[str], server: str, *, as_json: bool =
             sink.discard()
         message, code = failed
         if code == "timeout":
-            message += ("; wait longer with --timeout SECONDS (the call) or a larger requestTimeoutMs (setup and calls)"
-                        if timeout_option else "; wait longer with a larger requestTimeoutMs")
+            message += ("; wait longer with --timeout SECONDS or a larger toolTimeoutMs (the call), or a larger "
+                        "requestTimeoutMs (the setup)" if timeout_option
+                        else "; wait longer with a larger toolTimeoutMs (a call) or requestTimeoutMs (the setup)")
         raise Fail(message, code, words, prefixed=False)
     if sink is None:
         show(result, as_json, whole_hint=whole_hint)

@@ -62,14 +62,16 @@ def read_arguments(arguments: str) -> dict[str, Any]:
                    '{"error": {"code", "message"}}.')
 @click.option("--timeout", type=click.FloatRange(0.1, 3600), metavar="SECONDS",
               help="How long the call may go without an answer or a progress notification (instead of "
-                   "SERVER's requestTimeoutMs, which still bounds its setup).")
+                   "SERVER's toolTimeoutMs; its requestTimeoutMs still bounds the setup).")
 @click.option("--output", "-o", metavar="FILE",
               help="Write the whole result to FILE (created 0600), not the 50 KiB inline window.")
 @click.option("--full", is_flag=True, help="Write the whole result to stdout, which must not be a terminal.")
+@click.option("--detach", is_flag=True, help='A call SERVER runs as a task ("tasks": true) prints the task id at '
+                                            "once and keeps running; read it later with `mcp task SERVER ID`.")
 @verbose_option
 @click.pass_context
 def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bool, timeout: float | None,
-         output: str | None, full: bool) -> None:
+         output: str | None, full: bool, detach: bool) -> None:
     """Call TOOL on SERVER with a JSON object of arguments (JSON "-": read it from stdin).
 
     On a terminal, a call that reports progress shows it on one line of stderr; with -v, the
@@ -91,7 +93,7 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
         line = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
         told = _told if verbose(ctx) else None
         try:
-            with watching(CallWatch(line, timeout, log=told, log_level="debug")):
+            with watching(CallWatch(line, timeout, log=told, log_level="debug", detach=detach)):
                 return await host.run_tool("mcp", action, CancelSignal())
         finally:
             if line is not None:
@@ -99,6 +101,20 @@ def call(ctx: click.Context, server: str, tool: str, arguments: str, as_json: bo
 
     result, words = run_action(ctx, server, {"action": "call", "server": server, "tool": tool, "args": args},
                                as_json=as_json, sink=sink, run=watched)
+    handle = (result.details or {}).get("task")
+    if handle is not None:
+        from hostlink.cli.mcp.session import load
+        from hostlink.cli.session import command_path
+
+        task_id = handle["taskId"]
+        config = load(ctx).servers.get(server)
+        click.echo(f"{command_path()}: task {task_id} of {server} " + (
+            "ended with this command: a stdio server's tasks end with its process (give the call more time "
+            "with --timeout SECONDS)" if config is not None and config.transport == "stdio"
+            else f"is still running; read it with `{command_path()} task {server} {task_id}`"), err=True)
+        if detach and not as_json:
+            click.echo(task_id)
+            return
     answer(result, words, server, as_json=as_json, sink=sink, timeout_option=True)
 
 

@@ -148,6 +148,8 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 @click.option("--auth", type=click.Choice(["bearer", "oauth"]), help="The authentication of a URL server.")
 @click.option("--bearer-env", metavar="VAR", help='With --auth bearer: the variable that holds the token.')
 @click.option("--client-id", help="With --auth oauth: a registered client id.")
+@click.option("--tasks", is_flag=True, help='Let the server run calls as tasks ("tasks": true): a long call '
+                                           "leaves a handle to check later.")
 @click.option("--from-registry", "from_registry", metavar="SERVER[@VERSION]",
               help="Build the entry from the MCP registry's server.json (see `search`).")
 @click.option("--package", type=click.Choice(["npm", "pypi", "oci", "nuget", "mcpb", "remote"]),
@@ -159,14 +161,14 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 @LITERAL_OPTION
 def add_command(name: str, command: tuple[str, ...], env: tuple[str, ...], cwd: str | None, url: str | None,
                 headers: tuple[str, ...], auth: str | None, bearer_env: str | None, client_id: str | None,
-                from_registry: str | None, package: str | None, inputs: tuple[str, ...],
+                tasks: bool, from_registry: str | None, package: str | None, inputs: tuple[str, ...],
                 scope: str, literal: bool) -> None:
     """Add server NAME: a command after --, --url, or --from-registry.
 
     \b
-    add NAME [--env K=V]… [--cwd DIR] -- COMMAND [ARG…]
-    add NAME --url URL [--header 'K: V']… [--auth bearer --bearer-env VAR | --auth oauth [--client-id ID]]
-    add NAME --from-registry SERVER[@VERSION] [--package KIND] [--input KEY=VALUE]…
+    add NAME [--env K=V]… [--cwd DIR] [--tasks] -- COMMAND [ARG…]
+    add NAME --url URL [--tasks] [--header 'K: V']… [--auth bearer --bearer-env VAR | --auth oauth [--client-id ID]]
+    add NAME --from-registry SERVER[@VERSION] [--package KIND] [--input KEY=VALUE]… [--tasks]
     """
     if from_registry is not None:
         if command or url or env or cwd is not None or headers or auth or bearer_env or client_id:
@@ -175,6 +177,7 @@ def add_command(name: str, command: tuple[str, ...], env: tuple[str, ...], cwd: 
         from hostlink.cli.mcp.registry import entry_from_registry, inputs_of, same_source
 
         built = entry_from_registry(name, from_registry, package, inputs_of(inputs))
+        built.entry.update({"tasks": True} if tasks else {})
         _add(scope, name, built.entry, literal, about=built.about, notes=built.notes,
              updates=lambda existing: same_source(existing, built.entry))
         return
@@ -202,6 +205,7 @@ def add_command(name: str, command: tuple[str, ...], env: tuple[str, ...], cwd: 
         raw.update({"auth": auth} if auth else {})
         raw.update({"bearerTokenEnv": bearer_env} if bearer_env else {})
         raw.update({"oauth": {"clientId": client_id}} if client_id else {})
+    raw.update({"tasks": True} if tasks else {})
     _add(scope, name, raw, literal)
 
 

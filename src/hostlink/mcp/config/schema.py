@@ -231,7 +231,10 @@ class _Common(_Strict):
     """`auto` tries the 2026-07-28 protocol and falls back to the handshake; `legacy` forces
     the handshake; `2026-07-28` refuses a server that does not speak it."""
     request_timeout_ms: int = Field(15000, ge=100, le=300000)
-    """How long a request may go without an answer or a progress notification, in milliseconds."""
+    """How long the setup, and each request other than a tool call, may take, in milliseconds."""
+    tool_timeout_ms: int = Field(60000, ge=100, le=3600000)
+    """How long a tool call may go without an answer or a progress notification, in milliseconds;
+    with `tasks`, how long a call waits for its task before the model gets a handle to check later."""
     disabled: bool = False
     """Keep the entry but never start or expand it."""
     roots: bool = False
@@ -244,6 +247,9 @@ class _Common(_Strict):
     """The server may ask the person questions (MCP elicitation, form mode), when the host can ask."""
     sampling: SamplingSettings | None = None
     """The server may ask the host's model for answers, each one approved by the person (MCP sampling)."""
+    tasks: bool = False
+    """The server may run a tool call as a task (the 2026-07-28 tasks extension): a call that outlives
+    `toolTimeoutMs` leaves a handle to check later instead of failing; tools that require a task work."""
     cache_tools: bool = False
     """Keep the tool listing in a private cache so a search needs no server start."""
     from_registry: RegistrySource | None = None

@@ -41,6 +41,7 @@ from hostlink.mcp.runtime.roots import Roots
 from hostlink.mcp.runtime.sdk_log import take_over_sdk_logging
 from hostlink.mcp.runtime.server_log import ServerLog
 from hostlink.mcp.runtime.snapshot import Snapshot
+from hostlink.mcp.runtime.tasks import TaskPending, Tasks, tasks_needed
 from hostlink.mcp.transports import (
     MODERN_VERSION,
     Transport,
@@ -106,6 +107,8 @@ class McpRuntime:
         self._elicitation, self._sampling, self._cache, self._command = elicitation, sampling, cache, command
         self._conns: dict[str, _Connection] = {}
         self.notice_listeners: list[Callable[[str, Any], Awaitable[None]]] = []  # hear every server's notices
+        self.tasks = Tasks(self.config, elicitation, self.on_client, lambda name: self.snapshot(name).state
+                           == "connected")
         self._closed = False
 
     # --- state -------------------------------------------------------------------------
@@ -223,7 +226,8 @@ class McpRuntime:
         conn.lister.listeners = self.notice_listeners
         conn.log = ServerLog(name)
         factory = client_factory(config, asked_by(name, elicit), asked_by(name, sample),
-                                 asked_by(name, self._roots.callback(config)), conn.lister.on_message, conn.log)
+                                 asked_by(name, self._roots.callback(config)), conn.lister.on_message, conn.log,
+                                 [self.tasks.extension(name)] if config.tasks else [])
         client = await conn.transport.connect(stack, conn.group, factory, mode)
         if conn.transport.pid is not None:
             self._publish(conn, pid=conn.transport.pid)
@@ -303,7 +307,7 @@ class McpRuntime:
         """Send one request (on `conn`, or the current connection); map SDK failures to safe
         errors. No retry, no dedup."""
         from mcp import MCPError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from mcp_types import CONNECTION_CLOSED, MISSING_REQUIRED_CLIENT_CAPABILITY, REQUEST_TIMEOUT
         from pydantic import ValidationError
 
         conn = conn or await self._ready(name)
@@ -329,6 +333,8 @@ class McpRuntime:
                 raise RequestTimedOut(
                     f"MCP server {name!r} did not answer {what} within {conn.config.request_timeout_ms} ms"
                 ) from None
+            if exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+                raise CallFailed(tasks_needed(name, conn.config, what, client.protocol_version)) from None
             reason = one_line(exc.message, SERVER_TEXT_LIMIT)
             raise CallFailed(f"MCP server {name!r} rejected {what}: {reason}").with_rpc_code(exc.code) from None
         except ValidationError:
@@ -384,10 +390,13 @@ class McpRuntime:
 
     async def call_tool(self, name: str, tool: str, arguments: dict[str, Any]) -> Any:
         conn = await self._ready(name)
-        ms = conn.config.request_timeout_ms  # a wait that each progress notification restarts
-        return await self._request(name, f"the call of tool {tool!r}",
-                                   lambda client: call_with_progress(client, name, tool, arguments, ms,
-                                                                     log=conn.log), conn)
+        ms = conn.config.tool_timeout_ms  # a wait that each progress notification restarts
+        try:
+            return await self._request(name, f"the call of tool {tool!r}",
+                                       lambda client: call_with_progress(client, name, tool, arguments, ms,
+                                                                         log=conn.log), conn)
+        except TaskPending as pending:  # the call outlived its wait: the model gets a handle
+            return pending.handle.result()
 
     async def on_client(self, name: str, what: str, work: Callable[[Client, anyio.abc.TaskGroup], Awaitable[T]]) -> T:
         """`work(client, its owner's task group)` as one request `what`: for protocol steps
@@ -477,6 +486,7 @@ class McpRuntime:
 
     async def aclose(self) -> None:
         """Close every client (in parallel) and stop every server process."""
+        await self.tasks.aclose()  # what the session left running, while its connections are up
         self._closed = True
         conns = list(self._conns.values())
         async with anyio.create_task_group() as group:

@@ -11,8 +11,9 @@ from typing import Any
 
 
 def needs_task(tool: Any) -> bool:
-    """A tool that can only be called with task augmentation (`execution.taskSupport`
-    `"required"`), which hostlink does not support."""
+    """A tool that can only be called with task augmentation in the 2025-11-25 shape
+    (`execution.taskSupport` `"required"`), which hostlink does not follow (it follows the
+    2026-07-28 tasks extension, whose listings mark no tool)."""
     execution = getattr(tool, "execution", None)
     return getattr(execution, "task_support", None) == "required"
 

@@ -105,13 +105,15 @@ def open_transport(config: ServerConfig, *, auth: Callable[[], Awaitable[httpx2.
 
 
 def client_factory(config: ServerConfig, elicit: Any = None, sample: Any = None, list_roots: Any = None,
-                   on_message: MessageHandlerFnT | None = None, on_log: Any = None) -> Callable[[Any, str], Client]:
+                   on_message: MessageHandlerFnT | None = None, on_log: Any = None,
+                   extensions: Sequence[Any] = ()) -> Callable[[Any, str], Client]:
     """`client_for(sdk_transport, mode)`: the SDK client hostlink opens for `config`.
 
     `elicit`, `sample` and `list_roots` (the SDK's elicitation, sampling and roots
     callbacks) are given only for a server that opted in, in a host that can ask (roots: in a
     trusted project): the SDK advertises a capability exactly when it has its callback.
-    `on_message` hears the server's notifications (list changes), `on_log` its log messages."""
+    `on_message` hears the server's notifications (list changes), `on_log` its log messages;
+    `extensions` are the SDK client extensions of a server that opted in (tasks)."""
     from mcp import Client
     from mcp_types import Implementation
 
@@ -120,7 +122,7 @@ def client_factory(config: ServerConfig, elicit: Any = None, sample: Any = None,
     def client_for(transport: Any, mode: str) -> Client:
         return Client(transport, mode=mode, read_timeout_seconds=timeout, elicitation_callback=elicit,
                       sampling_callback=sample, list_roots_callback=list_roots, message_handler=on_message,
-                      logging_callback=on_log,
+                      logging_callback=on_log, extensions=list(extensions),
                       client_info=Implementation(name="hostlink", version=_version()))
 
     return client_for

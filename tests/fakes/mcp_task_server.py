@@ -1,0 +1,110 @@
+"""A hand-written stdio MCP server (2026-07-28 only) whose one tool, `job`, is always run as a
+task of the tasks extension, and whose task answers are what MODE makes them:
+
+- `ok` — working once (statusMessage "halfway"), then completed with the text "done"
+- `unknown-status` — the task is "paused", a status MCP does not define
+- `loud-message` — a 100,000-character statusMessage full of terminal escapes, then completed
+- `ttl-zero` — the task is created with a ttlMs of 0
+- `other-id` — tasks/get answers for a task with another id
+- `poll-zero` / `poll-day` — pollIntervalMs 0 / 86,400,000; completed on the 4th tasks/get
+- `get-hangs` — tasks/get is never answered
+- `forever` — the task is always working
+- `asks-model` — the task asks for input other than elicitation (a sampling request)
+- `dies` — the process exits during the first tasks/get
+
+Every `tasks/get` and `tasks/cancel` it receives is counted in the file COUNTS, when given, as
+JSON `{"get": N, "cancel": N, "call": N}`. The n-th call is task `task-n`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+MODE = sys.argv[1]
+COUNTS = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+seen = {"get": 0, "cancel": 0, "call": 0}
+
+
+def send(message: dict) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def task(status: str, **fields: object) -> dict:
+    return {"taskId": f"task-{seen['call']}", "status": status, "createdAt": "2026-12-06T00:00:00Z",
+            "lastUpdatedAt": "2026-12-06T00:00:00Z", "ttlMs": 60000, "pollIntervalMs": 50, **fields}
+
+
+def created() -> dict:
+    return {**task("working", ttlMs=0 if MODE == "ttl-zero" else 60000), "resultType": "task"}
+
+
+def got() -> dict | None:
+    """The `tasks/get` answer of the n-th poll (None: no answer)."""
+    n = seen["get"]
+    done = task("completed", result={"content": [{"type": "text", "text": "done"}]})
+    if MODE == "dies":
+        sys.exit(3)
+    if MODE == "get-hangs":
+        return None
+    if MODE == "forever":
+        return task("working")
+    if MODE == "asks-model":
+        return task("input_required", inputRequests={"m": {"method": "sampling/createMessage", "params": {
+            "messages": [], "maxTokens": 10}}})
+    if MODE == "unknown-status":
+        return task("paused")
+    if MODE == "other-id":
+        return {**task("working"), "taskId": "task-other"}
+    if MODE == "loud-message":
+        return task("working", statusMessage="\x1b[31m\x1b]0;owned\x07" + "x" * 100_000) if n == 1 else done
+    if MODE in ("poll-zero", "poll-day"):
+        interval = 0 if MODE == "poll-zero" else 86_400_000
+        return task("working", pollIntervalMs=interval) if n < 4 else {**done, "pollIntervalMs": interval}
+    return task("working", statusMessage="halfway") if n == 1 else done
+
+
+def answer(message: dict) -> dict | None:
+    method = message.get("method")
+    if method == "server/discover":
+        return {"_meta": {"io.modelcontextprotocol/serverInfo": {"name": "tasks-fixture", "version": "1"}},
+                "supportedVersions": ["2026-07-28"], "resultType": "complete",
+                "capabilities": {"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}}
+    if method == "tools/list":
+        return {"resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+                "tools": [{"name": "job", "description": "A job run as a task.", "inputSchema": {"type": "object"}}]}
+    if method == "tools/call":
+        seen["call"] += 1  # each call a task of its own: task-1, task-2, ...
+        return created()
+    if method == "tasks/get":
+        seen["get"] += 1
+        state = got()
+        if state is not None and MODE != "other-id":
+            state["taskId"] = message["params"]["taskId"]
+        return state
+    if method == "tasks/cancel":
+        seen["cancel"] += 1
+        return {"resultType": "complete"}
+    raise KeyError(method)
+
+
+def main() -> None:
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue
+        try:
+            result = answer(message)
+        except KeyError:
+            send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "not found"}})
+            continue
+        if COUNTS is not None:
+            COUNTS.write_text(json.dumps(seen))
+        if result is not None:
+            send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+if __name__ == "__main__":
+    main()
