@@ -43,6 +43,7 @@ from hostlink.serve.body import ClientGone, read_json
 from hostlink.serve.core import PROVIDER, ApiError, model_alias, provider_error, provider_spec
 from hostlink.serve.response_store import ResponseStore
 from hostlink.serve.responses_stream import ResponsesWire
+from hostlink.serve.tracing import TraceRequests
 from hostlink.serve.usage import PlanHeaders, usage_route, with_reset
 
 DEFAULT_MAX_CONCURRENT = 4
@@ -393,7 +394,8 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
             Route("/v1/usage", usage_route(plan), methods=["GET"]),
         ],
         middleware=[*([Middleware(access_log.AccessLog, write=access)] if access is not None else []),
-                    Middleware(_LastResort), Middleware(_Guard, state=state), Middleware(PlanHeaders, guard=plan)],
+                    Middleware(TraceRequests), Middleware(_LastResort), Middleware(_Guard, state=state),
+                    Middleware(PlanHeaders, guard=plan)],
         exception_handlers={HTTPException: api_error, ApiError: api_error},
     )
     app.state.serve = state
