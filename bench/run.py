@@ -29,6 +29,7 @@ BENCHMARKS = {
     "gateway": "bench.bench_gateway",
     "serve-clients": "bench.bench_serve_clients",
     "loop": "bench.bench_loop",
+    "telemetry": "bench.bench_telemetry",
 }
 
 

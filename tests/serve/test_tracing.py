@@ -1,15 +1,16 @@
 """`hostlink serve` continues a client's `traceparent`: the real server process, its OpenTelemetry
-SDK exporting to a file (`serve_host.py --trace-file`), the official Anthropic SDK as the client,
-the real `claude` CLI against the fake API. One trace: the client's span, the server span, the
+SDK exporting to a file (`serve_host.py --trace-file`), plain HTTP requests from this process
+(the Anthropic SDK would send a traceparent of its own spans once a test here set a tracer
+provider), the real `claude` CLI against the fake API. One trace: the client's span, the server span, the
 provider's `chat` span with the GenAI attributes and its phases, and no prompt, argument or path."""
 
 from __future__ import annotations
 
 import json
 import time
+import urllib.request
 from pathlib import Path
 
-import anthropic
 import pytest
 
 from peers import requires_claude
@@ -43,14 +44,23 @@ def spans_of(trace_file: Path, trace_id: str, until: str, count: int = 1, timeou
         time.sleep(0.05)
 
 
+def messages(server, body: dict, traceparent: str) -> dict:
+    """POST /v1/messages as a client that traces sends it."""
+    request = urllib.request.Request(server.base_url + "/v1/messages", data=json.dumps(body).encode(), headers={
+        "x-api-key": KEY, "content-type": "application/json", "anthropic-version": "2023-06-01",
+        "traceparent": traceparent})
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return json.load(answer)
+
+
+TOOLS = [{"name": "weather", "description": "weather", "input_schema": WEATHER_SCHEMA}]
+
+
 def test_a_request_with_a_traceparent_is_one_trace_with_the_phases(server, api, trace_file):
     api.push(fa.tool_use(TOOL_PREFIX + "weather", {"city": "Zanzibar-4711"}))
-    with anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0) as client:
-        answer = client.messages.create(
-            model="sonnet", max_tokens=100, messages=[{"role": "user", "content": PROMPT}],
-            tools=[{"name": "weather", "description": "weather", "input_schema": WEATHER_SCHEMA}],
-            extra_headers={"traceparent": f"00-{TRACE_ID}-{CLIENT_SPAN}-01"})
-    assert answer.stop_reason == "tool_use"
+    answer = messages(server, {"model": "sonnet", "max_tokens": 100, "tools": TOOLS,
+                               "messages": [{"role": "user", "content": PROMPT}]}, f"00-{TRACE_ID}-{CLIENT_SPAN}-01")
+    assert answer["stop_reason"] == "tool_use"
     spans = spans_of(trace_file, TRACE_ID, "POST /v1/messages")
     by_name = {span["name"]: span for span in spans}
     request = by_name["POST /v1/messages"]
@@ -62,23 +72,19 @@ def test_a_request_with_a_traceparent_is_one_trace_with_the_phases(server, api, 
     attributes = chat["attributes"]
     assert attributes["gen_ai.operation.name"] == "chat" and attributes["gen_ai.request.model"] == "sonnet"
     assert attributes["gen_ai.response.finish_reasons"] == ["tool_call"]
-    assert attributes["gen_ai.usage.input_tokens"] == answer.usage.input_tokens
-    assert attributes["gen_ai.usage.output_tokens"] == answer.usage.output_tokens
+    assert attributes["gen_ai.usage.input_tokens"] == answer["usage"]["input_tokens"]
+    assert attributes["gen_ai.usage.output_tokens"] == answer["usage"]["output_tokens"]
     assert attributes["hostlink.conversation.round"] == 1 and attributes["hostlink.prewarmed"] is False
     phases = sorted((span for span in spans if span["parent_id"] == chat["context"]["span_id"]),
                     key=lambda span: span["start_time"])
     assert [span["name"] for span in phases] == PHASES
     # the conversation's next round: the tool's result, answered by the child prewarmed meanwhile
     api.push(fa.text("Sunny."))
-    [call] = [block for block in answer.content if block.type == "tool_use"]
-    with anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0) as client:
-        client.messages.create(
-            model="sonnet", max_tokens=100,
-            messages=[{"role": "user", "content": PROMPT}, {"role": "assistant", "content": [call.model_dump()]},
-                      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id,
-                                                    "content": "sunny in Zanzibar-4711"}]}],
-            tools=[{"name": "weather", "description": "weather", "input_schema": WEATHER_SCHEMA}],
-            extra_headers={"traceparent": f"00-{TRACE_ID}-{CLIENT_SPAN}-01"})
+    [call] = [block for block in answer["content"] if block["type"] == "tool_use"]
+    messages(server, {"model": "sonnet", "max_tokens": 100, "tools": TOOLS, "messages": [
+        {"role": "user", "content": PROMPT}, {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call["id"],
+                                      "content": "sunny in Zanzibar-4711"}]}]}, f"00-{TRACE_ID}-{CLIENT_SPAN}-01")
     spans = spans_of(trace_file, TRACE_ID, "POST /v1/messages", count=2)
     second = [span for span in spans if span["name"] == "chat sonnet"][-1]["attributes"]
     assert second["hostlink.conversation.round"] == 2 and second["hostlink.prewarmed"] is True
@@ -90,9 +96,8 @@ def test_a_request_with_a_traceparent_is_one_trace_with_the_phases(server, api, 
 
 def test_a_request_without_a_traceparent_starts_a_trace_of_its_own(server, api, trace_file):
     api.push(fa.text("hello"))
-    with anthropic.Anthropic(base_url=server.base_url, api_key=KEY, max_retries=0) as client:
-        client.messages.create(model="sonnet", max_tokens=100, messages=[{"role": "user", "content": "hi"}],
-                               extra_headers={"traceparent": "00-not-a-trace-01"})  # malformed: ignored
+    messages(server, {"model": "sonnet", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]},
+             "00-not-a-trace-01")  # malformed: ignored
     deadline = time.monotonic() + 10
     while True:
         spans = [json.loads(line) for line in trace_file.read_text().splitlines()]

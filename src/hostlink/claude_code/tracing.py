@@ -34,6 +34,12 @@ class RequestTrace:
     """The spans of one provider request for `model` (the id the host asked for)."""
 
     def __init__(self, model: str, context: Context) -> None:
+        self._phase: Span | None = None
+        self._phase_name = ""
+        self._finished = not telemetry.recording()  # nothing to record: every call returns at once
+        if self._finished:
+            self.chat = telemetry.idle()
+            return
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat", "gen_ai.provider.name": PROVIDER_NAME,
             "gen_ai.request.model": model, "hostlink.conversation.round": conversation_round(context.messages)}
@@ -44,13 +50,10 @@ class RequestTrace:
                                                                            "content": context.system_prompt}])
             attributes["gen_ai.input.messages"] = telemetry.content([_message(m) for m in context.messages])
         self.chat = telemetry.start(f"chat {model}", attributes, kind="client")
-        self._phase: Span | None = None
-        self._phase_name = ""
-        self._finished = False
 
     def phase(self, name: str, **attributes: str | bool | int) -> None:
         """End the phase before and start `name` (unless it is `name` already)."""
-        if name == self._phase_name:
+        if self._finished or name == self._phase_name:
             return
         self._end_phase()
         self._phase = telemetry.start(name, attributes, parent=self.chat)

@@ -4,6 +4,10 @@ hostlink configures no SDK and no exporter: the application does (Logfire, LangS
 exporter). Until one does, the API's tracer is a no-op and a span costs a few object
 creations. The API is imported on first use, so a command that traces nothing never loads it.
 
+While no tracer provider is set, hostlink makes no span at all (`recording` is false) rather
+than the API's no-op ones: the current trace context, an incoming one included, stays as it was
+and still goes on to every request the MCP SDK sends.
+
 No span carries content by default: no prompt, message, tool argument or result, and no
 path; only names a configuration bounds, counts, codes and durations. A failure is recorded
 as its type or code (`error.type`), never its text, which may quote a request. Content is
@@ -39,26 +43,53 @@ def content(value: Any) -> str:
     return text if len(text) <= MAX_CONTENT_CHARS else text[:MAX_CONTENT_CHARS] + "…"
 
 
-def _tracer() -> Tracer:
-    from opentelemetry import trace
+_loaded: dict[str, Any] = {}  # the API module and hostlink's tracer, once loaded
 
-    return trace.get_tracer(TRACER_NAME)
+
+def _api() -> Any:
+    """`opentelemetry.trace`, imported on first use (a function-level import on every span costs
+    more than the no-op span itself)."""
+    trace = _loaded.get("trace")
+    if trace is None:
+        import opentelemetry.trace as trace
+
+        _loaded["trace"] = trace
+    return trace
+
+
+def recording() -> bool:
+    """Whether the application set a tracer provider (in code or by `OTEL_PYTHON_TRACER_PROVIDER`)."""
+    trace = _api()
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+def idle() -> Span:
+    """The span that records nothing (what a caller holds while `recording()` is false)."""
+    return _api().INVALID_SPAN  # type: ignore[no-any-return]
+
+
+def tracer() -> Tracer:
+    """hostlink's tracer, made once."""
+    found: Tracer | None = _loaded.get("tracer")
+    if found is None:
+        found = _loaded["tracer"] = _api().get_tracer(TRACER_NAME)
+    return found
 
 
 def _kind(kind: str) -> Any:
-    from opentelemetry.trace import SpanKind
-
-    return {"client": SpanKind.CLIENT, "server": SpanKind.SERVER}.get(kind, SpanKind.INTERNAL)
+    kinds = _api().SpanKind
+    return {"client": kinds.CLIENT, "server": kinds.SERVER}.get(kind, kinds.INTERNAL)
 
 
 def start(name: str, attributes: Attributes | None = None, *, kind: str = "internal",
           parent: Span | None = None) -> Span:
     """A span that is not made current: for work that spans the yields of a generator, where a
     current span would leak into the consumer's code. `parent` defaults to the current span."""
-    from opentelemetry import trace
-
+    trace = _api()
+    if not recording():
+        return idle()
     context = trace.set_span_in_context(parent) if parent is not None else None
-    return _tracer().start_span(name, context=context, kind=_kind(kind), attributes=attributes)
+    return tracer().start_span(name, context=context, kind=_kind(kind), attributes=attributes)
 
 
 def end(span: Span, error: str | None = None) -> None:
@@ -69,10 +100,8 @@ def end(span: Span, error: str | None = None) -> None:
 
 
 def fail(span: Span, error: str) -> None:
-    from opentelemetry.trace import StatusCode
-
     span.set_attribute("error.type", error)
-    span.set_status(StatusCode.ERROR)
+    span.set_status(_api().StatusCode.ERROR)
 
 
 @contextmanager
@@ -80,11 +109,13 @@ def span(name: str, attributes: Attributes | None = None, *, kind: str = "intern
          parent: Span | None = None, context: TraceContext | None = None) -> Iterator[Span]:
     """A current span around a block (no yield inside it); an exception leaving the block fails
     it with the exception's type. `context` continues a trace from elsewhere (`incoming`)."""
-    from opentelemetry import trace
-
+    trace = _api()
+    if not recording():
+        yield idle()
+        return
     if parent is not None:
         context = trace.set_span_in_context(parent)
-    with _tracer().start_as_current_span(name, context=context, kind=_kind(kind), attributes=attributes,
+    with tracer().start_as_current_span(name, context=context, kind=_kind(kind), attributes=attributes,
                                          record_exception=False, set_status_on_exception=False) as current:
         try:
             yield current

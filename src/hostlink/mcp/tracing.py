@@ -31,6 +31,9 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._/-]")
 
 @contextmanager
 def action_span(runtime: McpRuntime, args: Mapping[str, Any]) -> Iterator[Span]:
+    if not telemetry.recording():
+        yield telemetry.idle()
+        return
     action = args.get("action")
     action = action if isinstance(action, str) and action in (*METHODS, "status", "auth", "reconnect") else "invalid"
     attributes: dict[str, Any] = {"hostlink.mcp.action": action}
@@ -50,6 +53,8 @@ def action_span(runtime: McpRuntime, args: Mapping[str, Any]) -> Iterator[Span]:
 def traced(span: Span, args: Mapping[str, Any], result: ToolResult, error: str | None) -> None:
     """What the action came to: hostlink's error code, or the tool's own error; a call that got
     past hostlink's checks names its (advertised) tool."""
+    if not span.is_recording():
+        return
     if error is not None:
         telemetry.fail(span, error)
         return
