@@ -41,6 +41,7 @@ from hostlink.host.session import HostSession
 from hostlink.serve import access_log, stops, structured, tokens
 from hostlink.serve.body import ClientGone, read_json
 from hostlink.serve.core import PROVIDER, ApiError, model_alias, provider_error, provider_spec
+from hostlink.serve.metrics import CountRequests, ServeMetrics, metrics_route
 from hostlink.serve.response_store import ResponseStore
 from hostlink.serve.responses_stream import ResponsesWire
 from hostlink.serve.tracing import TraceRequests
@@ -267,6 +268,8 @@ class _Generate:
             async for event in events:
                 if isinstance(event, (Done, ErrorEvent)):
                     outcome = event
+                if not isinstance(event, ErrorEvent):  # the first token, call or end: time to first token
+                    log.setdefault("first_token", time.monotonic())
                 if isinstance(event, Done):
                     usage = event.message.usage
                     log.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
@@ -359,6 +362,7 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
     state = ServeState(host_session, token, max_concurrent, allowed_hosts)
     plan = PlanGuard(extra_usage)
     plan.mode()  # a bad HOSTLINK_CLAUDE_EXTRA_USAGE is refused here, naming it, not on each answer
+    metrics, providers = ServeMetrics(lambda: len(state.running), max_concurrent), host_session.registry.providers
 
     async def models(request: Request) -> JSONResponse:
         data = _models(state)
@@ -392,9 +396,11 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/models/{model:path}", models, methods=["GET"]),
             Route("/v1/usage", usage_route(plan), methods=["GET"]),
+            Route("/metrics", metrics_route(metrics), methods=["GET"]),
         ],
         middleware=[*([Middleware(access_log.AccessLog, write=access)] if access is not None else []),
-                    Middleware(TraceRequests), Middleware(_LastResort), Middleware(_Guard, state=state),
+                    Middleware(TraceRequests), Middleware(CountRequests, metrics=metrics, providers=providers),
+                    Middleware(_LastResort), Middleware(_Guard, state=state),
                     Middleware(PlanHeaders, guard=plan)],
         exception_handlers={HTTPException: api_error, ApiError: api_error},
     )
