@@ -12,6 +12,7 @@ upstream request.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -33,6 +34,7 @@ from hostlink.mcp import McpError
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
+    from hostlink.gateway.metrics import GatewayMetrics
     from hostlink.mcp import McpRuntime
 
 Face = Literal["proxy", "tools"]
@@ -56,6 +58,7 @@ class Gateway:
         self.subscriptions = HostSubscriptions(self.hosts)
         self.logs = HostLogs()
         self._watch: ConfigWatch | None = None
+        self.metrics: GatewayMetrics | None = None  # the HTTP mode's GET /metrics
 
     async def start(self, cwd: Path, environ: Mapping[str, str], *, trust_flag: bool) -> None:
         await start(self.host, self.peer, cwd=cwd, environ=environ, trust_flag=trust_flag, notifier=self.notifier)
@@ -120,7 +123,10 @@ class Gateway:
                 except Unknown as unknown:  # a tool error the model can read and correct
                     return results.error_result(str(unknown))
                 arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
+        started = time.monotonic()
         result = await self._run_mcp(ctx, arguments, server)
+        if self.metrics is not None:
+            self.metrics.record(arguments, result, time.monotonic() - started)
         details = result.details or {}
         if isinstance(details.get("link"), str) and server is not None:
             await self.peer.offer_link(ctx, server, details["link"])
