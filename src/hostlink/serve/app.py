@@ -362,7 +362,8 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
     state = ServeState(host_session, token, max_concurrent, allowed_hosts)
     plan = PlanGuard(extra_usage)
     plan.mode()  # a bad HOSTLINK_CLAUDE_EXTRA_USAGE is refused here, naming it, not on each answer
-    metrics, providers = ServeMetrics(lambda: len(state.running), max_concurrent), host_session.registry.providers
+    metrics = ServeMetrics(lambda: len(state.running), max_concurrent, plan.latest)
+    providers = host_session.registry.providers
 
     async def models(request: Request) -> JSONResponse:
         data = _models(state)

@@ -1,4 +1,5 @@
-"""`GET /metrics`: the endpoint's numbers in Prometheus text format, from `prometheus-client`.
+"""`GET /metrics`: the endpoint's numbers and the plan's last rate-limit report, in Prometheus
+text format, from `prometheus-client`.
 
 Behind the same Host / Origin / key check as every route. Each app has a registry of its own
 (two servers in one process never mix their numbers). Labels are bounded: the route from a
@@ -9,25 +10,56 @@ client's free text.
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from hostlink.serve import access_log
 from hostlink.serve.core import model_alias, provider_spec
 from hostlink.serve.tracing import route
 
+if TYPE_CHECKING:
+    from hostlink.claude_code import PlanUsage
+
 Scope = MutableMapping[str, Any]
+_UNSAFE = re.compile(r"[^a-z0-9_]")
 _SECONDS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+
+
+class _Plan(Collector):
+    """The plan's last report, read when scraped: each window's share used and its reset time
+    (window names are the CLI's own few, `five_hour`, `seven_day` …, cut to plain characters)."""
+
+    def __init__(self, latest: Callable[[], PlanUsage | None]) -> None:
+        self._latest = latest
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        used = GaugeMetricFamily("hostlink_plan_utilization", "Share of each plan window used (1 = all)",
+                                 labels=["window"])
+        resets = GaugeMetricFamily("hostlink_plan_resets_at_seconds", "When each plan window resets (Unix time)",
+                                   labels=["window"])
+        usage = self._latest()
+        for window in usage.windows if usage is not None else ():
+            name = _UNSAFE.sub("_", window.name)[:32]
+            if window.utilization is not None:
+                used.add_metric([name], window.utilization)
+            if window.resets_at is not None:
+                resets.add_metric([name], window.resets_at)
+        yield used
+        yield resets
 
 
 class ServeMetrics:
     """The numbers of one `hostlink serve` app; `in_flight` and `slots` are read when scraped."""
 
-    def __init__(self, in_flight: Callable[[], int], slots: int) -> None:
+    def __init__(self, in_flight: Callable[[], int], slots: int, plan: Callable[[], PlanUsage | None]) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=True)
+        registry.register(_Plan(plan))
         self.requests = Counter("hostlink_serve_requests", "HTTP requests answered, by route, status and model",
                                 ["endpoint", "status", "model"], registry=registry)
         self.duration = Histogram("hostlink_serve_request_duration_seconds", "Time to the end of each answer",
