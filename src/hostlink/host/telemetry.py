@@ -106,15 +106,12 @@ def fail(span: Span, error: str) -> None:
 
 @contextmanager
 def span(name: str, attributes: Attributes | None = None, *, kind: str = "internal",
-         parent: Span | None = None, context: TraceContext | None = None) -> Iterator[Span]:
+         context: TraceContext | None = None) -> Iterator[Span]:
     """A current span around a block (no yield inside it); an exception leaving the block fails
     it with the exception's type. `context` continues a trace from elsewhere (`incoming`)."""
-    trace = _api()
     if not recording():
         yield idle()
         return
-    if parent is not None:
-        context = trace.set_span_in_context(parent)
     with tracer().start_as_current_span(name, context=context, kind=_kind(kind), attributes=attributes,
                                          record_exception=False, set_status_on_exception=False) as current:
         try:
@@ -136,15 +133,3 @@ def incoming(headers: Mapping[str, str]) -> TraceContext | None:
     except (ValueError, TypeError):
         return None
     return context if trace.get_current_span(context).get_span_context().is_valid else None
-
-
-def outgoing() -> dict[str, str]:
-    """The current trace as W3C headers (`traceparent`, `tracestate`) for a request hostlink
-    makes; empty when nothing records."""
-    from opentelemetry import propagate, trace
-
-    if not trace.get_current_span().get_span_context().is_valid:
-        return {}
-    carrier: dict[str, str] = {}
-    propagate.inject(carrier)
-    return carrier
