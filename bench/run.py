@@ -30,6 +30,7 @@ BENCHMARKS = {
     "serve-clients": "bench.bench_serve_clients",
     "loop": "bench.bench_loop",
     "tasks": "bench.bench_tasks",
+    "telemetry": "bench.bench_telemetry",
 }
 
 

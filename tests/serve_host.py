@@ -1,7 +1,8 @@
 """`python serve_host.py FAKE_API_URL SERVE_ARGS…`: `hostlink serve` itself, with the Claude
 Code provider pointed at a fake Anthropic API on 127.0.0.1 (the code-only test option; with
 `--subscription` signed in by a setup token, so the CLI reports the plan's rate limits;
-`--prewarm-idle SECONDS` shortens the prewarmed child's idle bound)."""
+`--prewarm-idle SECONDS` shortens the prewarmed child's idle bound; `--trace-file PATH` is the
+application's OpenTelemetry SDK, writing each finished span to PATH as one JSON line)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,24 @@ def main() -> None:
                              address=address, max_concurrent=max_concurrent, token_env=token_env,
                              extra_usage=extra_usage, quiet=quiet)
 
+    if "--trace-file" in args:
+        at = args.index("--trace-file")
+        record_spans(args[at + 1])
+        del args[at : at + 2]
     command.main(args, prog_name="hostlink serve")
+
+
+def record_spans(path: str) -> None:
+    """The OpenTelemetry SDK as an application configures it, exporting to a file of JSON lines."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+
+    out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the life of the process
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(
+        out=out, formatter=lambda span: span.to_json(indent=None) + "\n")))
+    trace.set_tracer_provider(provider)
 
 
 if __name__ == "__main__":

@@ -28,8 +28,9 @@ ESCAPES_TEXT = (
 ITEMS = ("alpha", "beta", "gamma")
 
 
-def build_server():
-    """The SDK MCPServer with every fixture tool, resource, template and prompt."""
+def build_server(traced: bool = False):
+    """The SDK MCPServer with every fixture tool, resource, template and prompt (`traced`: and
+    `trace_context`)."""
     import anyio
     from mcp.server.mcpserver import Context, Image, MCPServer
     from mcp.server.mcpserver.prompts import Prompt
@@ -41,6 +42,12 @@ def build_server():
     @server.tool(description="Echo the given text back.")
     def echo(text: str) -> str:
         return text
+
+    if traced:
+        @server.tool(description="The W3C trace context this call arrived with (its _meta), as JSON.")
+        def trace_context(ctx: Context) -> str:
+            meta = ctx.request_context.meta or {}
+            return json.dumps({key: meta.get(key) for key in ("traceparent", "tracestate")})
 
     @server.tool(description="Add two integers.")
     def add(a: int, b: int) -> int:
@@ -310,6 +317,7 @@ def main() -> None:
                         help="http: answer every request with this status")
     parser.add_argument("--require-bearer-env", metavar="VAR",
                         help="http: 401 unless Authorization is 'Bearer $VAR'")
+    parser.add_argument("--traced", action="store_true", help="stdio: with the trace_context tool")
     args = parser.parse_args()
 
     if args.fail_start:
@@ -322,7 +330,7 @@ def main() -> None:
     elif args.legacy_only:
         serve_legacy_only()
     else:
-        build_server().run("stdio")
+        build_server(args.traced).run("stdio")
 
 
 if __name__ == "__main__":

@@ -56,6 +56,20 @@ def request(server: ServeProcess, method: str, path: str, body: dict | None = No
         connection.close()
 
 
+def plan_gauges(server: ServeProcess) -> dict[tuple[str, str], float]:
+    """The plan's gauges of `GET /metrics`, read with the Prometheus client's parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    try:
+        connection.request("GET", "/metrics", headers={"host": f"127.0.0.1:{server.port}", "x-api-key": KEY})
+        text = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    return {(sample.name, sample.labels["window"]): sample.value for family in text_string_to_metric_families(text)
+            for sample in family.samples if sample.name.startswith("hostlink_plan_")}
+
+
 def served(api, root: Path, mode: str) -> tuple[ServeProcess, Counting]:
     counting = Counting(root)
     return ServeProcess(root, api, "--subscription", "--extra-usage", mode, path=counting.path), counting
@@ -85,6 +99,9 @@ def test_usage_headers_and_refuse_on_both_apis(api, tmp_path):
             assert headers[PREFIX + "overage-status"] == "allowed"
         status, headers, _ = request(server, "GET", "/v1/models")
         assert headers[PREFIX + "5h-reset"] == api.headers[PREFIX + "5h-reset"]  # on every answer
+        assert plan_gauges(server) == {("hostlink_plan_utilization", "five_hour"): 0.3,
+                                        ("hostlink_plan_resets_at_seconds", "five_hour"):
+                                            float(api.headers[PREFIX + "5h-reset"])}
 
         resets_at = int(time.time()) + 3600
         api.headers = fa.drawing_extra_usage(resets_at)

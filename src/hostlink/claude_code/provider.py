@@ -59,6 +59,7 @@ from hostlink.claude_code.process import (
     ClaudeTransportOptions,
     ProcessError,
 )
+from hostlink.claude_code.tracing import RequestTrace
 from hostlink.claude_code.transcript import (
     Transcript,
     TranscriptError,
@@ -180,7 +181,7 @@ class ClaudeCodeProvider:
             return
         # aclosing: a consumer that stops early still closes the request (and its cleanup).
         request = _Request(self, model, catalog, transcript, signal, context.settings)
-        request.messages = context.messages
+        request.messages, request.trace = context.messages, RequestTrace(model.id, context)
         request.in_tool_loop = bool(context.messages) and isinstance(context.messages[-1], ToolResultMessage)
         async with aclosing(request.run()) as events:
             async for event in events:
@@ -209,6 +210,7 @@ class _Request:
         self.guard: DisclosureGuard | None = None
         self.mapper = protocol.StreamMapper()
         self.started = time.monotonic()
+        self.trace: RequestTrace
         self.deadline = anyio.current_time() + STARTUP_TIMEOUT_SECONDS
         provider = self.provider
         self.spec = ChildSpec.of(
@@ -239,11 +241,13 @@ class _Request:
                         yield event
                 if self.provider.prewarm_early and self._follow_up_expected():
                     self._prewarm_next("proposal")  # start while the child stops and the host runs the tools
+                self.trace.phase("stop and cleanup")
                 final = await self._finish()
             except (_Failed, ConversationError) as failure:
                 final = [failure.error]
             except Exception as exc:  # noqa: BLE001 - a bug must still end the stream as an error
                 final = [ErrorEvent(f"the Claude Code provider failed ({type(exc).__name__})", code="internal_error")]
+            self.trace.phase("stop and cleanup")
             cleanup_error = await self._cleanup()
             if cleanup_error is not None and not isinstance(final[0], ErrorEvent):
                 final = [cleanup_error]  # success is published only after a clean cleanup
@@ -258,10 +262,12 @@ class _Request:
                 self.provider.start_facts.update(prewarmed_waiting=waiting, prewarm_slots=prewarmer.slots)
                 final = [replace(event, prewarmed_waiting=waiting) if isinstance(event, Done) else event
                          for event in final]
+            self.trace.finish(final, self.how)
             for event in final:
                 yield event
         finally:
             await self._cleanup()  # no-op unless the consumer stopped early
+            self.trace.finish(final, self.how)  # no-op unless the consumer stopped early
 
     def _follow_up_expected(self) -> bool:
         """The answer proposes tools: the host runs them and asks again, unless the only call
@@ -282,6 +288,7 @@ class _Request:
     async def _launch(self) -> None:
         """The session's prewarmed child when it matches, else a fresh one; then attachments."""
         check_cancelled(self.signal)
+        self.trace.phase("claude start")
         prewarmer = self.provider.prewarmer
         how = "fresh"
         if prewarmer is not None:
@@ -291,6 +298,7 @@ class _Request:
             self.child = await start_child(self.spec)
             self.child.conversation.signal = self.signal
         self.how = how
+        self.trace.mark(child=how)
         self.provider.start_facts = {"child": how, "cli_version": self.child.cli_version}
         self.guard = DisclosureGuard(self.directory)
         try:
@@ -317,6 +325,7 @@ class _Request:
             if self.in_tool_loop and self.provider.prewarm_early:
                 self._prewarm_next("ahead")  # a child ready before it is asked for: the loop's next round
             self.prompted = True
+            self.trace.phase("first token")
             await conversation.prompt(blocks, self.deadline)
         except ChildGone as gone:
             raise await self._unexpected_exit(gone.when) from None
@@ -366,9 +375,11 @@ class _Request:
             for action in checked(self.mapper.feed, record):
                 if isinstance(action, (TextDelta, ThinkingDelta)):
                     self.guard.check_piece(action.delta)  # even a path split across deltas
+                    self.trace.first_output()
                     yield action
                 elif isinstance(action, protocol.Proposal):
                     self._tool_call(action)
+                    self.trace.first_output()
                 elif isinstance(action, protocol.Notice):
                     if self.provider.notifier is not None:
                         self.provider.notifier.notify(action.message, "warning")

@@ -20,10 +20,12 @@ from hostlink.gateway.eviction import evict_when_full
 from hostlink.host.platform.console import TERMINATING_SIGNALS
 
 if TYPE_CHECKING:
+    from hostlink.gateway.metrics import GatewayMetrics
     from hostlink.gateway.server import Gateway
 
 STOP_SIGNALS = (signals.SIGINT, *TERMINATING_SIGNALS)
 PATH = "/mcp"
+METRICS_PATH = "/metrics"
 MAX_SESSIONS = 100  # open MCP sessions (about 40 KiB each, plus what waits for them); then the least
 # recently used idle one ends for a newcomer, who gets 503 only when every one is busy (`eviction`)
 SESSION_IDLE_SECONDS = 15 * 60  # a session with no request in flight and no GET stream open this long ends
@@ -42,9 +44,11 @@ class _Guard:
     the SDK's and Starlette's plain-text or empty ones included (a wrong Content-Type, 405,
     406, 404), is a JSON-RPC error."""
 
-    def __init__(self, app: Any, check: Callable[[MutableMapping[str, Any]], None]) -> None:
+    def __init__(self, app: Any, check: Callable[[MutableMapping[str, Any]], None],
+                 metrics: GatewayMetrics | None = None) -> None:
         self._app = app
         self._check = check
+        self._metrics = metrics  # answers GET /metrics once the check passed
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
         from hostlink.serve.body import ClientGone, read_body
@@ -65,6 +69,9 @@ class _Guard:
             await _send_error(send, refused.status, code, refused.message)
             return
         except ClientGone:
+            return
+        if self._metrics is not None and scope["path"] == METRICS_PATH and scope["method"] == "GET":
+            await self._metrics.answer(send)
             return
         await self._app(scope, receive if body is None else _replay(body, receive), send)
 
@@ -136,6 +143,7 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
                      environ: Mapping[str, str], trust_flag: bool,
                      on_listening: Callable[[str, Path], None]) -> int | None:
     """Serve until a stop signal; returns its number (None otherwise)."""
+    from hostlink.gateway.metrics import GatewayMetrics
     from hostlink.host.private import create_private_dir, remove_private_dir, write_private_file
     from hostlink.serve.app import ServeState
     from hostlink.serve.server import loopback_address, run_loopback
@@ -150,7 +158,8 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
         await gateway.start(cwd, environ, trust_flag=trust_flag)
         directory = create_private_dir("mcp-serve")
         key_file = write_private_file(directory, "key", token)
-        guard = _Guard(app, ServeState(gateway.host, token, 1, None, bearer_only=True).check)
+        gateway.metrics = GatewayMetrics(lambda: gateway.extension.runtime)
+        guard = _Guard(app, ServeState(gateway.host, token, 1, None, bearer_only=True).check, gateway.metrics)
         shown = f"[{bind}]" if ":" in bind else bind
         async with gateway.following():
             return await run_loopback(guard, bind=bind, port=port, max_concurrent=1, lifespan="on",

@@ -15,6 +15,7 @@ upstream request.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -37,6 +38,7 @@ from hostlink.mcp import McpError
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
+    from hostlink.gateway.metrics import GatewayMetrics
     from hostlink.mcp import McpRuntime
 
 Face = Literal["proxy", "tools"]
@@ -62,6 +64,7 @@ class Gateway:
         self._watch: ConfigWatch | None = None
         self._reloading: anyio.Lock | None = None
         self._listens: Any = None  # the SDK's bus of `subscriptions/listen` streams (2026-07-28 hosts)
+        self.metrics: GatewayMetrics | None = None  # the HTTP mode's GET /metrics
 
     async def start(self, cwd: Path, environ: Mapping[str, str], *, trust_flag: bool) -> None:
         await start(self.host, self.peer, cwd=cwd, environ=environ, trust_flag=trust_flag, notifier=self.notifier)
@@ -173,7 +176,10 @@ class Gateway:
                 except Unknown as unknown:  # a tool error the model can read and correct
                     return results.error_result(str(unknown))
                 arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
+        started = time.monotonic()
         result = await self._run_mcp(ctx, arguments, server)
+        if self.metrics is not None:
+            self.metrics.record(arguments, result, time.monotonic() - started)
         details = result.details or {}
         if arguments.get("action") == "reload" and not result.is_error:  # the proxy face's `mcp` reload
             await self._lists_changed()

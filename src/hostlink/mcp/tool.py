@@ -22,6 +22,7 @@ from hostlink.mcp.runtime.listing import every_page
 from hostlink.mcp.runtime.tasks import HANDLE_KEY
 from hostlink.mcp.runtime.validation import InvalidSchema, violations
 from hostlink.mcp.runtime.visibility import model_visible, needs_task
+from hostlink.mcp.tracing import action_span, traced
 
 if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
@@ -119,15 +120,17 @@ async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Ma
     it (unbounded and unsanitized: for a host that passes it on under its own bounds).
     """
     details: dict[str, Any] = {}
-    try:
-        _check_input(args)
-        result = await _HANDLERS[args["action"]](runtime, output, args)
-    except AuthRequired as exc:
-        result, details["error"] = _error(_with_link(str(exc), exc.link)), error_code(exc)
-        if exc.link is not None:  # for a host that can offer the link its own way
-            details["link"] = exc.link
-    except McpError as exc:
-        result, details["error"] = _error(str(exc)), error_code(exc)
+    with action_span(runtime, args) as span:
+        try:
+            _check_input(args)
+            result = await _HANDLERS[args["action"]](runtime, output, args)
+        except AuthRequired as exc:
+            result, details["error"] = _error(_with_link(str(exc), exc.link)), error_code(exc)
+            if exc.link is not None:  # for a host that can offer the link its own way
+                details["link"] = exc.link
+        except McpError as exc:
+            result, details["error"] = _error(str(exc)), error_code(exc)
+        traced(span, args, result, details.get("error"))
     return ToolResult(content=result.content, is_error=result.is_error,
                       details={**(result.details or {}), **details, "summary": render.summary(args, result)})
 

@@ -41,8 +41,10 @@ from hostlink.host.session import HostSession
 from hostlink.serve import access_log, tokens
 from hostlink.serve.body import ClientGone, read_json
 from hostlink.serve.core import PROVIDER, ApiError, model_alias, provider_error, provider_spec
+from hostlink.serve.metrics import CountRequests, ServeMetrics, metrics_route
 from hostlink.serve.response_store import ResponseStore
 from hostlink.serve.responses_stream import ResponsesWire
+from hostlink.serve.tracing import TraceRequests
 from hostlink.serve.usage import PlanHeaders, usage_route, with_reset
 
 DEFAULT_MAX_CONCURRENT = 4
@@ -265,6 +267,8 @@ class _Generate:
             async for event in events:
                 if isinstance(event, (Done, ErrorEvent)):
                     outcome = event
+                if not isinstance(event, ErrorEvent):  # the first token, call or end: time to first token
+                    log.setdefault("first_token", time.monotonic())
                 if isinstance(event, Done):
                     usage = event.message.usage
                     log.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
@@ -357,6 +361,8 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
     state = ServeState(host_session, token, max_concurrent, allowed_hosts)
     plan = PlanGuard(extra_usage)
     plan.mode()  # a bad HOSTLINK_CLAUDE_EXTRA_USAGE is refused here, naming it, not on each answer
+    metrics = ServeMetrics(lambda: len(state.running), max_concurrent, plan.latest)
+    providers = host_session.registry.providers
 
     async def models(request: Request) -> JSONResponse:
         data = _models(state)
@@ -390,9 +396,12 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/models/{model:path}", models, methods=["GET"]),
             Route("/v1/usage", usage_route(plan), methods=["GET"]),
+            Route("/metrics", metrics_route(metrics), methods=["GET"]),
         ],
         middleware=[*([Middleware(access_log.AccessLog, write=access)] if access is not None else []),
-                    Middleware(_LastResort), Middleware(_Guard, state=state), Middleware(PlanHeaders, guard=plan)],
+                    Middleware(TraceRequests), Middleware(CountRequests, metrics=metrics, providers=providers),
+                    Middleware(_LastResort), Middleware(_Guard, state=state),
+                    Middleware(PlanHeaders, guard=plan)],
         exception_handlers={HTTPException: api_error, ApiError: api_error},
     )
     app.state.serve = state

@@ -1,0 +1,119 @@
+"""Traces of a real pydantic-ai agent run (its `Instrumentation` capability, what `instrument=True`
+became) on the real `claude` CLI against the fake Anthropic API, with the OpenTelemetry SDK's
+in-memory exporter: hostlink's `chat` spans nest under pydantic-ai's own, each with its phases
+and the GenAI attributes, the `mcp` tool's span around the MCP SDK's call, one trace in all; no
+prompt, argument or path in hostlink's spans unless the GenAI content switch is on."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import Instrumentation
+
+from claude_transport_support import FAKES
+from hostlink.adapters.pydantic_ai import ClaudeCodeModel, HostlinkMcp
+from hostlink.claude_code import metrics
+from hostlink.claude_code.process import ClaudeTransportOptions
+from hostlink.host.telemetry import CONTENT_SWITCH
+from llm_support import leftover_processes
+from peers import CLAUDE, requires_claude
+from tracing_support import PHASES, attribute_text, children, of_scope, recording
+
+sys.path.insert(0, str(FAKES))
+import fake_anthropic as fa
+
+ARGUMENT = "Zanzibar-4711"
+
+
+@pytest.fixture(autouse=True)
+def doctor_facts_kept(runtime_dir):
+    """The doctor's last-request facts are kept on purpose: the only private file a run leaves."""
+    yield
+    (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)
+
+PROMPT = "what is the weather in the secret city?"
+
+
+def new_claude_model(api, home: Path) -> ClaudeCodeModel:
+    return ClaudeCodeModel("sonnet", cwd=home,
+                           options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
+                           environ={"HOME": str(home),
+                                    "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"})
+
+
+async def weather_then_mcp_run(api, home, project):
+    """Round 1 proposes the function tool, round 2 the mcp tool on the demo server, round 3 answers."""
+    exporter = recording()
+    agent = Agent(new_claude_model(api, home), capabilities=[Instrumentation()],
+                  toolsets=[HostlinkMcp(trust_project=True, cwd=project)])
+
+    @agent.tool_plain
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return f"sunny in {city}"
+
+    api.push(fa.tool_use("mcp__hostlink__weather", {"city": ARGUMENT}),
+             fa.tool_use("mcp__hostlink__mcp", {"action": "call", "server": "demo", "tool": "echo",
+                                                "args": {"text": ARGUMENT}}),
+             fa.text("It is sunny."))
+    async with agent:
+        result = await agent.run(PROMPT)
+    assert result.output == "It is sunny."
+    return exporter.get_finished_spans()
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_an_agent_run_is_one_trace_with_the_provider_phases_and_the_mcp_call(
+        api, home, runtime_dir, project, marker, monkeypatch):
+    monkeypatch.delenv(CONTENT_SWITCH, raising=False)
+    spans = await weather_then_mcp_run(api, home, project)
+    assert len({span.context.trace_id for span in spans}) == 1  # one trace: the agent run's
+    chats = [span for span in of_scope(spans, "hostlink") if span.name.startswith("chat ")]
+    assert [span.name for span in chats] == ["chat sonnet"] * 3
+    by_id = {span.context.span_id: span for span in spans}
+    for round_number, (chat, finish) in enumerate(zip(chats, ["tool_call", "tool_call", "stop"], strict=True), 1):
+        parent = by_id[chat.parent.span_id]
+        assert parent.instrumentation_scope.name != "hostlink"  # under pydantic-ai's own span
+        attributes = chat.attributes
+        assert attributes["gen_ai.operation.name"] == "chat" and attributes["gen_ai.provider.name"] == "claude-code"
+        assert attributes["gen_ai.request.model"] == attributes["gen_ai.response.model"] == "sonnet"
+        assert attributes["gen_ai.response.finish_reasons"] == (finish,)
+        assert attributes["hostlink.conversation.round"] == round_number
+        assert attributes["gen_ai.usage.input_tokens"] > 0 and attributes["gen_ai.usage.output_tokens"] > 0
+        assert "gen_ai.usage.cache_read.input_tokens" in attributes and isinstance(attributes["hostlink.prewarmed"],
+                                                                                      bool)
+        phases = children(spans, chat)
+        assert [phase.name for phase in phases] == PHASES
+        assert phases[0].attributes["hostlink.claude.child"] in ("fresh", "prewarmed", "replaced")
+        assert all(a.end_time <= b.start_time for a, b in itertools.pairwise(phases))  # one after another
+    [action] = [span for span in of_scope(spans, "hostlink") if span.name == "mcp call"]
+    assert action.attributes["hostlink.mcp.server"] == "demo" and action.attributes["gen_ai.tool.name"] == "echo"
+    assert action.attributes["mcp.method.name"] == "tools/call" and action.status.is_ok
+    sdk_calls = [span for span in children(spans, action) if span.instrumentation_scope.name == "mcp-python-sdk"]
+    names = [span.name for span in sdk_calls]  # the SDK's client spans nest under it: the server's setup, the call
+    assert "MCP send server/discover" in names and names[-1] == "MCP send tools/call echo"
+    ours = attribute_text(of_scope(spans, "hostlink"))
+    for secret in (ARGUMENT, PROMPT, str(home), str(runtime_dir), str(project)):
+        assert secret not in ours
+    assert leftover_processes(marker) == []
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_with_the_content_switch_on_the_spans_hold_the_messages(api, home, runtime_dir, project, monkeypatch):
+    monkeypatch.setenv(CONTENT_SWITCH, "true")
+    spans = await weather_then_mcp_run(api, home, project)
+    chats = [span for span in of_scope(spans, "hostlink") if span.name.startswith("chat ")]
+    assert PROMPT in chats[0].attributes["gen_ai.input.messages"]
+    assert ARGUMENT in chats[0].attributes["gen_ai.output.messages"]  # the proposed call's argument
+    [action] = [span for span in of_scope(spans, "hostlink") if span.name == "mcp call"]
+    assert ARGUMENT in action.attributes["gen_ai.tool.call.arguments"]
+    assert ARGUMENT in action.attributes["gen_ai.tool.call.result"]

@@ -1,0 +1,76 @@
+"""`GET /metrics` of `hostlink mcp serve --http` (the real gateway process, the demo server
+upstream): a known sequence of calls counted exactly by server, tool and outcome, the servers'
+states, read with the Prometheus client's parser; refused without the key, for another Host and
+from a web page."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+
+import httpx2
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from gateway_support import HOSTLINK, demo, gateway_env, leftovers, live_mentioning
+from process_support import started
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def gateway(tmp_path):
+    with started([HOSTLINK, "mcp", "serve", "--http", "--port", "0"], stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                 env=gateway_env(tmp_path, {"demo": demo(), "broken": {"command": str(tmp_path / "missing")}}),
+                 cwd=tmp_path) as proc:
+        try:
+            first = proc.stdout.readline().decode()
+            assert first, proc.stderr.read()[-3000:]
+            url = first.rsplit(" ", 1)[1].strip()
+            key_file = Path(proc.stdout.readline().decode().split("$(cat ", 1)[1].rstrip(")\n"))
+            yield url, key_file.read_text()
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+            assert b"Traceback" not in proc.stderr.read()
+    assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
+
+
+async def test_calls_are_counted_by_server_tool_and_outcome(gateway):
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    url, key = gateway
+    metrics_url = url.removesuffix("/mcp") + "/metrics"
+    async with (httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http,
+                Client(streamable_http_client(url, http_client=http)) as client):
+        for text in ("a", "b"):
+            assert not (await client.call_tool("mcp", {"action": "call", "server": "demo", "tool": "echo",
+                                                       "args": {"text": text}})).is_error
+        assert (await client.call_tool("mcp", {"action": "call", "server": "demo", "tool": "<img src=x>"})).is_error
+        assert (await client.call_tool("mcp", {"action": "call", "server": "nowhere", "tool": "echo"})).is_error
+        assert (await client.call_tool("mcp", {"action": "call", "server": "broken", "tool": "echo"})).is_error
+        assert not (await client.call_tool("mcp", {"action": "status"})).is_error  # not a tool call: not counted
+        answer = await http.get(metrics_url)
+        assert (await http.get(metrics_url, headers={"Authorization": "Bearer wrong"})).status_code == 401
+        assert (await http.get(metrics_url, headers={"Origin": "http://127.0.0.1"})).status_code == 403
+        assert (await http.get(metrics_url, headers={"Host": "evil.example"})).status_code == 403
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/plain")
+    found = {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+             for family in text_string_to_metric_families(answer.text) for sample in family.samples}
+    calls = {labels: value for (name, labels), value in found.items() if name == "hostlink_mcp_calls_total"}
+    unknown_tool = next(labels for labels in calls if ("server", "demo") in labels and ("tool", "-") in labels)
+    failed_start = next(labels for labels in calls if ("server", "broken") in labels)
+    assert calls == {
+        (("outcome", "ok"), ("server", "demo"), ("tool", "echo")): 2.0,
+        unknown_tool: 1.0,
+        (("outcome", "unknown_server"), ("server", "other"), ("tool", "-")): 1.0,
+        failed_start: 1.0,
+    }
+    assert dict(unknown_tool)["outcome"] not in ("ok", "tool_error") and ("tool", "-") in failed_start
+    assert found[("hostlink_mcp_call_duration_seconds_count", (("server", "demo"),))] == 3.0
+    assert found[("hostlink_mcp_server_state", (("server", "demo"), ("state", "connected")))] == 1.0
+    assert found[("hostlink_mcp_server_state", (("server", "broken"), ("state", "failed")))] == 1.0
+    assert "<img" not in answer.text

@@ -1,0 +1,61 @@
+"""`hostlink.host.telemetry` with the OpenTelemetry SDK as the application configures it (its
+in-memory exporter): which incoming trace context is continued, failures recorded
+as a type and never a message, content only under the GenAI switch, bounded."""
+
+from __future__ import annotations
+
+import pytest
+from opentelemetry import trace
+
+from hostlink.host import telemetry
+from tracing_support import recording
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+PARENT = "00f067aa0ba902b7"
+
+
+def test_a_valid_traceparent_is_continued_and_anything_else_starts_afresh():
+    exporter = recording()
+    context = telemetry.incoming({"traceparent": f"00-{TRACE_ID}-{PARENT}-01", "tracestate": "a=1"})
+    with telemetry.span("continued", kind="server", context=context):
+        pass
+    for headers in ({}, {"traceparent": "00-zz-01"}, {"traceparent": f"00-{'0' * 32}-{PARENT}-01"}):
+        with telemetry.span("fresh", context=telemetry.incoming(headers)):
+            pass
+    continued, *fresh = exporter.get_finished_spans()
+    assert f"{continued.context.trace_id:032x}" == TRACE_ID and f"{continued.parent.span_id:016x}" == PARENT
+    assert continued.kind == trace.SpanKind.SERVER and continued.context.trace_state.get("a") == "1"
+    assert [span.parent for span in fresh] == [None, None, None]
+    assert len({span.context.trace_id for span in fresh}) == 3
+
+
+def test_a_failure_is_its_type_never_its_message():
+    exporter = recording()
+    with pytest.raises(ValueError, match="secret"), telemetry.span("work"):
+        raise ValueError("/home/someone/secret.txt")
+    [span] = exporter.get_finished_spans()
+    assert span.attributes["error.type"] == "ValueError" and span.status.status_code == trace.StatusCode.ERROR
+    assert "secret" not in str(span.to_json()) and not span.events
+
+
+def test_spans_across_a_generator_are_ended_explicitly_under_their_parent():
+    exporter = recording()
+    parent = telemetry.start("chat", {"gen_ai.operation.name": "chat"}, kind="client")
+    child = telemetry.start("phase", parent=parent)
+    assert trace.get_current_span() is not parent  # not current: nothing leaks into the consumer's code
+    telemetry.end(child)
+    telemetry.end(parent, "timeout")
+    phase, chat = exporter.get_finished_spans()
+    assert phase.parent.span_id == chat.context.span_id
+    assert chat.attributes["error.type"] == "timeout" and chat.kind == trace.SpanKind.CLIENT
+
+
+def test_content_capture_is_the_genai_switch_and_bounded(monkeypatch):
+    monkeypatch.delenv(telemetry.CONTENT_SWITCH, raising=False)
+    assert not telemetry.capture_content()
+    for value, on in (("true", True), ("TRUE", True), ("false", False), ("1", False)):
+        monkeypatch.setenv(telemetry.CONTENT_SWITCH, value)
+        assert telemetry.capture_content() is on
+    text = telemetry.content(["x" * (telemetry.MAX_CONTENT_CHARS * 2)])
+    assert len(text) == telemetry.MAX_CONTENT_CHARS + 1 and text.endswith("…")
+    assert telemetry.content({"a": [1, "é"]}) == '{"a":[1,"é"]}'
