@@ -38,12 +38,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from hostlink.claude_code import compatibility, plan, protocol
-from hostlink.claude_code.catalog import (
-    TOOL_PREFIX,
-    Catalog,
-    CatalogError,
-    build_catalog,
-)
+from hostlink.claude_code.catalog import TOOL_PREFIX, Catalog, CatalogError, build_catalog
 from hostlink.claude_code.conversation import (
     ChildGone,
     ConversationError,
