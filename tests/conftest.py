@@ -198,7 +198,11 @@ def _descends_from(pid: int, ancestor: int, table: dict[int, tuple[int, str]]) -
     return False
 
 
+_BEFORE_SESSION: set[int] = set()  # the run's own helpers (scripts/with-keyring's daemon wrapper): no leak
+
+
 def pytest_sessionstart(session):
+    _BEFORE_SESSION.update(_processes())
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Ctrl-C reaches the suite as it reaches a program in a terminal, also when the suite was
     # started as a background job of a script, which starts with SIGINT ignored (so Python raises
@@ -230,7 +234,7 @@ def pytest_sessionfinish(session, exitstatus):
     leaked = {
         str(pid): cmd
         for pid, (_, cmd) in table.items()
-        if _descends_from(pid, me, table) and any(mark in cmd for mark in _WATCHED)
+        if pid not in _BEFORE_SESSION and _descends_from(pid, me, table) and any(mark in cmd for mark in _WATCHED)
     }
     for pid in leaked:
         try:

@@ -6,8 +6,6 @@ text) on stderr; a redirect's 60 KB `Location` was logged verbatim.
 
 from __future__ import annotations
 
-import pytest
-
 from adversarial.support import assert_contained, run_cli, stdio
 
 
@@ -26,9 +24,9 @@ def test_a_huge_redirect_location_is_not_logged_verbatim(tmp_path, hostile):
     assert_contained(run, max_bytes=2048)
 
 
-@pytest.mark.serial  # the server's setup must fit in 2 s before the stream's timeout is what ends it
 def test_an_endless_event_stream_ends_at_the_timeout(tmp_path, hostile):
-    servers = {"drip": {"url": f"{hostile}/endless-sse/mcp", "protocolVersion": "legacy", "requestTimeoutMs": 2000}}
+    # The call's bound (toolTimeoutMs) ends the stream; the setup keeps its own 15 s (requestTimeoutMs).
+    servers = {"drip": {"url": f"{hostile}/endless-sse/mcp", "protocolVersion": "legacy", "toolTimeoutMs": 2000}}
     run = run_cli(tmp_path, servers, "mcp", "call", "drip", "boom")
     assert run.code == 3 and "did not answer the call of tool 'boom' within 2000 ms" in run.err, run.err
     assert_contained(run, max_bytes=2048)
