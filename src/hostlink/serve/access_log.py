@@ -70,8 +70,8 @@ class _Refusals:
 
 class AccessLog:
     """ASGI middleware: when each HTTP request ends, one line with `write` (None: no log) and
-    the same facts as a row of `recent` (the status page's ring). The status page's own polls
-    (`/status.json`, every few seconds while it is open) are neither."""
+    the same facts as a row of `recent` (the status page's ring), but for the page's own routes.
+    Its polls (`/status.json`, every few seconds while it is open) are neither."""
 
     def __init__(self, app: Callable[..., Awaitable[None]], write: Callable[[str], None] | None,
                  recent: Recent | None = None) -> None:
@@ -103,7 +103,7 @@ class AccessLog:
         known = scope.get(FACTS, {})
         if self.write is not None:
             self.write(line(started, scope.get("method", ""), scope.get("path", ""), status, seconds, known) + suffix)
-        if self.recent is not None:
+        if self.recent is not None and scope.get("path") not in status_routes.ROUTES:
             model, method = known.get("model"), str(scope.get("method", ""))[:10]
             self.recent.add(time=started, endpoint=f"{method} {route(scope.get('path', ''))}",
                             model=model if isinstance(model, str) else None, status=status, ms=int(seconds * 1000),

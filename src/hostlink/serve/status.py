@@ -187,6 +187,6 @@ async def _answer(send: Send, status: int, kind: bytes, body: bytes,
                   headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", kind), (b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store"),
-        (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+        (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin"),
         (b"cross-origin-resource-policy", b"same-origin"), *headers]})
     await send({"type": "http.response.body", "body": body})

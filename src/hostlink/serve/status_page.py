@@ -24,8 +24,9 @@ header p, .note { color: var(--muted); margin: 0; } header form { margin-left: a
 .window { display: grid; grid-template-columns: 10rem 16rem 9rem 1fr; gap: .8rem; align-items: center; }
 meter { width: 100%; height: 1.1rem; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .25rem .6rem .25rem 0; border-bottom: 1px solid var(--line);
-  vertical-align: top; overflow-wrap: anywhere; }
+th, td { text-align: left; padding: .25rem .8rem .25rem 0; border-bottom: 1px solid var(--line);
+  vertical-align: top; white-space: nowrap; }
+td.text { white-space: normal; overflow-wrap: anywhere; }
 th { font-weight: 600; } td.failed, td.bad { color: #c33; } td.connected, td.ok { color: #393; }
 .signin { max-width: 24rem; margin: 12vh auto; } .signin form { display: grid; gap: .6rem; }
 input, button { font: inherit; padding: .4rem .6rem; } .problem { color: #c33; min-height: 1.4em; }
@@ -46,6 +47,7 @@ function span(seconds) {
   return d ? `${d} d ${h} h` : h ? `${h} h ${m} min` : `${Math.max(m, 1)} min`;
 }
 const when = (t) => new Date(t * 1000).toLocaleString();
+const TEXT = new Set(["model", "server", "tool", "outcome", "name", "error"]);  // free text: may wrap
 function cell(key, value) {
   if (value === null || value === undefined) return "\\u2013";
   if (key === "time") return new Date(value * 1000).toLocaleTimeString();
@@ -70,8 +72,8 @@ function plan(data) {
       box.append(row);
     }
     const extra = report.draws_extra_usage ? "; requests draw on extra usage now" : "";
-    box.append(el("p", `status ${report.current ? report.status : "unknown"}${extra}; reported ` +
-      `${span(report.age_seconds)} ago`, "note"));
+    const age = report.age_seconds < 60 ? "just now" : `${span(report.age_seconds)} ago`;
+    box.append(el("p", `status ${report.current ? report.status : "unknown"}${extra}; reported ${age}`, "note"));
   }
   if (guard) box.append(el("p", `extra usage guard: ${guard.mode}${guard.refusing ? ", refusing" : ""}`, "note"));
 }
@@ -82,7 +84,10 @@ function table(id, columns, rows, classes) {
   body.replaceChildren();
   for (const row of rows) {
     const line = el("tr");
-    for (const [key] of columns) line.append(el("td", cell(key, row[key]), classes(key, row[key])));
+    for (const [key] of columns) {
+      const kind = TEXT.has(key) ? "text" : "";
+      line.append(el("td", cell(key, row[key]), `${kind} ${classes(key, row[key])}`.trim()));
+    }
     body.append(line);
   }
   if (!rows.length) {
@@ -105,8 +110,8 @@ function show(data) {
     table("servers", [["name", "server"], ["transport", "transport"], ["state", "state"], ["error", "last error"]],
       data.servers, (key, value) => key === "state" ? String(value) : "");
   }
-  table("recent", data.columns, data.recent,
-    (key, value) => key === "status" || key === "outcome" ? (value === 200 || value === "ok" ? "ok" : "bad") : "");
+  table("recent", data.columns, data.recent, (key, value) =>
+    key === "outcome" ? (value === "ok" ? "ok" : "bad") : key === "status" ? (value >= 400 ? "bad" : "ok") : "");
   $("updated").textContent = `updated ${new Date(data.now * 1000).toLocaleTimeString()}`;
 }
 async function refresh() {
@@ -126,7 +131,7 @@ refresh();
 def _head(title: str, nonce: str) -> str:
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f'<meta name="referrer" content="no-referrer"><title>{escape(title)}</title>'
+            f'<meta name="referrer" content="same-origin"><title>{escape(title)}</title>'
             f'<style nonce="{nonce}">{_STYLE}</style></head>')
 
 
