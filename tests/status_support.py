@@ -5,6 +5,7 @@ network namespace where only the server's port is reachable (as the docs test op
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -34,3 +35,10 @@ def browse(url: str, key: str, expected: list[str], screenshot: Path | None = No
     assert done.returncode == 0, done.stderr[-3000:]
     seen: dict[str, Any] = json.loads(done.stdout)
     return seen
+
+
+def screenshot(name: str) -> Path | None:
+    """Where the browser saves a picture of the page: `$HOSTLINK_STATUS_SCREENSHOTS/name` when
+    that is set (how the docs' pictures are made), else nowhere."""
+    folder = os.environ.get("HOSTLINK_STATUS_SCREENSHOTS")
+    return Path(folder) / name if folder else None

@@ -5,16 +5,14 @@ request just made, its model name, hostile markup, shown as text."""
 from __future__ import annotations
 
 import json
-import os
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from peers import requires_claude
 from serve_support import KEY, ServeProcess, fa
-from status_support import browse, requires_browser
+from status_support import browse, requires_browser, screenshot
 
 pytestmark = [pytest.mark.slow, requires_claude, requires_browser]
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -35,8 +33,7 @@ def test_a_person_signs_in_and_sees_the_plan_and_the_requests_as_text(api, tmp_p
             headers={"x-api-key": KEY, "content-type": "application/json"})
         with urllib.request.urlopen(request, timeout=60) as answer:
             assert answer.status == 200
-        shot = os.environ.get("HOSTLINK_STATUS_SCREENSHOT")  # docs/: scripts/status-screenshot
-        seen = browse(server.base_url + "/", KEY, [model, "POST /v1/messages"], Path(shot) if shot else None)
+        seen = browse(server.base_url + "/", KEY, [model, "POST /v1/messages"], screenshot("serve-status.png"))
     finally:
         server.stop()
     assert seen["first"] == {"status": 401, "forms": 1}

@@ -7,7 +7,8 @@ builds its content with `textContent` only. That JSON has `title` and `now` (Uni
 - `slots` (serve only): `in_flight`, `max` and `waiting` (prewarmed `claude` children idle
   for a conversation's next round when the last answer ended; null before one);
 - `columns`, `recent`: the recent requests (or calls), newest first, as `[key, heading]` pairs
-  and rows of those keys (`time` is Unix time, `ms` a duration, a boolean is yes / no);
+  and rows of those keys (`time` is Unix time, `ms` a duration, a boolean is yes / no), and
+  optionally `recent_title`, their heading;
 - `servers` (gateway only): each configured server's `name`, `transport`, `state`, `error`.
 """
 
@@ -110,6 +111,7 @@ function show(data) {
     table("servers", [["name", "server"], ["transport", "transport"], ["state", "state"], ["error", "last error"]],
       data.servers, (key, value) => key === "state" ? String(value) : "");
   }
+  if (data.recent_title) $("recent-title").textContent = data.recent_title;
   table("recent", data.columns, data.recent, (key, value) =>
     key === "outcome" ? (value === "ok" ? "ok" : "bad") : key === "status" ? (value >= 400 ? "bad" : "ok") : "");
   $("updated").textContent = `updated ${new Date(data.now * 1000).toLocaleTimeString()}`;
@@ -144,7 +146,8 @@ def page(title: str, nonce: str) -> str:
             '<section id="slots-section" hidden><h2>Slots</h2><p id="slots"></p></section>'
             '<section id="servers-section" hidden><h2>MCP servers</h2>'
             '<table id="servers"><thead></thead><tbody></tbody></table></section>'
-            '<section><h2>Recent requests</h2><table id="recent"><thead></thead><tbody></tbody></table></section>'
+            '<section><h2 id="recent-title">Recent requests</h2>'
+            '<table id="recent"><thead></thead><tbody></tbody></table></section>'
             f'</main><script nonce="{nonce}">{_SCRIPT}</script></body></html>')
 
 
