@@ -97,10 +97,13 @@ async def test_a_forged_or_expired_cookie_is_refused(client):
     await sign_in(client)
     name, value = next(iter(client.cookies.items()))
     expires, mac = value.split(".")
-    for forged in (f"{int(expires) + 1}.{mac}", f"{expires}.{'0' * 64}", f"1.{mac}", KEY, ""):
+    for forged in (f"{int(expires) + 1}.{mac}", f"{expires}.{'0' * 64}", f"1.{mac}", KEY, "", "9" * 5000 + f".{mac}"):
         client.cookies.clear()
         client.cookies.set(name, forged)
         assert (await client.get("/status.json")).status_code == 401, forged
+    client.cookies.clear()
+    superscript = f"{name}=\u00b2.{mac}".encode("latin-1")  # a digit to str.isdigit, not to int()
+    assert (await client.get("/status.json", headers={"cookie": superscript})).status_code == 401
 
 
 @pytest.mark.parametrize(("method", "path"), [("GET", "/"), ("POST", "/"), ("GET", "/status.json")])

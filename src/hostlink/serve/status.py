@@ -143,7 +143,7 @@ class StatusPage:
     def _signed_in(self, scope: Scope) -> bool:
         sent = _cookies(scope).get(_cookie_name(scope), "")
         expires, _, _mac = sent.partition(".")
-        if not expires.isdigit() or int(expires) < time.time():
+        if not (expires.isascii() and expires.isdigit()) or len(expires) > 12 or int(expires) < time.time():
             return False
         return hmac.compare_digest(sent.encode(), self._token(int(expires)).encode())
 
