@@ -14,7 +14,7 @@ async function main() {
   });
   const seen = { dialogs: [], errors: [] };
   try {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 700 }, deviceScaleFactor: 1 });
+    const context = await browser.newContext({ viewport: { width: 1000, height: 400 }, deviceScaleFactor: 1 });
     const page = await context.newPage();
     page.on("dialog", async (dialog) => { seen.dialogs.push(dialog.message()); await dialog.dismiss(); });
     page.on("pageerror", (error) => seen.errors.push(String(error)));
