@@ -14,6 +14,7 @@ from hostlink.claude_code.models import MODELS
 from hostlink.host import AssistantMessage, Done, ProviderSpec, TextContent, Usage
 from hostlink.host.session import HostSession
 from hostlink.serve import create_app
+from hostlink.serve.status import RECENT, Recent
 
 KEY = "status-test-key-0123456789"
 BASE = "http://127.0.0.1:8484"
@@ -172,3 +173,12 @@ async def test_recent_requests_carry_a_clients_text_as_data(client, served):
     assert [line for line in lines if " POST / 303 " in line]  # its sign-in is
     assert not [row for row in (await client.get("/status.json")).json()["recent"] if row["endpoint"].endswith(" /")]
     assert "<img" not in "".join(lines)
+
+
+def test_the_ring_is_bounded_newest_first_with_text_cut_short():
+    ring = Recent()
+    for number in range(RECENT + 10):
+        ring.add(time=number, model="m" * 1000, status=200, prewarmed=None)
+    rows = ring.rows()
+    assert len(rows) == RECENT and [row["time"] for row in rows[:2]] == [RECENT + 9, RECENT + 8]
+    assert len(rows[0]["model"]) == 200 and rows[0]["status"] == 200 and rows[0]["prewarmed"] is None

@@ -62,11 +62,6 @@ class Recent:
         return list(self._rows)
 
 
-def text(value: Any, limit: int = _TEXT) -> str:
-    """A value shown on the page, cut short (it is set as text there, never as markup)."""
-    return str(value)[:limit]
-
-
 class StatusPage:
     """ASGI middleware: the page's routes, in front of `app`.
 
