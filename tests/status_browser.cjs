@@ -9,7 +9,7 @@ async function main() {
   const expected = JSON.parse(expectedJson);
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "chromium", headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    args: ["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP rebound.example 127.0.0.1", "--disable-background-networking", "--disable-component-update",
            "--disable-sync", "--no-first-run"],
   });
   const seen = { dialogs: [], errors: [] };
@@ -46,10 +46,69 @@ async function main() {
     seen.markupRefused = await page.evaluate(() => {  // Trusted Types: no string becomes markup
       try { document.body.insertAdjacentHTML("beforeend", "<b>x</b>"); return false; } catch (error) { return true; }
     });
+    if (process.env.ATTACKS) seen.attacks = await attack(context, url, key);
   } finally {
     await browser.close();
   }
   process.stdout.write(JSON.stringify(seen) + "\n");
+}
+
+// Signed in, the same browser tries the page from elsewhere: under a DNS name rebound to the
+// server's address, and from a page of another origin (fetch, a frame, a form with the key).
+// For each: what the other page could read, and what became of its request to the server
+// (the status the server answered, or why the browser stopped it).
+async function attack(context, url, key) {
+  const outcome = {};
+  const ours = (request) => new URL(request.url()).port === new URL(url).port;
+  context.on("requestfinished", async (request) => {
+    if (ours(request)) outcome[request.method() + " " + request.url()] = (await request.response()).status();
+  });
+  context.on("requestfailed", (request) => {
+    if (ours(request)) outcome[request.method() + " " + request.url()] = request.failure().errorText;
+  });
+  const rebound = await context.newPage();
+  const result = { rebound: (await rebound.goto(url.replace("127.0.0.1", "rebound.example"))).status() };
+  await rebound.close();
+  const evil = await context.newPage();
+  await evil.route("http://evil.example/**", (route) => route.fulfill({
+    contentType: "text/html", body: "<!doctype html><title>another site</title><p>hello</p>" }));
+  await evil.goto("http://evil.example/");
+  const data = url + "status.json";
+  result.read = await evil.evaluate(async (target) => {
+    const read = async (mode) => {
+      try { return await (await fetch(target, { credentials: "include", mode })).text(); } catch (error) {
+        return "failed";
+      }
+    };
+    return [await read("cors"), await read("no-cors")];
+  }, data);
+  const frameDone = new Promise((resolve) => {
+    const done = (request) => { if (request.url() === url && request.frame() !== evil.mainFrame()) resolve(); };
+    context.on("requestfinished", done);
+    context.on("requestfailed", done);
+  });
+  await evil.evaluate((target) => {
+    const frame = document.createElement("iframe");
+    frame.src = target;
+    document.body.append(frame);
+  }, url);
+  await frameDone;
+  await Promise.all(evil.frames().slice(1).map((frame) => frame.waitForLoadState().catch(() => null)));
+  result.framed = await Promise.all(evil.frames().slice(1).map(async (frame) => {
+    try { return await frame.evaluate(() => document.body.innerText); } catch (error) { return "not readable"; }
+  }));
+  const submitted = evil.waitForEvent("framenavigated", { timeout: 10000 }).catch(() => null);
+  await evil.evaluate(([target, secret]) => {
+    const form = document.createElement("form"), field = document.createElement("input");
+    form.method = "post"; form.action = target; field.name = "key"; field.value = secret;
+    form.append(field); document.body.append(form); form.submit();
+  }, [url, key]);
+  await submitted;
+  await evil.waitForLoadState();
+  result.formPage = await evil.evaluate(() => document.body.innerText).catch(() => "not readable");
+  result.requests = outcome;
+  result.cookies = (await context.cookies()).length;
+  return result;
 }
 
 main().catch((error) => { process.stderr.write(String(error && error.stack || error) + "\n"); process.exit(1); });

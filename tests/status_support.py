@@ -22,15 +22,18 @@ requires_browser = requires(CHROMIUM is not None and NODE is not None and PLAYWR
                             "chromium, node, playwright-core (@playwright/mcp), unshare and ip")
 
 
-def browse(url: str, key: str, expected: list[str], screenshot: Path | None = None) -> dict[str, Any]:
+def browse(url: str, key: str, expected: list[str], screenshot: Path | None = None, *,
+           attacks: bool = False) -> dict[str, Any]:
     """What a person sees who opens `url`, signs in with `key` and waits for each `expected`
-    text in a table cell (see tests/status_browser.cjs)."""
+    text in a table cell; with `attacks`, what the server answered when the same browser then
+    tried the page from elsewhere (see tests/status_browser.cjs)."""
     port = url.split(":")[2].split("/")[0]
     with only_loopback_port(port) as isolated:
         done = subprocess.run([*isolated, NODE or "node", str(DRIVER), url, key, json.dumps(expected),
                                *([str(screenshot)] if screenshot else [])],
                               capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL,
-                              env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "CHROMIUM": CHROMIUM or ""},
+                              env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "CHROMIUM": CHROMIUM or "",
+                                   **({"ATTACKS": "1"} if attacks else {})},
                               cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     seen: dict[str, Any] = json.loads(done.stdout)

@@ -1,6 +1,8 @@
 """The status page of the real `hostlink serve` (real `claude` CLI signed in as a subscription,
 fake API) in the real Chromium: a person signs in with the key and sees the plan's bars and the
-request just made, its model name, hostile markup, shown as text."""
+request just made, its model name, hostile markup, shown as text. Then the same signed-in
+browser tries the page under a rebound DNS name and from a page of another origin (fetch, a
+frame, the sign-in form with the right key): refused each time."""
 
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ def test_a_person_signs_in_and_sees_the_plan_and_the_requests_as_text(api, tmp_p
             headers={"x-api-key": KEY, "content-type": "application/json"})
         with urllib.request.urlopen(request, timeout=60) as answer:
             assert answer.status == 200
-        seen = browse(server.base_url + "/", KEY, [model, "POST /v1/messages"], screenshot("serve-status.png"))
+        seen = browse(server.base_url + "/", KEY, [model, "POST /v1/messages"], screenshot("serve-status.png"),
+                      attacks=True)
     finally:
         server.stop()
     assert seen["first"] == {"status": 401, "forms": 1}
@@ -53,3 +56,10 @@ def test_a_person_signs_in_and_sees_the_plan_and_the_requests_as_text(api, tmp_p
     [cookie] = seen["cookies"]
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/"
     assert KEY not in cookie["value"]
+    attacks, base = seen["attacks"], server.base_url
+    assert attacks["rebound"] == attacks["requests"][f"GET {base.replace('127.0.0.1', 'rebound.example')}/"] == 403
+    assert attacks["read"] == ["failed", "failed"]  # a page of another origin reads nothing, signed in or not
+    assert attacks["requests"][f"GET {base}/status.json"] in (403, "net::ERR_FAILED")  # refused, or stopped first
+    assert not [text for text in attacks["framed"] if "Recent requests" in text or "plan" in text]
+    assert attacks["requests"][f"POST {base}/"] == 403 and "refused" in attacks["formPage"]  # even with the key
+    assert attacks["cookies"] == 1  # the form from elsewhere set none
