@@ -158,5 +158,5 @@ def sign_in_form(title: str, nonce: str, problem: str) -> str:
             '<form method="post" action="/"><label for="key">Key (the one its clients use)</label>'
             '<input id="key" name="key" type="password" autocomplete="current-password" required autofocus>'
             f'<button type="submit">Sign in</button></form><p class="problem">{escape(problem)}</p>'
-            '<p class="note">Signing in sets a cookie for this page only, until the server stops.</p>'
+            '<p class="note">Signing in sets a cookie for this page only, for 12 hours or until the server stops.</p>'
             '</main></body></html>')
