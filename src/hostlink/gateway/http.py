@@ -3,7 +3,8 @@
 the same Host / Origin / key check (its `ServeState`; the key only as `Authorization: Bearer`,
 the header MCP hosts send), answered as JSON-RPC errors. The key is in memory and in a 0600
 file of a private runtime directory, removed at the end with everything else the session made.
-At the bound on open sessions the least recently used idle one makes room (`eviction`)."""
+At the bound on open sessions the least recently used idle one makes room (`eviction`).
+`/` is the status page (`hostlink.serve.status`, behind the same key by its sign-in form)."""
 
 from __future__ import annotations
 
@@ -143,10 +144,12 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
                      environ: Mapping[str, str], trust_flag: bool,
                      on_listening: Callable[[str, Path], None]) -> int | None:
     """Serve until a stop signal; returns its number (None otherwise)."""
+    from hostlink.gateway import status
     from hostlink.gateway.metrics import GatewayMetrics
     from hostlink.host.private import create_private_dir, remove_private_dir, write_private_file
     from hostlink.serve.app import ServeState
     from hostlink.serve.server import loopback_address, run_loopback
+    from hostlink.serve.status import StatusPage
 
     bind = loopback_address(address)
     directory = None
@@ -158,8 +161,11 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
         await gateway.start(cwd, environ, trust_flag=trust_flag)
         directory = create_private_dir("mcp-serve")
         key_file = write_private_file(directory, "key", token)
-        gateway.metrics = GatewayMetrics(lambda: gateway.extension.runtime)
-        guard = _Guard(app, ServeState(gateway.host, token, 1, None, bearer_only=True).check, gateway.metrics)
+        gateway.metrics = metrics = GatewayMetrics(lambda: gateway.extension.runtime)
+        state = ServeState(gateway.host, token, 1, None, bearer_only=True)
+        guard = StatusPage(_Guard(app, state.check, metrics), key=token, title=status.TITLE,
+                           check=lambda scope: state.check(scope, key=False, own_origin=True),
+                           snapshot=lambda: status.snapshot(gateway.extension.runtime, metrics))
         shown = f"[{bind}]" if ":" in bind else bind
         async with gateway.following():
             return await run_loopback(guard, bind=bind, port=port, max_concurrent=1, lifespan="on",

@@ -4,18 +4,23 @@ latency, and each configured server's connection state, in Prometheus text forma
 Labels are bounded by configuration: a server label is a configured name (`other` otherwise);
 a tool label is recorded only for a call that reached its server (the server advertised it), cut
 to a narrow set of characters and to `MAX_TOOLS` names in all (`other` beyond); the outcome is
-`ok`, `tool_error` or hostlink's error code. Loaded only by the HTTP mode.
+`ok`, `tool_error` or hostlink's error code. The last calls are also kept for the status page
+(`recent`), there with the names as the MCP host sent them, cut short: the page shows them as
+text. Loaded only by the HTTP mode.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from hostlink.serve.status import Recent
 
 if TYPE_CHECKING:
     from hostlink.host import ToolResult
@@ -54,6 +59,7 @@ class GatewayMetrics:
         registry.register(_Servers(runtime))
         self._runtime = runtime
         self._tools: set[str] = set()
+        self.recent = Recent()  # the status page's recent calls
 
     def record(self, arguments: dict[str, Any], result: ToolResult, seconds: float) -> None:
         """One `mcp` action of `call` (other actions are not tool calls)."""
@@ -67,6 +73,9 @@ class GatewayMetrics:
         tool = "-" if error else self._tool(arguments.get("tool"))
         self.calls.labels(server, tool, outcome[:40]).inc()
         self.latency.labels(server).observe(seconds)
+        named, called = arguments.get("server"), arguments.get("tool")
+        self.recent.add(time=time.time() - seconds, server=named if isinstance(named, str) else None,
+                        tool=called if isinstance(called, str) else None, outcome=outcome, ms=int(seconds * 1000))
 
     def _tool(self, name: Any) -> str:
         label = _UNSAFE.sub("?", str(name))[:64]

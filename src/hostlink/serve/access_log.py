@@ -6,7 +6,9 @@ model the client named, duration, input/output tokens, whether a prewarmed `clau
 answered, and how many prewarmed `claude` processes wait idle for a conversation's next
 round once it ended (at most one per `--max-concurrent` slot); `-` when not known. Never
 prompt text, arguments, headers or the key; the model name is cut and stripped of anything
-but a narrow set of characters, so a client cannot write into the log.
+but a narrow set of characters, so a client cannot write into the log. The same facts are a
+row of the status page's ring (`hostlink.serve.status.Recent`), there with the model as the
+client wrote it, cut short: the page shows it as text.
 
 A refused request (a 4xx) is logged once per status a minute, the next such line saying how
 many were not shown: a flood of refused connections (no key, a web page's Origin, more than
@@ -19,6 +21,10 @@ import re
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from hostlink.serve import status as status_routes
+from hostlink.serve.status import Recent
+from hostlink.serve.tracing import route
 
 Scope = MutableMapping[str, Any]
 FACTS = "hostlink.access"  # the scope key a handler fills with model, tokens, prewarmed, idle
@@ -63,11 +69,15 @@ class _Refusals:
 
 
 class AccessLog:
-    """ASGI middleware: writes one line with `write` when each HTTP request ends."""
+    """ASGI middleware: when each HTTP request ends, one line with `write` (None: no log) and
+    the same facts as a row of `recent` (the status page's ring), but for the page's own routes.
+    Its polls (`/status.json`, every few seconds while it is open) are neither."""
 
-    def __init__(self, app: Callable[..., Awaitable[None]], write: Callable[[str], None]) -> None:
+    def __init__(self, app: Callable[..., Awaitable[None]], write: Callable[[str], None] | None,
+                 recent: Recent | None = None) -> None:
         self.app = app
         self.write = write
+        self.recent = recent
         self._refusals = _Refusals()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
@@ -86,6 +96,16 @@ class AccessLog:
             await self.app(scope, receive, sending)
         finally:
             suffix = self._refusals.suffix(status[0], clock) if 400 <= status[0] < 500 else ""
-            if suffix is not None:
-                self.write(line(started, scope.get("method", ""), scope.get("path", ""), status[0],
-                                time.monotonic() - clock, scope.get(FACTS, {})) + suffix)
+            if suffix is not None and scope.get("path") != status_routes.DATA:
+                self._record(scope, started, status[0], time.monotonic() - clock, suffix)
+
+    def _record(self, scope: Scope, started: float, status: int, seconds: float, suffix: str) -> None:
+        known = scope.get(FACTS, {})
+        if self.write is not None:
+            self.write(line(started, scope.get("method", ""), scope.get("path", ""), status, seconds, known) + suffix)
+        if self.recent is not None and scope.get("path") not in status_routes.ROUTES:
+            model, method = known.get("model"), str(scope.get("method", ""))[:10]
+            self.recent.add(time=started, endpoint=f"{method} {route(scope.get('path', ''))}",
+                            model=model if isinstance(model, str) else None, status=status, ms=int(seconds * 1000),
+                            input_tokens=known.get("input_tokens"), output_tokens=known.get("output_tokens"),
+                            prewarmed=known.get("prewarmed"), idle=known.get("idle"))

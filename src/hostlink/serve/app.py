@@ -35,7 +35,7 @@ from starlette.routing import Route
 
 import hostlink.serve.anthropic as anthropic
 import hostlink.serve.openai as openai
-from hostlink.claude_code import PlanGuard
+from hostlink.claude_code import PlanGuard, usage_as_json
 from hostlink.host import CancelSignal, Done, ErrorEvent
 from hostlink.host.session import HostSession
 from hostlink.serve import access_log, tokens
@@ -44,6 +44,7 @@ from hostlink.serve.core import PROVIDER, ApiError, model_alias, provider_error,
 from hostlink.serve.metrics import CountRequests, ServeMetrics, metrics_route
 from hostlink.serve.response_store import ResponseStore
 from hostlink.serve.responses_stream import ResponsesWire
+from hostlink.serve.status import Recent, StatusPage
 from hostlink.serve.tracing import TraceRequests
 from hostlink.serve.usage import PlanHeaders, usage_route, with_reset
 
@@ -78,11 +79,16 @@ class ServeState:
         for signal in list(self.running):
             signal.cancel(reason)
 
-    def check(self, scope: Scope, *, key: bool = True) -> None:
+    def check(self, scope: Scope, *, key: bool = True, own_origin: bool = False) -> None:
+        """Refuse (`ApiError`) an `Origin` header, a `Host` that is not this server's, and a
+        missing or wrong key. `own_origin`: an `Origin` naming this very server passes (what a
+        browser sends with the status page's own sign-in form)."""
         headers = {key.decode("latin-1").lower(): value for key, value in scope.get("headers", ())}
-        if "origin" in headers:
+        host = headers.get("host", b"").decode("latin-1").lower()
+        if "origin" in headers and not (own_origin and host in self._hosts(scope)
+                                        and headers["origin"].decode("latin-1").lower() == f"http://{host}"):
             raise ApiError(403, "permission", "requests from web pages (with an Origin header) are refused")
-        if headers.get("host", b"").decode("latin-1").lower() not in self._hosts(scope):
+        if host not in self._hosts(scope):
             raise ApiError(403, "permission", "the Host header is not this server's loopback address")
         if not key:
             return
@@ -347,6 +353,18 @@ async def _count_tokens(state: ServeState, scope: Scope, receive: Receive, send:
     await _send_json(send, 200, {"input_tokens": tokens.estimate(context)}, [tokens.HEADER])
 
 
+_COLUMNS = [["time", "time"], ["endpoint", "endpoint"], ["model", "model"], ["status", "status"], ["ms", "duration"],
+            ["input_tokens", "tokens in"], ["output_tokens", "tokens out"], ["prewarmed", "prewarmed"]]
+
+
+def _status(state: ServeState, plan: PlanGuard, recent: Recent) -> dict[str, Any]:
+    """What the status page shows (`hostlink.serve.status_page`): the access log's ring."""
+    rows = recent.rows()
+    waiting = next((row["idle"] for row in rows if row.get("idle") is not None), None)
+    return {"plan": usage_as_json(plan.latest(), plan.mode()), "columns": _COLUMNS, "recent": rows,
+            "slots": {"in_flight": len(state.running), "max": state.max_concurrent, "waiting": waiting}}
+
+
 def create_app(host_session: HostSession, *, token: str, max_concurrent: int = DEFAULT_MAX_CONCURRENT,
                allowed_hosts: frozenset[str] | None = None, extra_usage: str | None = None,
                access: Callable[[str], None] | None = None) -> Starlette:
@@ -354,7 +372,8 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
 
     `allowed_hosts` are the accepted `Host` headers (default: the loopback address and
     port the request arrived on, and `localhost` with that port). `access` receives one
-    access-log line per request (None: no log). `app.state.serve` is the
+    access-log line per request (None: no log; the status page at `/` keeps the last ones
+    either way, `hostlink.serve.status`). `app.state.serve` is the
     `ServeState` (`stop_all()` cancels every running request). `extra_usage`
     is the guard's mode the extension was given (`hostlink.serve.usage` reports it).
     """
@@ -362,6 +381,7 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
     plan = PlanGuard(extra_usage)
     plan.mode()  # a bad HOSTLINK_CLAUDE_EXTRA_USAGE is refused here, naming it, not on each answer
     metrics = ServeMetrics(lambda: len(state.running), max_concurrent, plan.latest)
+    recent = Recent()
     providers = host_session.registry.providers
 
     async def models(request: Request) -> JSONResponse:
@@ -398,10 +418,13 @@ def create_app(host_session: HostSession, *, token: str, max_concurrent: int = D
             Route("/v1/usage", usage_route(plan), methods=["GET"]),
             Route("/metrics", metrics_route(metrics), methods=["GET"]),
         ],
-        middleware=[*([Middleware(access_log.AccessLog, write=access)] if access is not None else []),
+        middleware=[Middleware(access_log.AccessLog, write=access, recent=recent),
                     Middleware(TraceRequests), Middleware(CountRequests, metrics=metrics, providers=providers),
-                    Middleware(_LastResort), Middleware(_Guard, state=state),
-                    Middleware(PlanHeaders, guard=plan)],
+                    Middleware(_LastResort), Middleware(StatusPage, key=token, title="hostlink serve",
+                                                        check=lambda scope: state.check(scope, key=False,
+                                                                                        own_origin=True),
+                                                        snapshot=lambda: _status(state, plan, recent)),
+                    Middleware(_Guard, state=state), Middleware(PlanHeaders, guard=plan)],
         exception_handlers={HTTPException: api_error, ApiError: api_error},
     )
     app.state.serve = state

@@ -15,7 +15,7 @@ from hostlink.host import telemetry
 
 Scope = MutableMapping[str, Any]
 ROUTES = ("/v1/messages", "/v1/messages/count_tokens", "/v1/chat/completions", "/v1/responses", "/v1/models",
-          "/v1/usage", "/api/hello", "/metrics", "/")
+          "/v1/usage", "/api/hello", "/metrics", "/", "/status.json", "/sign-out")
 
 
 def route(path: str) -> str:
