@@ -15,7 +15,7 @@ import pytest
 
 from hostlink.host.progress import CallWatch, watching
 from hostlink.mcp.config.schema import parse_server
-from hostlink.mcp.errors import CallFailed, ConnectFailed, RequestTimedOut
+from hostlink.mcp.errors import CallFailed, ConnectFailed, RequestTimedOut, UnknownTool
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.runtime.clients import McpRuntime
 from hostlink.mcp.runtime.tasks import MAX_POLL, MESSAGE_CHARS
@@ -62,7 +62,7 @@ async def test_a_task_tool_stays_hidden_and_names_the_setting_where_it_cannot_ru
                           ("bare", "this one speaks 2025-11-25 and its server declares no tasks for tools/call")):
             await running.list_tools(name)
             assert running.snapshot(name).task_tools is False
-            with pytest.raises(CallFailed, match=why):
+            with pytest.raises(UnknownTool, match=why):
                 await _advertised(running, name, "job")
     finally:
         await running.aclose()

@@ -68,8 +68,9 @@ async def test_a_tool_that_runs_only_as_a_task_needs_the_opt_in_and_names_it():
     runtime = McpRuntime({"plain": parse_server(STDIO), "slow": slow(), "old": slow(protocolVersion="legacy")})
     try:
         with pytest.raises(CallFailed, match=r"^MCP server 'old' runs the call of tool 'build' only as a task, which "
-                                             r"hostlink runs on protocol 2026-07-28 connections only \(this one "
-                                             r"speaks 2025-11-25\)$"):
+                                             r"hostlink runs on protocol 2026-07-28 connections and on 2025-11-25 ones "
+                                             r"whose server declares tasks for tools/call \(this one speaks 2025-11-25 "
+                                             r"and its server declares no tasks for tools/call\)$"):
             await runtime.call_tool("old", "build", {"target": "app"})
         with pytest.raises(CallFailed, match=r'^MCP server .plain. is not configured for tasks; set "tasks": true'):
             await runtime.tasks.check("plain", "any", 0)

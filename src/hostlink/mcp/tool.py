@@ -285,9 +285,9 @@ async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
         for tool in tools:
             if tool.name == tool_name:
                 if needs_task(tool, tasks):
-                    raise CallFailed(tasks_needed(server, runtime.config(server), f"tool {one_line(tool_name, 100)!r}",
-                                                  runtime.snapshot(server).protocol_version))
-                if not model_visible(tool):
+                    raise UnknownTool(tasks_needed(server, runtime.config(server), f"tool {one_line(tool_name, 100)!r}",
+                                                   runtime.snapshot(server).protocol_version))
+                if not model_visible(tool, tasks):
                     break
                 return tool
     visible = [tool.name for tool in tools if model_visible(tool, tasks)]
