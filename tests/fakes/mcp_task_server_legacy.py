@@ -15,6 +15,7 @@ What its task answers are is what MODE makes them:
 - `poll-zero` / `poll-day` — pollInterval 0 / 86,400,000; completed on the 4th tasks/get
 - `get-hangs` — tasks/get is never answered
 - `forever` — the task is working until it is cancelled
+- `asks` — the task waits for input (input_required) until it is cancelled
 - `dies` — the process exits during the first tasks/get
 
 Every request it receives is counted in the file COUNTS, when given, as JSON
@@ -58,6 +59,8 @@ def state(task_id: str) -> dict | None:
         return None
     if MODE == "forever":
         return task(task_id, "working")
+    if MODE == "asks":
+        return task(task_id, "input_required")
     if MODE == "unknown-status":
         return task(task_id, "paused")
     if MODE == "other-id":

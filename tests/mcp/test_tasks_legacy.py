@@ -101,6 +101,14 @@ async def test_a_cancel_reaches_the_server(tmp_path):
     assert json.loads(counts.read_text())["cancel"] == 1  # collected: nothing left to cancel at the end
 
 
+async def test_a_task_that_waits_for_input_without_elicitation_is_cancelled_naming_the_setting(tmp_path):
+    counts = tmp_path / "counts.json"
+    with pytest.raises(CallFailed, match=r"^MCP server 'fx' task 'task-1' asks for input, which needs "
+                                         r"\"elicitation\": true in its configuration .*; the task was cancelled$"):
+        await call("asks", counts)
+    assert json.loads(counts.read_text())["cancel"] == 1
+
+
 @pytest.mark.parametrize(("mode", "message"), [
     ("unknown-status", "MCP server 'fx' reported task 'task-1' in a status MCP does not define ('paused')"),
     ("ttl-zero", "MCP server 'fx' gave task 'task-1' a ttlMs of 0: it would keep no result to collect"),

@@ -127,6 +127,21 @@ async def _payload(session: ClientSession, state: TaskState, timeout: float) -> 
         state.error = {"message": " ".join(text for text in texts if isinstance(text, str))}
 
 
+async def attend(session: ClientSession, task_id: str) -> None:
+    """Hold a `tasks/result` open for a task that waits for input: a server sends its questions
+    (elicitation requests tied to the task) while one is. Bounded by the caller; what became of
+    the task is for the next `tasks/get` to say."""
+    import math
+
+    from mcp import MCPError
+
+    request = GetTaskPayloadRequest(params=GetTaskPayloadRequestParams(task_id=task_id))
+    try:
+        await session.send_request(request, _Raw, request_read_timeout_seconds=math.inf)
+    except MCPError:
+        pass
+
+
 async def cancel_task(session: ClientSession, task_id: str, timeout: float) -> None:
     await session.send_request(CancelTaskRequest(params=CancelTaskRequestParams(task_id=task_id)), _Raw,
                                request_read_timeout_seconds=timeout)

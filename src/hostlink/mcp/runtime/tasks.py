@@ -281,7 +281,7 @@ class Tasks:
                 if deadline - anyio.current_time() <= 0:
                     await self._keep(name, session, view.task_id, detached)
                     raise TaskPending(Handle(name, view.task_id, view.status, view.message, tool))
-                if view.state is not None and view.status == "input_required" and session.protocol_version != LEGACY:
+                if view.state is not None and view.status == "input_required":
                     with anyio.move_on_after(deadline - anyio.current_time()):
                         await self._answer(name, session, view)
                     delay = FIRST_POLL
@@ -374,7 +374,9 @@ class Tasks:
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
     async def _answer(self, name: str, session: ClientSession, view: _View) -> None:
-        """Answer the task's input requests through elicitation, or cancel it with an error."""
+        """Answer the task's input requests through elicitation, or cancel it with an error. On
+        2025-11-25 the server asks while a `tasks/result` is open, through the connection's
+        elicitation callback."""
         from hostlink.mcp.runtime.task_wire import elicit_params, update_task
 
         assert view.state is not None
@@ -385,6 +387,9 @@ class Tasks:
         if elicit is None:
             problem = ('asks for input, which needs "elicitation": true in its configuration (and a host that can '
                        "ask the person)")
+        elif session.protocol_version == LEGACY:
+            await _wire(session).attend(session, view.task_id)
+            return
         elif not isinstance(requests, dict) or not requests or len(requests) > MAX_INPUTS:
             problem = f"asks for input in a form hostlink does not answer (1 to {MAX_INPUTS} requests)"
         if problem is None:
