@@ -8,6 +8,9 @@ What its task answers are is what MODE makes them:
   ("halfway") at its first tasks/get and completed with the text "done" from the second
   (`job`), or 1 s after its creation (`work`)
 - `undeclared` — as `ok`, but the server declares no tasks capability
+- `loud-notice` — as `ok`, but the notifications are hostile: a 100,000-character statusMessage
+  full of terminal escapes in a status MCP does not define, one for another task that says it
+  completed, and one that is no task at all
 - `unknown-status` — the task is "paused", a status MCP does not define
 - `loud-message` — a 100,000-character statusMessage full of terminal escapes, then completed
 - `ttl-zero` — the task is created with a ttl of 0
@@ -65,6 +68,8 @@ def state(task_id: str) -> dict | None:
         return task(task_id, "paused")
     if MODE == "other-id":
         return task("task-other", "working")
+    if MODE == "loud-notice" and n == 1:
+        time.sleep(0.2)  # the notifications are in before this answer
     if MODE == "loud-message":
         return task(task_id, "working", statusMessage="\x1b[31m\x1b]0;owned\x07" + "x" * 100_000) if n == 1 \
             else task(task_id, "completed")
@@ -135,6 +140,10 @@ def main() -> None:
         if message.get("method") == "tools/call" and "task" in result and MODE in ("ok", "undeclared"):
             send({"jsonrpc": "2.0", "method": "notifications/tasks/status",
                   "params": task(result["task"]["taskId"], "working", statusMessage="notified")})
+        if message.get("method") == "tools/call" and "task" in result and MODE == "loud-notice":
+            for params in (task(result["task"]["taskId"], "paused", statusMessage="\x1b]0;owned\x07" + "y" * 100_000),
+                           task("task-other", "completed", statusMessage="not yours"), {"taskId": ["no"]}, []):
+                send({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": params})
 
 
 if __name__ == "__main__":

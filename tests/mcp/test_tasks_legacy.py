@@ -128,6 +128,15 @@ async def test_a_huge_escape_laden_status_message_is_shown_bounded_and_plain():
     assert len(message) == MESSAGE_CHARS and "\x1b" not in message and "\x07" not in message
 
 
+async def test_hostile_status_notifications_are_shown_bounded_or_ignored():
+    seen = []
+    with watching(CallWatch(listener=lambda _p, _t, message: seen.append(message))):
+        assert text(await call("loud-notice")) == "done"
+    loud = [message for message in seen if "y" * 50 in message]
+    assert len(loud) == 1 and len(loud[0]) == MESSAGE_CHARS and "\x1b" not in loud[0] and "\x07" not in loud[0]
+    assert "not yours" not in seen  # another task's news is not this call's progress
+
+
 async def test_a_poll_interval_of_zero_does_not_spin_and_one_of_a_day_does_not_stall(tmp_path):
     counts = tmp_path / "counts.json"
     assert text(await call("poll-zero", counts)) == "done"
