@@ -18,6 +18,7 @@ What its task answers are is what MODE makes them:
 - `poll-zero` / `poll-day` — pollInterval 0 / 86,400,000; completed on the 4th tasks/get
 - `get-hangs` — tasks/get is never answered
 - `forever` — the task is working until it is cancelled
+- `fails` — the task fails: tasks/result gives the tool's error result ("disk full")
 - `asks` — the task waits for input (input_required) until it is cancelled
 - `dies` — the process exits during the first tasks/get
 
@@ -62,6 +63,8 @@ def state(task_id: str) -> dict | None:
         return None
     if MODE == "forever":
         return task(task_id, "working")
+    if MODE == "fails":
+        return task(task_id, "failed", statusMessage="it broke")
     if MODE == "asks":
         return task(task_id, "input_required")
     if MODE == "unknown-status":
@@ -112,7 +115,7 @@ def answer(message: dict) -> dict | None:
         return state(params["taskId"])
     if method == "tasks/result":
         seen["result"] += 1
-        return DONE
+        return {"content": [{"type": "text", "text": "disk full"}], "isError": True} if MODE == "fails" else DONE
     if method == "tasks/cancel":
         seen["cancel"] += 1
         tasks[params["taskId"]]["cancelled"] = True

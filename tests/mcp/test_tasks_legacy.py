@@ -101,6 +101,11 @@ async def test_a_cancel_reaches_the_server(tmp_path):
     assert json.loads(counts.read_text())["cancel"] == 1  # collected: nothing left to cancel at the end
 
 
+async def test_a_failed_task_is_the_tools_error_with_the_reason_tasks_result_gives():
+    failed = await call("fails")
+    assert failed.is_error and text(failed) == "task 'task-1' failed: disk full"
+
+
 async def test_a_task_that_waits_for_input_without_elicitation_is_cancelled_naming_the_setting(tmp_path):
     counts = tmp_path / "counts.json"
     with pytest.raises(CallFailed, match=r"^MCP server 'fx' task 'task-1' asks for input, which needs "
