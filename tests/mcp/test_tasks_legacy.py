@@ -175,3 +175,16 @@ async def test_no_poll_outlives_the_session_and_what_it_left_is_cancelled(tmp_pa
     assert polled["cancel"] == 1
     await anyio.sleep(0.3)
     assert json.loads(counts.read_text()) == polled  # nothing polls after the end
+
+
+async def test_the_gateways_tools_face_offers_and_follows_2025_11_25_tasks(tmp_path):
+    from gateway_support import stdio_gateway
+
+    async with stdio_gateway(tmp_path, {"fx": entry("ok", toolTimeoutMs=300)}, "--expose", "tools") as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"fx__job", "fx__work", "fx__plain", "fx__task"} <= names  # the required tool too: tasks are on
+        assert text(await client.call_tool("fx__job", {})) == "done"
+        handed = await client.call_tool("fx__work", {})
+        assert handed.is_error and "is still running on MCP server 'fx' as task 'task-2'" in text(handed)
+        done = await client.call_tool("fx__task", {"task": "task-2", "wait": 5})
+        assert text(done) == "done" and not done.is_error
