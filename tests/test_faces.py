@@ -34,8 +34,8 @@ FACES = {
         "ResourceSubscriptions", "SecureStore", "StdioServer", "ToolCache", "asking_server", "build_entry",
         "cache_directory", "default_auth", "enabled_config", "error_code", "every_page", "filter_note", "listing_line",
         "listings", "load_config", "model_visible", "project_config_files", "record_key", "registry_from",
-        "search_pages", "server_record", "server_words", "sign_in", "sign_in_prompt",
-        "signed_out", "status_rows", "stored_state", "table", "tool_line", "transport_of", "user_config_files",
+        "search_pages", "server_record", "server_words", "sign_in", "sign_in_prompt", "signed_out",
+        "status_rows", "stored_state", "table", "task_mark", "tool_line", "transport_of", "user_config_files",
     ],
     "hostlink.claude_code": [
         "EXTRA_USAGE_MODES", "MODELS", "PROVIDER_NAME", "ClaudeCodeExtension", "ClaudeTransportOptions",

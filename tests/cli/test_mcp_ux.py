@@ -144,12 +144,12 @@ def test_json_errors_say_where_and_servers_get_a_suggestion(tmp_path):
     assert "did you mean 'fx'?" in near.stderr
 
 
-# --- 7. tools that require task augmentation are hidden, with a count -------------------------
+# --- 7. tools that require tasks are hidden, with a count, unless tasks are on -----------------
 
 
 @needs_everything
 def test_a_task_required_tool_is_hidden_and_counted(tmp_path):
-    env = configure(tmp_path, {"everything": EVERY})
+    env = configure(tmp_path, {"everything": EVERY, "tasks": {**EVERY, "tasks": True}})
     listed = hostlink(env, tmp_path, "mcp", "tools", "everything")
     names = [line.split()[0] for line in listed.stdout.splitlines()]
     assert "echo" in names and "simulate-research-query" not in names
@@ -159,8 +159,24 @@ def test_a_task_required_tool_is_hidden_and_counted(tmp_path):
     assert "1 hidden: they require tasks" in connected.stdout
     called = hostlink(env, tmp_path, "mcp", "call", "everything", "simulate-research-query", '{"topic": "x"}')
     assert called.returncode == 2
-    assert "requires task augmentation in the 2025-11-25 shape, which hostlink does not support" in called.stderr
+    assert ("MCP server 'everything' runs tool 'simulate-research-query' only as a task; set \"tasks\": true in its "
+            "configuration") in called.stderr
     assert "-32601" not in called.stderr
+
+
+@needs_everything
+def test_with_tasks_on_a_task_tool_is_marked_and_runs_in_the_2025_11_25_shape(tmp_path):
+    env = configure(tmp_path, {"everything": {**EVERY, "tasks": True}})
+    listed = hostlink(env, tmp_path, "mcp", "tools", "everything").stdout.splitlines()
+    assert next(line for line in listed if line.startswith("simulate-research-query ")).split()[1:3] == [
+        "[task", "required]"]
+    assert "[task" not in next(line for line in listed if line.startswith("echo "))
+    as_json = {tool["name"]: tool for tool in json.loads(
+        hostlink(env, tmp_path, "mcp", "tools", "everything", "--json").stdout)}
+    assert as_json["simulate-research-query"]["task"] == "required" and as_json["echo"]["task"] is None
+    called = hostlink(env, tmp_path, "mcp", "call", "everything", "simulate-research-query", '{"topic": "x"}')
+    assert called.returncode == 0, called.stderr
+    assert "# Research Report: x" in called.stdout
 
 
 # --- 5. a tool's own error under --json is the result object, not {"error": …} ---------------

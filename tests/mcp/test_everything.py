@@ -98,3 +98,31 @@ async def test_completion_is_used(host):
                                       uri="demo://resource/dynamic/text/{resourceId}", argument="resourceId",
                                       value="1"))
     assert "- 1" in resource_id
+
+
+async def test_its_task_tool_runs_in_the_2025_11_25_shape_asking_the_person_mid_way():
+    """`simulate-research-query` requires a task; an ambiguous query asks for clarification
+    while hostlink holds `tasks/result` open, and its status messages show as progress."""
+    from hostlink.host import Answer
+    from hostlink.host.progress import CallWatch, watching
+    from hostlink.mcp.runtime.clients import McpRuntime
+    from hostlink.mcp.runtime.elicitation import elicitation_for
+    from mcp_runtime_support import Notes
+
+    asked, seen = [], []
+
+    async def ask(question):
+        asked.append(question.message)
+        return Answer(action="accept", content={"interpretation": "historical"})
+
+    entry = {"command": NODE, "args": [str(ENTRY), "stdio"], "tasks": True, "elicitation": True}
+    runtime = McpRuntime({"everything": parse_server(entry)}, elicitation=elicitation_for(ask, Notes()))
+    try:
+        with watching(CallWatch(listener=lambda _p, _t, message: seen.append(message))):
+            report = await runtime.call_tool("everything", "simulate-research-query", {"topic": "tea",
+                                                                                      "ambiguous": True})
+        assert not report.is_error and text(report).startswith("# Research Report: tea")
+        assert len(asked) == 1 and "multiple interpretations" in asked[0]
+        assert "Gathering sources..." in seen and any("Requesting clarification" in message for message in seen)
+    finally:
+        await runtime.aclose()

@@ -84,11 +84,11 @@ def _bounded(items: list[T], notifier: Notifier, what: str) -> list[T]:
     return items[:MAX_ITEMS]
 
 
-def _fits(tool: Any, server: str, notifier: Notifier) -> bool:
-    """A visible tool whose schemas are of a size a host can load."""
+def _fits(tool: Any, server: str, notifier: Notifier, tasks: bool) -> bool:
+    """A visible tool whose schemas are of a size a host can load (`tasks`: the connection runs task-only tools)."""
     import json
 
-    if not model_visible(tool):
+    if not model_visible(tool, tasks):
         return False
     size = len(json.dumps([tool.input_schema, tool.output_schema], default=str))
     if size > MAX_SCHEMA_BYTES:
@@ -128,7 +128,8 @@ class ToolsFace:
     async def resolve_tool(self, runtime: McpRuntime, notifier: Notifier, name: str) -> None:
         """Know `name` before a call without listing every server: see `_resolve`."""
         async def one(server: str) -> list[str]:
-            return [tool.name for tool in await runtime.search_tools(server) if _fits(tool, server, notifier)]
+            listed = await runtime.search_tools(server)
+            return [tool.name for tool in listed if _fits(tool, server, notifier, runtime.snapshot(server).task_tools)]
 
         await self._resolve(runtime, name, self.tools, one, "tools", lambda: self.list_tools(runtime, notifier))
 
@@ -169,7 +170,7 @@ class ToolsFace:
         failed: dict[str, McpError] = {}
         listings = await each_server(runtime, notifier, runtime.search_tools, "the tools", failed=failed)
         tools = {(server, tool.name): tool for server, listed in listings.items()
-                 for tool in listed if _fits(tool, server, notifier)}
+                 for tool in listed if _fits(tool, server, notifier, runtime.snapshot(server).task_tools)}
         tasking = [(server, TASK) for server in listings
                    if runtime.servers[server].tasks and (server, TASK) not in tools]
         names = exposed_names([*tools, *tasking, *((server, SIGN_IN) for server, error in failed.items()

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from hostlink.mcp.runtime.clients import McpRuntime
     from hostlink.mcp.runtime.listing import every_page
     from hostlink.mcp.runtime.subscriptions import ResourceSubscriptions
-    from hostlink.mcp.runtime.visibility import model_visible
+    from hostlink.mcp.runtime.visibility import model_visible, task_mark
     from hostlink.mcp.tool import SEE_TOOLS
 
 _WHERE = {
@@ -61,7 +61,7 @@ _WHERE = {
         "runtime.clients": ("McpRuntime",),
         "runtime.listing": ("every_page",),
         "runtime.subscriptions": ("ResourceSubscriptions",),
-        "runtime.visibility": ("model_visible",),
+        "runtime.visibility": ("model_visible", "task_mark"),
         "tool": ("SEE_TOOLS",),
     }.items()
     for name in names
@@ -110,6 +110,7 @@ __all__ = [
     "status_rows",
     "stored_state",
     "table",
+    "task_mark",
     "tool_line",
     "transport_of",
     "user_config_files",

@@ -213,7 +213,8 @@ async def run_command(runtime: McpRuntime, argv: list[str]) -> str:
     if verb in ("auth", "logout"):
         return await _sign_in_command(runtime, verb, name)
     if verb == "tools":
-        tools = [tool for tool in await runtime.list_tools(name) if model_visible(tool)]
+        listed = await runtime.list_tools(name)
+        tools = [tool for tool in listed if model_visible(tool, runtime.snapshot(name).task_tools)]
         # the same bounds as the model's answers: 50 KiB / 2,000 lines, said where cut
         return bound_text("\n".join(render.tool_line(tool) for tool in tools), None) or f"{name}: no tools"
     if verb == "connect":

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from hostlink.host import TextContent
 from hostlink.host.output import compact_json, counted, one_line
-from hostlink.mcp.runtime.visibility import model_visible, needs_task
+from hostlink.mcp.runtime.visibility import model_visible, needs_task, task_mark
 
 if TYPE_CHECKING:
     from hostlink.host import ToolResult
@@ -78,8 +78,9 @@ def reconnected(snapshot: Snapshot) -> str:
 def snapshot_line(snapshot: Snapshot, *, for_model: bool = False) -> str:
     """`name: state (protocol …, server name version, N tools): error` for people;
     `name: state, transport, protocol …, tools: N, error: …` for the model."""
-    tools = None if snapshot.tools is None else sum(1 for tool in snapshot.tools if model_visible(tool))
-    tasks = 0 if snapshot.tools is None else sum(1 for tool in snapshot.tools if needs_task(tool))
+    runs = snapshot.task_tools
+    tools = None if snapshot.tools is None else sum(1 for tool in snapshot.tools if model_visible(tool, runs))
+    tasks = 0 if snapshot.tools is None else sum(1 for tool in snapshot.tools if needs_task(tool, runs))
     notes = [f"{tasks} hidden: they require tasks"] if tasks else []
     notes += [f"{count} hidden by {key}"
               for key, count in zip(("includeTools", "excludeTools"), snapshot.filtered, strict=True) if count]
@@ -183,7 +184,9 @@ def server_words(error: BaseException | None, *, verbose: bool = False) -> list[
 
 
 def tool_line(tool: Any) -> str:
-    return f"{one_line(tool.name, 64)}  {one_line(tool.description, 120)}".rstrip()
+    """`name  [task required]  description`: the mark from the listing's `execution.taskSupport`."""
+    mark = f"[task {task_mark(tool)}]  " if task_mark(tool) else ""
+    return f"{one_line(tool.name, 64)}  {mark}{one_line(tool.description, 120)}".rstrip()
 
 
 def summary(args: Mapping[str, Any], result: ToolResult) -> str:

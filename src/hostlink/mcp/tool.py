@@ -19,9 +19,9 @@ from hostlink.mcp import render
 from hostlink.mcp.errors import AuthRequired, CallFailed, InvalidArguments, McpError, UnknownTool, error_code
 from hostlink.mcp.results import call_content, content_blocks, resource_contents, shown_structured
 from hostlink.mcp.runtime.listing import every_page
-from hostlink.mcp.runtime.tasks import HANDLE_KEY
+from hostlink.mcp.runtime.tasks import HANDLE_KEY, tasks_needed
 from hostlink.mcp.runtime.validation import InvalidSchema, violations
-from hostlink.mcp.runtime.visibility import model_visible, needs_task
+from hostlink.mcp.runtime.visibility import model_visible, needs_task, task_mark
 from hostlink.mcp.tracing import action_span, traced
 
 if TYPE_CHECKING:
@@ -242,12 +242,13 @@ async def _tools(runtime: McpRuntime, output: OutputSession | None, args: Mappin
     for name in names:
         for tool in listings.get(name, ()):
             haystack = f"{tool.name} {tool.description or ''}".lower()
-            if model_visible(tool) and all(term in haystack for term in terms):
+            if model_visible(tool, runtime.snapshot(name).task_tools) and all(term in haystack for term in terms):
                 found.append((name, tool))
     shown, footer = _page(found, args, "tools")
     lines = []
     for name, tool in shown:
-        lines.append(f"- server {name!r} tool {tool.name!r}: {one_line(tool.description, DESCRIPTION_CHARS)}")
+        mark = f" (runs as a task: {task_mark(tool)})" if task_mark(tool) else ""
+        lines.append(f"- server {name!r} tool {tool.name!r}{mark}: {one_line(tool.description, DESCRIPTION_CHARS)}")
         lines.append(f"  input schema: {compact_json(tool.input_schema)}")
     lines.append(f"[{footer}]")
     lines.extend(f"[unavailable: {problems[name]}]" for name in names if name in problems)
@@ -280,16 +281,16 @@ async def _advertised(runtime: McpRuntime, server: str, tool_name: str) -> Any:
     """The advertised, model-visible tool; a stale listing is refreshed once before refusing."""
     for refresh in (False, True):
         tools = await runtime.list_tools(server, refresh=refresh)
+        tasks = runtime.snapshot(server).task_tools
         for tool in tools:
             if tool.name == tool_name:
-                if needs_task(tool):
-                    raise UnknownTool(f"tool {one_line(tool_name, 100)!r} of MCP server {server!r} requires task "
-                                      "augmentation in the 2025-11-25 shape, which hostlink does not support; "
-                                      "it is not offered")
-                if not model_visible(tool):
+                if needs_task(tool, tasks):
+                    raise UnknownTool(tasks_needed(server, runtime.config(server), f"tool {one_line(tool_name, 100)!r}",
+                                                   runtime.snapshot(server).protocol_version))
+                if not model_visible(tool, tasks):
                     break
                 return tool
-    visible = [tool.name for tool in tools if model_visible(tool)]
+    visible = [tool.name for tool in tools if model_visible(tool, tasks)]
     raise UnknownTool(f"MCP server {server!r} does not offer a tool named {one_line(tool_name, 100)!r} "
                       f"to the model{did_you_mean(tool_name, visible)} {SEE_TOOLS}")
 

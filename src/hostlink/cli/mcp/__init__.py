@@ -173,7 +173,9 @@ def _listing(server: str, as_json: bool) -> Any:
         if not as_json:
             return await _command(host, "tools", server)
         assert extension.runtime is not None
-        return [_tool_entry(t) for t in await extension.runtime.list_tools(server) if model_visible(t)]
+        tools = await extension.runtime.list_tools(server)
+        tasks = extension.runtime.snapshot(server).task_tools
+        return [_tool_entry(t) for t in tools if model_visible(t, tasks)]
 
     return listing
 
@@ -183,8 +185,9 @@ def _tool_entry(tool: Any) -> dict[str, Any]:
     import json
 
     from hostlink.host.output import compact_json
+    from hostlink.mcp import task_mark
 
-    entry = {"name": tool.name, "title": tool.title, "description": tool.description,
+    entry = {"name": tool.name, "task": task_mark(tool), "title": tool.title, "description": tool.description,
              "inputSchema": tool.input_schema, "outputSchema": tool.output_schema,
              "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None}
     plain: dict[str, Any] = json.loads(compact_json(entry))
@@ -210,7 +213,7 @@ def connect(ctx: click.Context, server: str, as_json: bool) -> None:
         return {"name": server, "state": snapshot.state, "protocolVersion": one_line(snapshot.protocol_version, 64),
                 "serverName": one_line(snapshot.server_name, 200),
                 "serverVersion": one_line(snapshot.server_version, 100),
-                "tools": sum(1 for tool in snapshot.tools or () if model_visible(tool))}
+                "tools": sum(1 for tool in snapshot.tools or () if model_visible(tool, snapshot.task_tools))}
 
     shown = with_server(ctx, server, connected)
     _echo_json(shown) if as_json else click.echo(shown)

@@ -185,7 +185,7 @@ class McpRuntime:
                             client = await self._open(stack, conn)
                             scope.deadline = math.inf
                             conn.client = client
-                            self._publish(conn, state="connected", **describe(client))
+                            self._publish(conn, state="connected", **describe(client, conn.config.tasks))
                             conn.ready.set()
                             await conn.closing.wait()
                     finally:
@@ -393,8 +393,9 @@ class McpRuntime:
         ms = conn.config.tool_timeout_ms  # a wait that each progress notification restarts
         try:
             return await self._request(name, f"the call of tool {tool!r}",
-                                       lambda client: call_with_progress(client, name, tool, arguments, ms,
-                                                                         log=conn.log), conn)
+                                       lambda client: call_with_progress(
+                                           client, name, tool, arguments, ms, log=conn.log,
+                                           send=self.tasks.sender(name, client, tool, self.list_tools)), conn)
         except TaskPending as pending:  # the call outlived its wait: the model gets a handle
             return pending.handle.result()
 

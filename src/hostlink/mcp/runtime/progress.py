@@ -11,6 +11,7 @@ host's `CallWatch` gets the progress and may set the timeout.
 from __future__ import annotations
 
 import math
+from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -38,10 +39,11 @@ def stop_silence_clock() -> None:
 
 async def call_with_progress(client: Client, server: str, tool: str, arguments: dict[str, Any],
                              timeout_ms: int, max_seconds: float = MAX_CALL_SECONDS,
-                             log: ServerLog | None = None) -> Any:
+                             log: ServerLog | None = None, send: Callable[..., Awaitable[Any]] | None = None) -> Any:
     """`tools/call` with a progress token; progress goes to the watch's listener and restarts
     the wait (`timeout_ms`, or the watch's timeout), never past `max_seconds` in all. The
-    server's log messages meanwhile go to the watch's log listener (through `log`)."""
+    server's log messages meanwhile go to the watch's log listener (through `log`). `send`
+    stands in for `client.call_tool` (a call asked as a task, in the 2025-11-25 shape)."""
     watch = current_watch()
     idle = watch.timeout if watch.timeout is not None else timeout_ms / 1000
     limit = max(max_seconds, idle)
@@ -60,8 +62,8 @@ async def call_with_progress(client: Client, server: str, tool: str, arguments: 
         token = _SILENCE.set(scope)
         try:
             with log.during(watch) if log is not None else nullcontext() as meta:
-                return await client.call_tool(tool, arguments, read_timeout_seconds=math.inf,
-                                              progress_callback=on_progress, meta=meta)
+                return await (send or client.call_tool)(tool, arguments, read_timeout_seconds=math.inf,
+                                                        progress_callback=on_progress, meta=meta)
         finally:
             _SILENCE.reset(token)
     if anyio.current_time() >= started + limit:

@@ -29,3 +29,4 @@ class Snapshot:
     filtered: tuple[int, int] = (0, 0)  # how many tools includeTools and excludeTools hid from it
     error: McpError | None = None
     pid: int | None = None  # the stdio server process, when it could be identified
+    task_tools: bool = False  # tools that run only as tasks can run here ("tasks" on, a shape both speak)

@@ -1,6 +1,7 @@
 """The wire of the MCP tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28): its
-result shapes, its three requests, and the `ClientExtension` that declares it and claims a
-`tools/call` answered with `resultType: "task"`.
+result shapes, its three requests, and the `ClientExtension` that declares it, claims a
+`tools/call` answered with `resultType: "task"` and hears `notifications/tasks/status` (which the
+2025-11-25 shape, `task_wire_legacy`, may send too).
 
 Only facts of the protocol live here; what hostlink does with a task (how long it waits, what
 the model sees, what is refused) is `tasks`. The models take the server's fields as they come
@@ -14,9 +15,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import mcp  # noqa: F401 - the package before its submodules, which import each other in its order
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from mcp_types import CallToolResult, Request, RequestParams, Result
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -114,17 +115,32 @@ def call_result(value: Any) -> CallToolResult:
 Follow = Callable[[TaskCreated, "ClientSession", str], Awaitable[CallToolResult]]
 
 
+class StatusParams(BaseModel):
+    """A `notifications/tasks/status`: the task's fields, none of them trusted."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    task_id: Any = Field(None, alias="taskId")
+    status: Any = None
+    status_message: Any = Field(None, alias="statusMessage")
+
+
 class TasksExtension(ClientExtension):
-    """Declares the tasks extension in every request's client capabilities and hands a task
-    answer to `follow(created, session, tool)`, which returns the call's result."""
+    """Declares the tasks extension in every request's client capabilities, hands a task
+    answer to `follow(created, session, tool)`, which returns the call's result, and a status
+    notification to `heard(params)`."""
 
     identifier = TASKS_EXTENSION
 
-    def __init__(self, follow: Follow) -> None:
-        self._follow = follow
+    def __init__(self, follow: Follow, heard: Callable[[StatusParams], Awaitable[None]]) -> None:
+        self._follow, self._heard = follow, heard
 
     def claims(self) -> Sequence[ResultClaim[Any]]:
         return (ResultClaim(result_type="task", model=TaskCreated, resolve=self._resolve, protocol_versions=MODERN),)
+
+    def notifications(self) -> Sequence[NotificationBinding[Any]]:
+        return (NotificationBinding(method="notifications/tasks/status", params_type=StatusParams,
+                                    handler=self._heard),)
 
     async def _resolve(self, created: TaskCreated, context: ClaimContext) -> CallToolResult:
         return await self._follow(created, context.session, context.tool_name)

@@ -1,10 +1,12 @@
-"""MCP tasks (the 2026-07-28 extension, opt-in per server with `"tasks": true`): the policy.
+"""MCP tasks (opt-in per server with `"tasks": true`): the policy, the same for both shapes —
+the 2026-07-28 extension (`task_wire`) and the 2025-11-25 one (`task_wire_legacy`).
 
 A call the server runs as a task is followed with `tasks/get`, the first after FIRST_POLL seconds and
 each next one twice as late, up to the server's `pollIntervalMs` (kept between MIN_POLL and
 MAX_POLL seconds), so a quick task is seen at once and a long one at the server's pace, up to the
 call's bound (`toolTimeoutMs`, or the
-host's timeout for the call); its `statusMessage` goes to the host's progress listener, and a
+host's timeout for the call); its `statusMessage` (polled, or from a `notifications/tasks/status`,
+which also ends a wait early when it says the task ended) goes to the host's progress listener, and a
 task that ends in time is the call's ordinary result. A task that outlives the bound is not lost:
 the call answers with a handle (server, task id, status, how to check) and the task stays in the
 session's book, which holds at most MAX_IN_FLIGHT; the `mcp` tool's `task` and `cancel` actions
@@ -14,14 +16,16 @@ host detached the call). Nothing polls outside a call: no task of hostlink's out
 Everything a server says about a task is checked: an unknown status, an unusable or changed task
 id, a `ttlMs` of 0, a result that is no tool result, a `tasks/get` that does not answer — each a
 clear error. A task that asks for input is answered through elicitation where the server has it
-on, and cancelled with an error naming the setting otherwise. The wire is `task_wire`.
+on, and cancelled with an error naming the setting otherwise (2026-07-28; a 2025-11-25 server asks
+through its own elicitation requests, answered as any other). The wire is `task_wire` or
+`task_wire_legacy`, by the connection's protocol.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -33,11 +37,13 @@ from hostlink.mcp.runtime.asking import asked_by
 from hostlink.mcp.runtime.progress import stop_silence_clock
 
 if TYPE_CHECKING:
+    from mcp import Client
     from mcp.client.session import ClientSession
     from mcp_types import CallToolResult
 
     from hostlink.mcp.config.schema import ServerConfig
-    from hostlink.mcp.runtime.task_wire import TaskCreated, TasksExtension, TaskState
+    from hostlink.mcp.runtime.task_wire import StatusParams, TaskCreated, TasksExtension, TaskState
+    from hostlink.mcp.runtime.task_wire_legacy import Send
 
 FIRST_POLL = 0.01  # the first poll after a start or an answer; each next one waits twice as long, up to
 MIN_POLL = 0.05  # the server's interval, kept at least this long whatever it asks (0 must not spin)
@@ -52,6 +58,7 @@ STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
 TERMINAL = ("completed", "failed", "cancelled")
 HANDLE_KEY = "hostlink/task"  # the `_meta` key of a handle: {server, taskId, status}
 
+LEGACY = "2025-11-25"  # the protocol whose connections speak the older shape
 OnClient = Callable[[str, str, Callable[[Any, Any], Awaitable[Any]]], Awaitable[Any]]
 
 
@@ -101,13 +108,35 @@ class _View:
     state: TaskState | None  # a `tasks/get` answer (None: the task as it was created)
 
 
+@dataclass
+class _Live:
+    """What `notifications/tasks/status` said of a task being followed."""
+
+    wake: anyio.Event = field(default_factory=anyio.Event)
+    message: str | None = None
+    ended: bool = False  # it said the task reached a terminal status: poll now
+
+
+def _wire(session: ClientSession) -> Any:
+    """The module that speaks the connection's shape of tasks."""
+    if session.protocol_version == LEGACY:
+        from hostlink.mcp.runtime import task_wire_legacy as legacy
+
+        return legacy
+    from hostlink.mcp.runtime import task_wire
+
+    return task_wire
+
+
 def tasks_needed(server: str, config: ServerConfig, what: str, version: str | None) -> str:
     """Why a call the server runs only as a task was refused, and what to set."""
     if not config.tasks:
         return (f'MCP server {server!r} runs {what} only as a task; set "tasks": true in its configuration to '
                 "allow it (`hostlink mcp add --tasks`, or edit its entry)")
+    declares = " and its server declares no tasks for tools/call" if version == LEGACY else ""
     return (f"MCP server {server!r} runs {what} only as a task, which hostlink runs on protocol 2026-07-28 "
-            f"connections only (this one speaks {version or 'an older protocol'})")
+            "connections and on 2025-11-25 ones whose server declares tasks for tools/call (this one speaks "
+            f"{version or 'an older protocol'}{declares})")
 
 
 class Tasks:
@@ -121,11 +150,47 @@ class Tasks:
                  on_client: OnClient, connected: Callable[[str], bool]) -> None:
         self._config, self._elicitation, self._on_client, self._connected = config, elicitation, on_client, connected
         self._book: dict[tuple[str, str], bool] = {}  # (server, task id) -> detached
+        self._live: dict[tuple[str, str], _Live] = {}  # the tasks being followed now
 
     def extension(self, name: str) -> TasksExtension:
-        """The client extension of server `name`: a task answer is followed here."""
+        """The client extension of server `name`: a task answer is followed here, a status
+        notification heard here."""
         from hostlink.mcp.runtime.task_wire import TasksExtension
 
+        async def heard(params: StatusParams) -> None:
+            live = self._live.get((name, params.task_id)) if isinstance(params.task_id, str) else None
+            if live is None:
+                return  # not a task hostlink is following now
+            if isinstance(params.status_message, str):
+                live.message = one_line(params.status_message, MESSAGE_CHARS) or None
+            live.ended = live.ended or params.status in TERMINAL
+            live.wake.set()
+
+        return TasksExtension(self._follower(name), heard)
+
+    def sender(self, name: str, client: Client, tool: str,
+               tools: Callable[..., Awaitable[tuple[Any, ...]]]) -> Send | None:
+        """For a 2025-11-25 connection of a server with tasks: a stand-in for `client.call_tool`
+        that asks a tool whose listing allows it to run as a task (`tools(name, refresh=False)`
+        is the listing); None where the call goes out as it is."""
+        if not self._config(name).tasks or client.protocol_version != LEGACY:
+            return None
+        from hostlink.mcp.runtime.task_wire_legacy import SUPPORTS, speaks_tasks, task_call, task_support
+
+        session, follow = client.session, self._follower(name)
+        if not speaks_tasks(session):
+            return None
+        as_task = task_call(session, lambda created: follow(created, session, tool))
+
+        async def send(name_: str, arguments: dict[str, Any], **options: Any) -> CallToolResult:
+            listed = next((entry for entry in await tools(name, refresh=False) if entry.name == name_), None)
+            call = as_task if task_support(listed) in SUPPORTS else client.call_tool
+            result: CallToolResult = await call(name_, arguments, **options)
+            return result
+
+        return send
+
+    def _follower(self, name: str) -> Callable[[TaskCreated, ClientSession, str], Awaitable[CallToolResult]]:
         async def follow(created: TaskCreated, session: ClientSession, tool: str) -> CallToolResult:
             watch = current_watch()
             config = self._config(name)
@@ -135,15 +200,13 @@ class Tasks:
             view = self._checked(name, created, None)
             return await self._drive(name, session, view, bound, tool=tool, detached=watch.detach)
 
-        return TasksExtension(follow)
+        return follow
 
     async def check(self, name: str, task_id: str, wait: float) -> CallToolResult:
         """A task's result, or a handle when it is still running after `wait` seconds."""
-        from hostlink.mcp.runtime.task_wire import get_task
-
         async def work(client: Any, _group: Any) -> CallToolResult:
             session = client.session
-            state = await self._get(name, session, task_id, get_task)
+            state = await self._get(name, session, task_id)
             return await self._drive(name, session, self._checked(name, state, task_id), wait)
 
         try:
@@ -154,13 +217,11 @@ class Tasks:
 
     async def cancel(self, name: str, task_id: str) -> str:
         """Ask the server to cancel the task; its status after that."""
-        from hostlink.mcp.runtime.task_wire import cancel_task, get_task
-
         async def work(client: Any, _group: Any) -> str:
             timeout = self._config(name).request_timeout_ms / 1000
-            await cancel_task(client.session, task_id, timeout)
+            await _wire(client.session).cancel_task(client.session, task_id, timeout)
             self._book.pop((name, task_id), None)
-            state = await self._get(name, client.session, task_id, get_task)
+            state = await self._get(name, client.session, task_id)
             return self._checked(name, state, task_id).status
 
         return str(await self._run(name, f"tasks/cancel of task {one_line(task_id, ID_CHARS)!r}", work))
@@ -182,13 +243,12 @@ class Tasks:
         self._book.clear()
         if not left:
             return  # and the SDK stays unimported in a session that never used it
-        from hostlink.mcp.runtime.task_wire import cancel_task
 
         async def cancel(name: str, task_id: str) -> None:
             with anyio.move_on_after(CANCEL_SECONDS):
                 try:
-                    await self._on_client(name, "tasks/cancel", lambda client, _g: cancel_task(
-                        client.session, task_id, CANCEL_SECONDS))
+                    await self._on_client(name, "tasks/cancel", lambda client, _g: _wire(
+                        client.session).cancel_task(client.session, task_id, CANCEL_SECONDS))
                 except McpError:
                     pass  # the server is gone or refused: nothing more to do at teardown
 
@@ -200,28 +260,49 @@ class Tasks:
 
     async def _drive(self, name: str, session: ClientSession, view: _View, bound: float, *,
                      tool: str | None = None, detached: bool = False) -> CallToolResult:
-        from hostlink.mcp.runtime.task_wire import get_task
-
         deadline = anyio.current_time() + bound
         watch, shown, delay, told = current_watch(), None, FIRST_POLL, 0
-        while True:
-            if view.message != shown and view.message and watch.listener is not None:
+        key = (name, view.task_id)
+        live = self._live.setdefault(key, _Live())
+
+        def show(message: str | None) -> None:
+            nonlocal shown, told
+            if message != shown and message and watch.listener is not None:
                 told += 1  # the count a progress display shows: status messages so far
-                watch.listener(float(told), None, view.message)
-            shown = view.message
-            if view.state is not None and view.status in TERMINAL:
-                self._book.pop((name, view.task_id), None)
-                return self._finished(name, view)
-            if deadline - anyio.current_time() <= 0:
-                await self._keep(name, session, view.task_id, detached)
-                raise TaskPending(Handle(name, view.task_id, view.status, view.message, tool))
-            if view.state is not None and view.status == "input_required":
-                with anyio.move_on_after(deadline - anyio.current_time()):
-                    await self._answer(name, session, view)
-                delay = FIRST_POLL
-            await anyio.sleep(max(min(delay, deadline - anyio.current_time()), 0.0))
-            delay = min(delay * 2, view.poll)  # quick tasks are seen at once, long ones at the server's pace
-            view = self._checked(name, await self._get(name, session, view.task_id, get_task), view.task_id)
+                watch.listener(float(told), None, message)
+            shown = message or shown
+
+        try:
+            while True:
+                show(view.message)
+                if view.state is not None and view.status in TERMINAL:
+                    self._book.pop((name, view.task_id), None)
+                    return self._finished(name, view)
+                if deadline - anyio.current_time() <= 0:
+                    await self._keep(name, session, view.task_id, detached)
+                    raise TaskPending(Handle(name, view.task_id, view.status, view.message, tool))
+                if view.state is not None and view.status == "input_required":
+                    with anyio.move_on_after(deadline - anyio.current_time()):
+                        await self._answer(name, session, view)
+                    delay = FIRST_POLL
+                await self._pause(live, max(min(delay, deadline - anyio.current_time()), 0.0), show)
+                delay = min(delay * 2, view.poll)  # quick tasks are seen at once, long ones at the server's pace
+                view = self._checked(name, await self._get(name, session, view.task_id), view.task_id)
+        finally:
+            if self._live.get(key) is live:
+                del self._live[key]
+
+    @staticmethod
+    async def _pause(live: _Live, seconds: float, show: Callable[[str | None], None]) -> None:
+        """Wait `seconds`, showing what status notifications say meanwhile; less when one says the task ended."""
+        end = anyio.current_time() + seconds
+        while not live.ended and (left := end - anyio.current_time()) > 0:
+            live.wake = anyio.Event()
+            with anyio.move_on_after(left):
+                await live.wake.wait()
+            show(live.message)
+            live.message = None  # shown: a later poll's message is the news, not this again
+        live.ended = False  # the poll that follows says what it is
 
     async def _keep(self, name: str, session: ClientSession, task_id: str, detached: bool) -> None:
         if (name, task_id) not in self._book and len(self._book) >= MAX_IN_FLIGHT:
@@ -231,13 +312,13 @@ class Tasks:
                              f"{task_id!r} of MCP server {name!r} was cancelled")
         self._book[(name, task_id)] = detached
 
-    async def _get(self, name: str, session: ClientSession, task_id: str, get: Any) -> TaskState:
+    async def _get(self, name: str, session: ClientSession, task_id: str) -> TaskState:
         from mcp import MCPError
         from mcp_types import REQUEST_TIMEOUT
 
         ms = self._config(name).request_timeout_ms
         try:
-            state: TaskState = await get(session, task_id, ms / 1000)
+            state: TaskState = await _wire(session).get_task(session, task_id, ms / 1000)
             return state
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
@@ -293,7 +374,9 @@ class Tasks:
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
     async def _answer(self, name: str, session: ClientSession, view: _View) -> None:
-        """Answer the task's input requests through elicitation, or cancel it with an error."""
+        """Answer the task's input requests through elicitation, or cancel it with an error. On
+        2025-11-25 the server asks while a `tasks/result` is open, through the connection's
+        elicitation callback."""
         from hostlink.mcp.runtime.task_wire import elicit_params, update_task
 
         assert view.state is not None
@@ -304,6 +387,9 @@ class Tasks:
         if elicit is None:
             problem = ('asks for input, which needs "elicitation": true in its configuration (and a host that can '
                        "ask the person)")
+        elif session.protocol_version == LEGACY:
+            await _wire(session).attend(session, view.task_id)
+            return
         elif not isinstance(requests, dict) or not requests or len(requests) > MAX_INPUTS:
             problem = f"asks for input in a form hostlink does not answer (1 to {MAX_INPUTS} requests)"
         if problem is None:
@@ -326,10 +412,8 @@ class Tasks:
     async def _cancel_quietly(self, session: ClientSession, task_id: str) -> None:
         from mcp import MCPError
 
-        from hostlink.mcp.runtime.task_wire import cancel_task
-
         with anyio.move_on_after(CANCEL_SECONDS):
             try:
-                await cancel_task(session, task_id, CANCEL_SECONDS)
+                await _wire(session).cancel_task(session, task_id, CANCEL_SECONDS)
             except MCPError:
                 pass  # the error being raised says what matters

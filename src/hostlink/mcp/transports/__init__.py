@@ -147,13 +147,18 @@ async def verify_modern(client: Client, name: str) -> None:
     client.session.adopt(result)
 
 
-def describe(client: Client) -> dict[str, Any]:
-    """What a connected client reports about its server, as the runtime's snapshot fields."""
+def describe(client: Client, tasks: bool = False) -> dict[str, Any]:
+    """What a connected client reports about its server, as the runtime's snapshot fields;
+    `tasks`: the server's configuration has "tasks" on."""
     info = client.server_info
     caps = client.server_capabilities
     present = {key for key in ("tools", "resources", "prompts", "completions") if getattr(caps, key, None) is not None}
+    tools_call = getattr(getattr(getattr(getattr(caps, "tasks", None), "requests", None), "tools", None), "call", None)
+    runs = tasks and (client.protocol_version == MODERN_VERSION
+                      or (client.protocol_version == "2025-11-25" and tools_call is not None))
     return {"protocol_version": client.protocol_version, "server_name": info.name if info else None,
-            "server_version": info.version if info else None, "capabilities": frozenset(present), "error": None}
+            "server_version": info.version if info else None, "capabilities": frozenset(present), "error": None,
+            "task_tools": runs}
 
 
 def _version() -> str:
