@@ -140,9 +140,10 @@ def test_hostile_servers_behind_the_tools_face(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.serial  # each hostile server's setup must fit in its 2 s
+@pytest.mark.serial  # each hostile server's setup and call must fit in its 2 s
 def test_hostile_http_servers_behind_the_gateway(tmp_path, hostile):
-    servers = {name: {"url": f"{hostile}/{name}/mcp", "protocolVersion": "legacy", "requestTimeoutMs": 2000}
+    bounds = {"requestTimeoutMs": 2000, "toolTimeoutMs": 2000}
+    servers = {name: {"url": f"{hostile}/{name}/mcp", "protocolVersion": "legacy", **bounds}
                for name in ("bomb-call", "bomb-init", "redirect", "endless-sse")}
     host = Host(tmp_path, servers)
     try:
