@@ -69,7 +69,8 @@ def test_tools_connect_and_call(env, tmp_path):
     assert tools.returncode == 0, tools.stderr
     assert tools.stdout.split("\n")[0].split()[0] == "echo" and "app_only" not in tools.stdout
     as_json = json.loads(hostlink(env, tmp_path, "mcp", "tools", "fx", "--json").stdout)
-    assert {"name", "title", "description", "inputSchema", "outputSchema", "annotations"} == set(as_json[0])
+    assert {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "task"} == set(as_json[0])
+    assert as_json[0]["task"] is None  # the fixture's echo runs inline (a task tool says "required" or "optional")
     connect = hostlink(env, tmp_path, "mcp", "connect", "fx")
     assert connect.stdout.strip() == "fx: connected (protocol 2026-07-28, hostlink-fixture 1.0.0, 16 tools)"
     call = hostlink(env, tmp_path, "mcp", "call", "fx", "add", '{"a": 2, "b": 3}')

@@ -192,7 +192,7 @@ def test_the_cli_detaches_a_call_and_reads_its_task_from_another_process(tmp_pat
 
     ended = hostlink(env, tmp_path, "mcp", "call", "local", "crunch", '{"seconds": 3}', "--timeout", "1")
     assert "ended with this command: a stdio server's tasks end with its process" in ended.stderr
-    stdio = hostlink(env, tmp_path, "mcp", "task", "local", task_id)
+    stdio = hostlink(env, tmp_path, "mcp", "task", "local", "-J" + task_id)  # an id may begin with "-"
     assert stdio.returncode == 2
     assert "runs over stdio: its tasks ended with the process that started them" in stdio.stderr
 

@@ -13,7 +13,9 @@ from hostlink.cli.mcp.session import load
 from hostlink.cli.session import Fail
 
 
-@click.command(name="task")
+# A task id is the server's own text and may begin with "-" (FastMCP's are URL-safe base64): taken
+# as the ID, not refused as an unknown option, so the command a handle prints works as it is.
+@click.command(name="task", context_settings={"ignore_unknown_options": True})
 @click.argument("server")
 @click.argument("task_id", metavar="ID")
 @click.option("--wait", type=click.FloatRange(0, 600), default=0, metavar="SECONDS",
