@@ -156,6 +156,21 @@ def test_stop_sequences_beyond_the_bound_or_with_a_structured_answer_are_refused
         model.with_structured_output(City).invoke("a city", stop=["END"])
 
 
+def test_call_options_and_tool_choices_claude_code_cannot_honour_are_refused_naming_them(tmp_path):
+    model = ChatClaudeCode(cwd=tmp_path, environ={"HOME": str(tmp_path), "PATH": str(tmp_path)})
+    with pytest.raises(ValueError, match=r"^Claude Code takes no frequency_penalty, seed \(call options it would"):
+        model.invoke("hello", seed=1, frequency_penalty=0.5)
+    with pytest.raises(ValueError, match=r"^with_structured_output takes no tools$"):
+        model.with_structured_output(City, tools=[weather])
+    for choice in (True, False, "required", {"type": "function", "function": {"name": "weather"}},
+                   {"type": "tool", "name": "weather"}, {"type": "any"}):
+        model.bind_tools([weather], tool_choice=choice)  # each of LangChain's forms is taken
+    for choice, named in [({"type": "function", "function": {"name": "forecast"}}, "forecast"),
+                          ({"type": "tool", "name": "forecast"}, "forecast"), ({"type": "web_search"}, "web_search")]:
+        with pytest.raises(ValueError, match=f"^tool_choice: '{named}' is neither auto, none, any nor a bound tool"):
+            model.bind_tools([weather], tool_choice=choice)
+
+
 def test_without_the_claude_cli_the_error_says_how_to_install_it(tmp_path, runtime_dir):
     model = ChatClaudeCode(cwd=tmp_path, environ={"HOME": str(tmp_path), "PATH": str(tmp_path)})
     with pytest.raises(ClaudeCodeError, match="npm install -g @anthropic-ai/claude-code") as raised:
