@@ -233,7 +233,8 @@ def test_a_history_reaches_claude_as_the_host_messages_with_the_catalog():
     assert context_of(history[:1], ModelRequestParameters(function_tools=catalog.function_tools), None).system_prompt \
         == "Be brief."  # text may answer: no demand to call a tool
     with pytest.raises(UserError, match="Claude Code cannot take a ModelSettingsDeltaPart in the message history"):
-        context_of([ModelRequest(parts=[ModelSettingsDeltaPart(settings={"temperature": 0.5})])], ModelRequestParameters(), None)
+        context_of([ModelRequest(parts=[ModelSettingsDeltaPart(settings={"temperature": 0.5})])],
+                   ModelRequestParameters(), None)
 
 
 @pytest.mark.anyio
