@@ -100,6 +100,52 @@ def test_messages_take_data_images_and_name_what_they_cannot_take():
         context_of([HumanMessage(content=[{"type": "image", "base64": PNG_B64, "mime_type": "image/tiff"}])])
 
 
+def test_a_conversation_reaches_claude_as_the_host_messages_in_order():
+    from langchain_core.messages import ChatMessage
+
+    from hostlink.adapters.langchain.messages import context_of
+    from hostlink.host import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+
+    context = context_of([
+        SystemMessage(content="Be brief."), SystemMessage(content=[{"type": "text", "text": "Use tools."}, " Twice."]),
+        HumanMessage(content="Hi."), AIMessage(content="Hello."),
+        HumanMessage(content=["weather in ", {"type": "text", "text": "Paris?"}]),
+        AIMessage(content=[{"type": "thinking", "thinking": "ask the tool"}, "Let me look.",
+                           {"type": "tool_use", "id": "call-1", "name": "weather", "input": {"city": "Paris"}}],
+                  tool_calls=[{"id": "call-1", "name": "weather", "args": {"city": "Paris"}}]),
+        AIMessage(content=""),  # an empty turn says nothing to Claude
+        ToolMessage(content="sunny", tool_call_id="call-1"),
+        ToolMessage(content="no such tool", tool_call_id="call-9", name="forecast", status="error"),
+        AIMessage(content=[{"type": "reasoning", "reasoning": "done"}, {"type": "text", "text": "Sunny."}]),
+    ])
+    assert context.system_prompt == "Be brief.\n\nUse tools. Twice."
+    assert list(context.messages) == [
+        UserMessage((TextContent("Hi."),)), AssistantMessage((TextContent("Hello."),)),
+        UserMessage((TextContent("weather in "), TextContent("Paris?"))),
+        AssistantMessage((ThinkingContent("ask the tool"), TextContent("Let me look."),
+                          ToolCall("call-1", "weather", {"city": "Paris"}))),  # the tool_use block only once
+        ToolResultMessage("call-1", "weather", (TextContent("sunny"),)),  # named by the call it answers
+        ToolResultMessage("call-9", "forecast", (TextContent("no such tool"),), is_error=True),
+        AssistantMessage((ThinkingContent("done"), TextContent("Sunny."))),
+    ]
+    with pytest.raises(ValueError, match="Claude Code takes only text in a system message"):
+        context_of([SystemMessage(content=[{"type": "image", "base64": PNG_B64, "mime_type": "image/png"}])])
+    with pytest.raises(ValueError, match="Claude Code cannot take a ChatMessage in the messages"):
+        context_of([ChatMessage(content="hello", role="critic")])
+    with pytest.raises(ValueError, match="an image block without base64 data"):
+        context_of([HumanMessage(content=[{"type": "image", "mime_type": "image/png"}])])
+
+
+def test_an_answer_with_thinking_reaches_langchain_as_reasoning_and_text_blocks():
+    from hostlink.adapters.langchain.messages import ai_content
+    from hostlink.host import AssistantMessage, TextContent, ThinkingContent, ToolCall
+
+    call = ToolCall("call-1", "weather", {"city": "Paris"})
+    assert ai_content(AssistantMessage((TextContent("Sun"), TextContent("ny."), call))) == "Sunny."
+    assert ai_content(AssistantMessage((ThinkingContent("look it up"), TextContent("Sunny."), call))) == [
+        {"type": "reasoning", "reasoning": "look it up"}, {"type": "text", "text": "Sunny."}]
+
+
 def test_stop_sequences_beyond_the_bound_or_with_a_structured_answer_are_refused_before_claude(tmp_path):
     model = ChatClaudeCode(cwd=tmp_path, environ={"HOME": str(tmp_path), "PATH": str(tmp_path)})
     with pytest.raises(ValueError, match=r"^stop: at most 16 stop sequences"):
@@ -108,6 +154,21 @@ def test_stop_sequences_beyond_the_bound_or_with_a_structured_answer_are_refused
         model.invoke("hello", stop=[""])
     with pytest.raises(ValueError, match=r"^stop: stop sequences cannot cut a structured answer"):
         model.with_structured_output(City).invoke("a city", stop=["END"])
+
+
+def test_call_options_and_tool_choices_claude_code_cannot_honour_are_refused_naming_them(tmp_path):
+    model = ChatClaudeCode(cwd=tmp_path, environ={"HOME": str(tmp_path), "PATH": str(tmp_path)})
+    with pytest.raises(ValueError, match=r"^Claude Code takes no frequency_penalty, seed \(call options it would"):
+        model.invoke("hello", seed=1, frequency_penalty=0.5)
+    with pytest.raises(ValueError, match=r"^with_structured_output takes no tools$"):
+        model.with_structured_output(City, tools=[weather])
+    for choice in (True, False, "required", {"type": "function", "function": {"name": "weather"}},
+                   {"type": "tool", "name": "weather"}, {"type": "any"}):
+        model.bind_tools([weather], tool_choice=choice)  # each of LangChain's forms is taken
+    for choice, named in [({"type": "function", "function": {"name": "forecast"}}, "forecast"),
+                          ({"type": "tool", "name": "forecast"}, "forecast"), ({"type": "web_search"}, "web_search")]:
+        with pytest.raises(ValueError, match=f"^tool_choice: '{named}' is neither auto, none, any nor a bound tool"):
+            model.bind_tools([weather], tool_choice=choice)
 
 
 def test_without_the_claude_cli_the_error_says_how_to_install_it(tmp_path, runtime_dir):

@@ -179,6 +179,64 @@ def test_the_history_takes_data_images_and_names_what_it_cannot_take():
                    ModelRequestParameters(), None)
 
 
+def test_a_history_reaches_claude_as_the_host_messages_with_the_catalog():
+    from pydantic_ai.messages import (
+        CachePoint,
+        FilePart,
+        ModelSettingsDeltaPart,
+        RetryPromptPart,
+        SystemPromptPart,
+        ThinkingPart,
+    )
+    from pydantic_ai.messages import TextContent as PydanticText
+
+    from hostlink.adapters.pydantic_ai.history import MUST_CALL_A_TOOL, context_of
+    from hostlink.host import (
+        AssistantMessage,
+        ImageContent,
+        TextContent,
+        ThinkingContent,
+        ToolCall,
+        ToolResultMessage,
+        UserMessage,
+    )
+
+    with pytest.warns(UserWarning, match="`RetryPromptPart` is deprecated"):  # a history kept from an older pydantic-ai
+        retries = [RetryPromptPart("city must be a name", tool_name="chart", tool_call_id="c2"),
+                   RetryPromptPart("answer in French", tool_call_id="c3")]
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[SystemPromptPart("Be brief."),
+                            UserPromptPart(["chart ", CachePoint(), PydanticText("Paris")])]),
+        ModelResponse(parts=[ThinkingPart("draw it"), TextPart("Drawing."),
+                             ToolCallPart("chart", {"city": "Paris"}, tool_call_id="c1")]),
+        ModelRequest(parts=[ToolReturnPart("chart", ["the chart", BinaryContent(PNG, media_type="image/png")], "c1")]),
+        ModelResponse(parts=[FilePart(BinaryContent(PNG, media_type="image/png"))]),  # not Claude's: left out
+        ModelRequest(parts=retries),
+    ]
+    catalog = ModelRequestParameters(function_tools=[ToolDefinition(name="chart", description="Draw a chart")],
+                                     allow_text_output=False)
+    context = context_of(history, catalog, "Answer in one line.")
+    assert context.system_prompt == f"Be brief.\n\nAnswer in one line.\n\n{MUST_CALL_A_TOOL}"
+    assert [(tool.name, tool.description) for tool in context.tools] == [("chart", "Draw a chart")]
+    png = base64.b64encode(PNG).decode()
+    failed_call, retry_words = context.messages[3:]
+    assert list(context.messages[:3]) == [
+        UserMessage((TextContent("chart "), TextContent("Paris"))),
+        AssistantMessage((ThinkingContent("draw it"), TextContent("Drawing."),
+                          ToolCall("c1", "chart", {"city": "Paris"}))),
+        ToolResultMessage("c1", "chart", (TextContent("the chart"), ImageContent(png, "image/png"))),
+    ]
+    assert isinstance(failed_call, ToolResultMessage) and failed_call.is_error  # a failed call answers that call
+    assert (failed_call.tool_call_id, failed_call.tool_name) == ("c2", "chart")
+    assert "city must be a name" in failed_call.content[0].text
+    assert isinstance(retry_words, UserMessage) and "answer in French" in retry_words.content[0].text
+    assert context_of(history[:1], ModelRequestParameters(function_tools=catalog.function_tools), None).system_prompt \
+        == "Be brief."  # text may answer: no demand to call a tool
+    with pytest.raises(UserError, match="Claude Code cannot take a ModelSettingsDeltaPart in the message history"):
+        context_of([ModelRequest(parts=[ModelSettingsDeltaPart(settings={"temperature": 0.5})])],
+                   ModelRequestParameters(), None)
+
+
 @pytest.mark.anyio
 async def test_without_the_claude_cli_the_error_says_how_to_install_it(tmp_path):
     model = ClaudeCodeModel("sonnet", cwd=tmp_path, environ={"HOME": str(tmp_path), "PATH": str(tmp_path)})

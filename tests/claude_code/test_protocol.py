@@ -149,3 +149,61 @@ def test_error_classification(record, code):
     error = protocol.classify_error({"type": "result", "is_error": True, **record})
     assert error.code == code
     assert "tokens" not in error.message and "resets 5pm" not in error.message
+
+
+STARTED = message([("text", ["a"])])[:1]
+IN_TEXT = message([("text", ["a"])])[:2]
+ENDED = message([("text", ["a"])])
+
+
+@pytest.mark.parametrize(("records", "says"), [
+    ([{"type": "system", "subtype": "compact_boundary"}], "claude compacted the conversation, which the host owns"),
+    ([INIT], "claude sent a second init record"),
+    ([*IN_TEXT, {"type": "system", "subtype": "api_retry"}],
+     "stream interrupted: claude retried after content started"),
+    ([{"type": "user", "isSynthetic": True}], "stream interrupted: claude resumed a cut-off answer"),
+    ([{"type": "stream_event", "parent_tool_use_id": None}], "a stream event has no event"),
+    ([*ENDED, event({"type": "content_block_start", "index": 1, "content_block": {"type": "text"}})],
+     "stream interrupted: claude continued after the message ended"),
+    ([*ENDED, event({"type": "message_stop", "abandoned_blocks": [0]})], "stream interrupted: the answer was cut off"),
+    ([event({"type": "message_start", "message": "m1"})], "message_start has no message id"),
+    ([*STARTED, *STARTED], "stream interrupted: claude started a second message"),
+    ([*IN_TEXT, event({"type": "content_block_stop", "index": 7})], "a content event names an unknown block"),
+    ([*STARTED, event({"type": "content_block_start", "index": 0,
+                       "content_block": {"type": "tool_use", "id": "t 1; rm", "name": "mcp__hostlink__a"}})],
+     "a tool proposal has a malformed id or name"),
+    ([*IN_TEXT, event({"type": "content_block_delta", "index": 0, "delta": "text"})],
+     "a content delta does not fit its block"),
+    ([*IN_TEXT, event({"type": "content_block_stop", "index": 0}), event({"type": "message_delta", "delta": {}})],
+     "stream interrupted: the message ended without a stop reason"),
+])  # fmt: skip
+def test_each_stream_claude_must_not_send_fails_the_request_saying_what_happened(records, says):
+    with pytest.raises(protocol.ProtocolError) as failed:
+        feed_all(records)
+    assert str(failed.value) == says
+
+
+def test_records_that_carry_no_content_change_nothing_and_a_retry_before_content_is_a_notice():
+    records = [{"type": "system", "subtype": "api_retry"}, {"type": "user"}, {"type": "system", "subtype": "status"},
+               {"type": "tool_progress"},
+               *message([("text", ["hi"])])[:1], event({"type": "ping"}),
+               event({"type": "content_block_start", "index": 0, "content_block": {"type": "redacted_thinking"}}),
+               event({"type": "content_block_stop", "index": 0}),
+               event({"type": "content_block_start", "index": 1, "content_block": {"type": "thinking"}}),
+               event({"type": "content_block_delta", "index": 1,
+                      "delta": {"type": "signature_delta", "signature": "x"}}),
+               event({"type": "content_block_stop", "index": 1}),
+               event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": "many"}),
+               event({"type": "message_stop"})]
+    mapper, actions = feed_all(records)
+    assert actions == [protocol.Notice("Claude Code is retrying the request after an API error"),
+                       protocol.Stop("end_turn")]
+    assert mapper.content == [protocol.ThinkingContent("")]  # redacted thinking is not kept
+    assert (mapper.usage.input_tokens, mapper.usage.output_tokens) == (3, 0)  # usage that is not an object: ignored
+
+
+def test_a_line_that_is_not_a_typed_json_object_is_a_protocol_error():
+    for line, says in [(b"not json", "claude wrote a line that is not JSON"),
+                       (b'{"kind": "x"}', "claude wrote a record without a type"), (b"[1]", "without a type")]:
+        with pytest.raises(protocol.ProtocolError, match=says):
+            protocol.parse_record(line)

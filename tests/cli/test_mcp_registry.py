@@ -408,3 +408,23 @@ def test_a_required_input_not_given_is_asked_for_at_a_terminal(tmp_path, registr
     entry = servers(tmp_path)["every"]
     assert entry["env"]["LOG_LEVEL"] == "info"
     assert entry["args"][4:] == ["/srv", "--mode", "fast", "--verbose", "--port", "8080", "--token", "${EVERY_TOKEN}"]
+
+
+@pytest.mark.parametrize("version", [None, "1.0\n"])
+def test_a_record_without_a_usable_version_is_refused_in_process(tmp_path, registry, monkeypatch, version):
+    from hostlink.cli.mcp.registry import entry_from_registry
+    from hostlink.cli.session import Fail
+
+    server = json.loads(json.dumps(MEMORY))
+    if version is None:
+        del server["server"]["version"]
+    else:
+        server["server"]["version"] = version
+    registry.answers["/v0.1/servers/"] = (200, json.dumps(server).encode())
+    for key, value in environment(tmp_path, HOSTLINK_MCP_REGISTRY=registry.url).items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(Fail) as refused:
+        entry_from_registry("memory", MEMORY_NAME, None, {})
+    assert refused.value.message == (f"the registry {registry.url} answered a record without a usable version; "
+                                     "nothing was written")
+    assert refused.value.code == "request_failed" and refused.value.exit_code == 3

@@ -61,3 +61,31 @@ def test_pydantic_ai_gets_texts_and_images_in_the_results_order():
     png = base64.b64encode(b"\x89PNG fake").decode()
     returned = tool_return(ToolResult([TextContent("before"), ImageContent(png, "image/png"), TextContent("after")]))
     assert returned == ["before", BinaryContent(b"\x89PNG fake", media_type="image/png"), "after"]
+
+
+def test_a_form_answered_here_asks_again_saying_why_until_each_answer_fits():
+    import io
+
+    from hostlink.cli.terminal_ask import ask_here
+    from hostlink.host import Question
+
+    fields = {"type": "object", "required": ["name", "age"], "properties": {
+        "name": {"type": "string"}, "age": {"type": "integer", "minimum": 18, "maximum": 130},
+        "member": {"type": "boolean"}, "note": {"type": "string"},
+        "days": {"type": "array", "items": {"enum": ["mon", "tue", "wed"]}, "minItems": 2}}}
+    typed = ["x", "y",  # not y/n/c, then yes
+             "", "Ada",  # required: asked again
+             "12", "200", "36",  # below, above, within its bounds
+             "maybe", "no",  # y or n
+             "",  # optional: left out
+             "mon,,", "mon, 3, mon"]  # one pick is too few; empty parts and repeats are ignored
+    said = io.StringIO()
+    answer = ask_here(Question(asker="asker", message="Who are you?", fields=fields),
+                      io.StringIO("".join(f"{line}\n" for line in typed)), said)
+    assert (answer.action, answer.content) == ("accept", {"name": "Ada", "age": 36, "member": False,
+                                                          "days": ["mon", "wed"]})
+    transcript = said.getvalue()
+    for why in ("type y, n or c", "an answer is required", "at least 18 is needed", "at most 130 is needed",
+                "answer y or n", "pick at least 2"):
+        assert f"  {why}; try again (Ctrl-D cancels)" in transcript
+    assert "note (text; Enter: leave empty): " in transcript

@@ -125,3 +125,45 @@ def test_remove_refuses_what_is_not_a_directory(root):
     with pytest.raises(PrivateStateError):
         remove_private_dir(file)
     remove_private_dir(root / "missing")  # already gone is fine
+
+
+def test_the_root_is_the_users_runtime_dir_or_the_temp_dir_and_never_another_users(tmp_path, monkeypatch):
+    monkeypatch.delenv("HOSTLINK_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    assert runtime_root() == tmp_path / "run" / "hostlink"
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    monkeypatch.setattr(private.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    assert runtime_root() == tmp_path / "tmp" / f"hostlink-{os.getuid()}"
+    monkeypatch.setattr(private.os, "getuid", lambda: os.stat(tmp_path).st_uid + 1)
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path / "run" / "hostlink"))
+    with pytest.raises(PrivateStateError, match="the hostlink runtime directory belongs to another user"):
+        runtime_root()
+
+
+def test_a_replaced_file_that_cannot_take_its_place_leaves_no_temporary_behind(root):
+    path = create_private_dir("request")
+    (path / "report.json").mkdir()  # a directory where the file should go
+    (path / "report.json" / "inside").write_text("x")
+    with pytest.raises(OSError):  # noqa: PT011 - the OS's own refusal, its text not ours
+        private.replace_private_file(path, "report.json", "{}")
+    assert sorted(entry.name for entry in path.iterdir()) == [MARKER, "report.json"]
+
+
+@pytest.fixture(scope="module")
+def gone():
+    return dead_pid()
+
+
+@pytest.mark.parametrize("marker", [
+    {}, {"pid": 0}, {"pid": True}, {"pid": "4242"}, {"created": "yesterday"}, {"created": False}, ["hostlink"],
+])
+def test_a_directory_whose_marker_is_malformed_is_never_removed(root, gone, marker):
+    path = root / "request-odd"
+    path.mkdir(mode=0o700)
+    valid = {"package": "hostlink", "pid": gone, "created": 0}  # without the malformed field: removed
+    (path / MARKER).write_text(json.dumps({**valid, **marker} if isinstance(marker, dict) else marker))
+    assert (recover_stale(), path.exists()) == ((1, False) if marker == {} else (0, True))
+
+
+def test_recovery_of_a_root_that_does_not_exist_removes_nothing(tmp_path):
+    assert recover_stale(tmp_path / "never-made") == 0

@@ -153,3 +153,70 @@ def test_without_a_terminal_the_server_is_told_nothing_can_be_asked(env, tmp_pat
     result = hostlink(env, tmp_path, "mcp", "call", "asker", "ask_user", "{}", stdin="")
     assert result.returncode == 0, result.stderr
     assert "error" in json.loads(result.stdout)
+
+
+# --- in process: each form hostlink does not show, and what the person is told ------------------
+
+def _text_field(**extra):
+    return {"type": "string", **extra}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("schema", "reason"), [
+    ({"type": "array"}, "the form is not an object of fields"),
+    ({"type": "object", "properties": {}}, "the form has no fields"),
+    ({"type": "object", "properties": {f"f{n}": _text_field() for n in range(21)}}, "the form has more than 20 fields"),
+    ({"type": "object", "properties": {"name": _text_field()}, "required": ["name", "age"]},
+     "the form's required list names fields it does not have"),
+    ({"type": "object", "properties": {"na\x1bme": _text_field()}}, "a field name is not a short plain name"),
+    ({"type": "object", "properties": {"photo": {"type": "object"}}},
+     "field 'photo' is not a text, number, yes/no or choice field"),
+    ({"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}},
+     "field 'tags' is a list of something other than choices"),
+    ({"type": "object", "properties": {"size": _text_field(enum=["s", "m"], enumNames=["small"])}},
+     "field 'size' has choice names that do not match its choices"),
+    ({"type": "object", "properties": {"size": _text_field(oneOf=["s", "m"])}},
+     "field 'size' has choices that are not short plain texts"),
+    ({"type": "object", "properties": {"size": _text_field(anyOf=[{"const": "s"}, {"const": "s"}])}},
+     "field 'size' has choices that are not short plain texts"),
+    ({"type": "object", "properties": {"note": {"type": "string", "title": "Your API key"}}},
+     "field 'note' asks for a secret, which a form must not collect"),
+])
+async def test_a_form_hostlink_does_not_show_is_declined_and_the_person_told_why(schema, reason):
+    from mcp_types import ElicitRequestFormParams
+
+    from hostlink.mcp.runtime.elicitation import elicitation_for
+
+    asked, notices = [], Notices()
+
+    async def ask(question):
+        asked.append(question)
+        return Answer("accept", {})
+
+    elicit = elicitation_for(ask, notices)("asker")
+    result = await elicit(None, ElicitRequestFormParams(message="Tell me", requested_schema=schema))
+    assert result.action == "decline" and asked == []
+    (notice,) = notices.messages
+    assert notice.startswith(f"MCP server 'asker' asked a question hostlink does not ask: {reason}")
+    assert notice.endswith("; declined")
+
+
+@pytest.mark.anyio
+async def test_a_text_field_keeps_a_format_mcp_allows_and_loses_any_other():
+    from mcp_types import ElicitRequestFormParams
+
+    from hostlink.mcp.runtime.elicitation import elicitation_for
+
+    asked = []
+
+    async def ask(question):
+        asked.append(question)
+        return Answer("accept", {"mail": "a@example.com", "shade": "red"})
+
+    schema = {"type": "object",
+              "properties": {"mail": _text_field(format="email"), "shade": _text_field(format="color")}}
+    result = await elicitation_for(ask, Notices())("asker")(None, ElicitRequestFormParams(message="Tell me",
+                                                                                          requested_schema=schema))
+    assert result.action == "accept" and result.content == {"mail": "a@example.com", "shade": "red"}
+    (question,) = asked
+    assert question.fields["properties"] == {"mail": {"type": "string", "format": "email"}, "shade": {"type": "string"}}

@@ -107,3 +107,33 @@ async def test_a_connected_server_with_one_tool_says_1_tool(tmp_path, runtime_di
         await host.run(action="tools", server="rs")
         line = render.status_lines(host.extension.runtime, ["rs"])[0]
     assert "1 tool," in line and "1 tools" not in line
+
+
+def test_an_argument_error_names_the_parameters_as_people_write_their_types():
+    assert render.parameters_line({"type": "object"}) == "(none)"
+    assert render.parameters_line(None) == "(none)"
+    nested = {"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {
+        "type": "array", "items": {"type": "array", "items": {"type": "string"}}}}}}
+    schema = {"type": "object", "required": ["mode", "at"], "properties": {
+        "mode": {"const": "fast"}, "at": {"$ref": "#/$defs/Place"}, "root": {"$ref": "#/"},
+        "grid": nested, "note": {"description": "says nothing of its type"}, "flag": True}}
+    assert render.parameters_line(schema) == (
+        'mode ("fast", required), at (Place, required), root (any), '
+        "grid (array of array of array of array of any), note (any), flag (any)")
+
+
+class _Failed(Exception):
+    def __init__(self, detail):
+        super().__init__("failed")
+        self.detail = detail
+
+
+def test_what_a_server_said_is_its_last_lines_within_four_kib_and_says_how_much_was_left_out():
+    assert render.server_words(_Failed("")) == [] and render.server_words(None) == []
+    lines = [f"line {n} " + "x" * 1000 for n in range(6)]
+    words = render.server_words(_Failed("\n".join(lines)))
+    assert words[0] == "the server said (last 4 of 6 lines; --verbose for all):"
+    assert words[1:] == [f"  {line}" for line in lines[2:]]  # the newest within 4 KiB
+    assert render.server_words(_Failed("\n".join(lines)), verbose=True)[0] == "the server said:"
+    (heading, only) = render.server_words(_Failed("y" * 5000))
+    assert heading == "the server said:" and only == "  " + "y" * 4096  # one long line: its end, never nothing

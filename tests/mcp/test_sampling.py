@@ -165,3 +165,73 @@ def test_on_a_terminal_the_request_is_shown_and_a_no_refuses_it(tmp_path):
     assert "MCP server 'asker' asks" in shown and "wants claude-code/haiku to answer this (at most 30 tokens" in shown
     assert "[user] hi there" in shown and "\x1b[2J" not in shown
     assert "did not approve" in out + shown and code != 0
+
+
+# --- in process: the request as the host's model sees it, and what is refused -------------------
+
+PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA"
+
+
+def _params(*messages, system=None, max_tokens=50):
+    import mcp_types as t
+
+    def block(item):
+        if isinstance(item, tuple):
+            kind, data, mime = item
+            return (t.ImageContent if kind == "image" else t.AudioContent)(type=kind, data=data, mime_type=mime)
+        return t.TextContent(type="text", text=item)
+
+    return t.CreateMessageRequestParams(
+        messages=[t.SamplingMessage(role=role, content=[block(item) for item in content] if isinstance(content, list)
+                                    else block(content)) for role, content in messages],
+        system_prompt=system, max_tokens=max_tokens)
+
+
+def _sampler(provider, asked, notices):
+    from hostlink.mcp.runtime.sampling import sampling_for
+
+    async def complete(model, context, signal):  # the host's Complete: a model named "provider/model"
+        provider.contexts.append(context)
+        yield Done(AssistantMessage((TextContent(provider.reply),), model=model))
+
+    return sampling_for(approving(asked), complete, notices)("asker", SamplingSettings(model="fake/echo", maxTokens=50))
+
+
+@pytest.mark.anyio
+async def test_a_conversation_with_an_image_reaches_the_model_and_the_preview_shows_where_it_was():
+    from hostlink.host import ImageContent, UserMessage
+
+    provider, asked, notices = Scripted(), [], Notices()
+    result = await _sampler(provider, asked, notices)(None, _params(
+        ("user", ["what is this?", ("image", PNG_B64, "image/png")]), ("assistant", "a pixel"),
+        ("user", "and its colour? " + "very " * 400), system="Answer \x1b[31mbriefly."))
+    assert result.content.text == "a short answer" and result.stop_reason == "endTurn"
+    (context,) = provider.contexts
+    assert context.system_prompt == "Answer briefly."
+    assert context.messages[0] == UserMessage((TextContent("what is this?"), ImageContent(PNG_B64, "image/png")))
+    assert context.messages[1] == AssistantMessage((TextContent("a pixel"),))
+    (question,) = asked
+    lines = question.message.splitlines()
+    assert lines[1:5] == ["[system] Answer briefly.", "[user] what is this?", "[user] (an image)",
+                          "[assistant] a pixel"]
+    assert len(question.message) == 1500 and question.message.endswith("…")  # a long request, cut
+    assert notices.seen == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("messages", "reason"), [
+    ([("user", "hi")] * 101, "more than 100 messages"),
+    ([("user", "draw"), ("assistant", [("image", PNG_B64, "image/png")]), ("user", "again")],
+     "an image in an assistant message"),
+    ([("user", "hi"), ("assistant", "hello")], "the last message must be the user's"),
+    ([("user", [("image", "not base64!", "image/png")])], "an image that is not valid base64"),
+    ([("user", [("image", PNG_B64, "image/tiff")])], "image content (text and images only)"),
+    ([("user", [("audio", "AAAA", "audio/wav")])], "audio content (text and images only)"),
+])
+async def test_a_request_hostlink_does_not_take_is_refused_with_the_reason_and_never_asked(messages, reason):
+    provider, asked, notices = Scripted(), [], Notices()
+    result = await _sampler(provider, asked, notices)(None, _params(*messages))
+    assert result.message == f"sampling refused: {reason}"
+    assert notices.seen == [(f"MCP server 'asker' asked for a model answer hostlink does not give: {reason}",
+                             "warning")]
+    assert asked == [] and provider.contexts == []

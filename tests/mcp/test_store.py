@@ -268,3 +268,48 @@ async def test_credential_states_from_the_record():
         await store.save(key, _record(endpoint=server.url, tokens=tokens, pending=pending, pending_pid=pid))
         assert await manager.credential_state("s", server) == expected
     await store.delete(key)
+
+
+async def test_a_lock_held_with_an_unreadable_holder_says_another_process():
+    import fcntl
+
+    path = lock_dir() / "k5.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another open file of the lock: held as another process holds it
+        os.write(fd, b"not json")
+        with pytest.raises(StoreError) as raised:
+            async with credential_lock("k5", timeout=0.1):
+                pass
+    finally:
+        os.close(fd)
+    assert raised.value.state == "busy"
+    assert str(raised.value).endswith("the credential lock is held by another process; try again later")
+
+
+async def test_a_lock_directory_that_cannot_be_made_is_a_lock_error(isolated_state):
+    isolated_state.parent.mkdir(exist_ok=True)
+    isolated_state.write_text("a file where the state directory should be")
+    with pytest.raises(StoreError) as raised:
+        async with credential_lock("k6"):
+            pass
+    assert raised.value.state == "lock"
+    assert "the credential lock directory is unusable (" in str(raised.value)
+
+
+async def test_a_record_too_large_to_store_is_refused_and_nothing_is_written():
+    from hostlink.mcp.auth.store import MAX_RECORD_CHARS
+
+    store = SecureStore()
+    with pytest.raises(StoreError) as raised:
+        await store.save("test-large", _record(client={"client_id": "c" * MAX_RECORD_CHARS}))
+    assert raised.value.state == "unverified" and "too large to store" in str(raised.value)
+    assert await store.read_raw("test-large") is None
+
+
+def test_a_stored_record_too_large_to_be_ours_is_corrupt_not_read():
+    from hostlink.mcp.auth.store import MAX_RECORD_CHARS
+
+    with pytest.raises(StoreError) as raised:
+        parse_record(" " * (MAX_RECORD_CHARS + 1) + _record().model_dump_json())
+    assert raised.value.state == "corrupt" and "it was kept, not used (sign out to remove it)" in str(raised.value)

@@ -227,7 +227,7 @@ def output_items(message: AssistantMessage) -> list[dict[str, Any]]:
                 items[-1]["content"][0]["text"] += part.text
             else:
                 items.append(message_item(new_id("msg"), part.text))
-        elif isinstance(part, ToolCall):
+        else:
             items.append(call_item(new_id("fc"), part))
     return items
 

@@ -69,10 +69,9 @@ class _Inflate:
                 self._z, self._deflate = zlib.decompressobj(-15), False
                 continue
             self._started = True
-            if piece:
-                yield piece
-            elif len(self._z.unconsumed_tail) >= len(data):
-                return  # no progress: the rest waits for more input
+            if not piece:
+                return  # zlib took all the input in (a tail is only left when a step is full)
+            yield piece
             data = self._z.unconsumed_tail
 
     def flush(self) -> bytes:
