@@ -91,6 +91,10 @@ async def test_a_host_that_declares_tasks_gets_the_gateways_own_tasks(tmp_path):
         with pytest.raises(MCPError, match="Unknown task"):  # cancelled upstream: no longer the session's
             await get_task(client.session, running, 10)
         assert text(await client.call_tool("slow__quick", {"text": "plain"})) == "plain"  # no task: as before
+        asking = text(await client.call_tool("slow__ask_name", {}))
+        with pytest.raises(MCPError, match='asks for input, which needs "elicitation": true'):
+            await poll(client.session, asking)
+        assert (await get_task(client.session, asking, 10)).status == "cancelled"
 
 
 async def test_a_host_that_declares_nothing_still_gets_handles(tmp_path):

@@ -388,7 +388,7 @@ class Gateway:
         server.add_request_handler("logging/setLevel", mcp_types.SetLevelRequestParams, self.logs.set_level)
         server.add_notification_handler("notifications/initialized", mcp_types.NotificationParams, self.initialized)
         if self.face == "tools":  # tasks passed through to a host that declares them (gateway.tasks)
-            from hostlink.mcp.runtime.task_wire import TaskParams
+            from hostlink.mcp import TaskParams
 
             server.extensions[TASKS_EXTENSION] = {}
             server.add_request_handler("tasks/get", TaskParams, self.host_tasks.get)

@@ -1,18 +1,19 @@
 """Tasks passed through to an MCP host that declares the tasks extension (the tools face).
 
-A host on protocol 2026-07-28 whose capabilities name `io.modelcontextprotocol/tasks` gets, for
-a call that a server with `"tasks": true` runs as a task, a task of the gateway's own: the call
-is made detached (the runtime answers with the upstream task's handle at once) and the host is
-answered `resultType: "task"` with an id of the gateway's, random, mapped to the server and the
-upstream task id in the book of the host's connection alone — another connection that names it
-hears that no such task exists. The host's `tasks/get` is one upstream `tasks/get` (the status,
-its message, and once the task ended its result, sanitized as any tool result, or its error);
-`tasks/cancel` cancels the upstream task. A connection holds at most MAX_IN_FLIGHT tasks (a call
-beyond that cancels the task it started and says why), and what a connection leaves when it
-ends is cancelled upstream. A host that declares nothing gets the handles as before.
+A host on protocol 2026-07-28 whose capabilities name `io.modelcontextprotocol/tasks`, on a
+stream that lasts (stdio), gets, for a call that a server with `"tasks": true` runs as a task, a
+task of the gateway's own: the call is made detached (the runtime answers with the upstream
+task's handle at once) and the host is answered `resultType: "task"` with a random id of the
+gateway's, mapped to the server and the upstream task id in its session's book alone — another
+session that names it hears that no such task exists. The host's `tasks/get` is one upstream
+`tasks/get` (the status, its message, and once the task ended its result, sanitized as any tool
+result, or its error); `tasks/cancel` cancels the upstream task. A session holds at most
+MAX_IN_FLIGHT tasks (a call beyond that cancels the task it started and says why), and what is
+left when serving ends is cancelled upstream. Any other host gets the handles as before.
 
-Input requests are not passed through: a task that asks for input is followed as the runtime
-follows it when its status is asked (elicitation where the server has it on, else cancelled).
+Input requests are not passed through: a task that asks for input is answered as the runtime
+answers one it follows, when its status is asked (elicitation where the server has it on, else
+cancelled with an error naming the setting).
 """
 
 from __future__ import annotations
@@ -27,13 +28,12 @@ from hostlink.gateway import results
 from hostlink.gateway.hosts import host_connection
 from hostlink.host import ToolResult
 from hostlink.host.output import one_line
-from hostlink.mcp.errors import McpError
-from hostlink.mcp.runtime.tasks import CANCEL_SECONDS, ID_CHARS, MAX_IN_FLIGHT
+from hostlink.mcp import CANCEL_SECONDS, ID_CHARS, MAX_IN_FLIGHT, McpError
 
 if TYPE_CHECKING:
     from hostlink.gateway.peer import Peer
     from hostlink.host.output import OutputSession
-    from hostlink.mcp.runtime.tasks import Tasks
+    from hostlink.mcp import Tasks
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"

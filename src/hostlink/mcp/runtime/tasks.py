@@ -228,9 +228,13 @@ class Tasks:
 
     async def status(self, name: str, task_id: str) -> tuple[str, str | None, CallToolResult | None]:
         """One `tasks/get` of a task, without waiting: its status and message, and once it
-        ended the call's result (a failed or cancelled task's as an error result)."""
+        ended the call's result (a failed or cancelled task's as an error result). A task that
+        asks for input is answered as a followed one is (`_answer`)."""
         async def work(client: Any, _group: Any) -> tuple[str, str | None, CallToolResult | None]:
             view = self._checked(name, await self._get(name, client.session, task_id), task_id)
+            if view.status == "input_required":  # answered here, or cancelled with an error naming why
+                await self._answer(name, client.session, view)
+                return "working", view.message, None
             if view.status not in TERMINAL:
                 return view.status, view.message, None
             self._book.pop((name, task_id), None)
