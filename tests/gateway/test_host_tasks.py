@@ -92,6 +92,7 @@ async def test_a_session_holds_a_bounded_number_and_what_is_left_is_cancelled_at
     one, two = object(), object()
     for index in range(MAX_IN_FLIGHT):
         await host_tasks.created(request(one), "slow", {"taskId": f"up-{index}", "status": "working"})
+    assert host_tasks.refusal(request(one)).is_error and host_tasks.refusal(request(two)) is None
     refused = await host_tasks.created(request(one), "slow", {"taskId": "up-extra", "status": "working"})
     assert refused.is_error and f"already has {MAX_IN_FLIGHT} tasks in flight" in refused.content[0].text
     assert upstream.cancelled == ["up-extra"]

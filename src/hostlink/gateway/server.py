@@ -180,6 +180,8 @@ class Gateway:
                 arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
         passing = (self.face == "tools" and arguments.get("action") == "call" and server is not None
                    and server in self.runtime.servers and self.runtime.servers[server].tasks and declares_tasks(ctx))
+        if passing and (refused := self.host_tasks.refusal(ctx)) is not None:
+            return refused
         started = time.monotonic()
         result = await self._run_mcp(ctx, arguments, server, detach=passing)
         if self.metrics is not None:

@@ -8,8 +8,9 @@ gateway's, mapped to the server and the upstream task id in its session's book a
 session that names it hears that no such task exists. The host's `tasks/get` is one upstream
 `tasks/get` (the status, its message, and once the task ended its result, sanitized as any tool
 result, or its error); `tasks/cancel` cancels the upstream task. A session holds at most
-MAX_IN_FLIGHT tasks (a call beyond that cancels the task it started and says why), and what is
-left when serving ends is cancelled upstream. Any other host gets the handles as before.
+MAX_IN_FLIGHT tasks: while it does, a call of that server's tools is refused before it is made
+(the server decides per call whether it is a task), and what is left when serving ends is
+cancelled upstream. Any other host gets the handles as before.
 
 Input requests are not passed through: a task that asks for input is answered as the runtime
 answers one it follows, when its status is asked (elicitation where the server has it on, else
@@ -68,6 +69,14 @@ class HostTasks:
 
     def _book(self, ctx: Any) -> dict[str, tuple[str, str]]:
         return self._books.setdefault(session(ctx), {})
+
+    def refusal(self, ctx: Any) -> Any:
+        """A tool error when this session already holds MAX_IN_FLIGHT tasks (checked before a
+        call, so that no task is started for nothing), else None."""
+        if len(self._books.get(session(ctx), {})) < MAX_IN_FLIGHT:
+            return None
+        return results.error_result(f"this session already has {MAX_IN_FLIGHT} tasks in flight, the most it may "
+                                    "have; collect one (tasks/get until it ends) or cancel one (tasks/cancel) first")
 
     async def created(self, ctx: Any, server: str, handle: dict[str, Any]) -> Any:
         """The answer to a call whose task is running upstream: a task of the gateway's, or a
