@@ -29,6 +29,7 @@ from hostlink.gateway.logs import HostLogs
 from hostlink.gateway.peer import Peer
 from hostlink.gateway.session import WATCH_SECONDS, ConfigWatch, GatewaySession, StderrNotifier, reload, start
 from hostlink.gateway.subscriptions import HostSubscriptions
+from hostlink.gateway.tasks import TASKS_EXTENSION, HostTasks, declares_tasks
 from hostlink.gateway.tools_face import ToolsFace, Unknown, resource
 from hostlink.host import CancelSignal, TextContent, ToolResult
 from hostlink.host.output import one_line
@@ -61,6 +62,7 @@ class Gateway:
         self.hosts = Hosts(self.notifier)
         self.subscriptions = HostSubscriptions(self.hosts)
         self.logs = HostLogs()
+        self.host_tasks = HostTasks(lambda: self.runtime.tasks, self.peer, lambda: self.host.output)
         self._watch: ConfigWatch | None = None
         self._reloading: anyio.Lock | None = None
         self._listens: Any = None  # the SDK's bus of `subscriptions/listen` streams (2026-07-28 hosts)
@@ -176,8 +178,12 @@ class Gateway:
                 except Unknown as unknown:  # a tool error the model can read and correct
                     return results.error_result(str(unknown))
                 arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
+        passing = (self.face == "tools" and arguments.get("action") == "call" and server is not None
+                   and server in self.runtime.servers and self.runtime.servers[server].tasks and declares_tasks(ctx))
+        if passing and (refused := self.host_tasks.refusal(ctx)) is not None:
+            return refused
         started = time.monotonic()
-        result = await self._run_mcp(ctx, arguments, server)
+        result = await self._run_mcp(ctx, arguments, server, detach=passing)
         if self.metrics is not None:
             self.metrics.record(arguments, result, time.monotonic() - started)
         details = result.details or {}
@@ -187,6 +193,8 @@ class Gateway:
             await self.peer.offer_link(ctx, server, details["link"])
         if self.verbose and details.get("error") and server is not None and server in self.runtime.servers:
             self._tell(server)
+        if passing and isinstance(details.get("task"), dict) and server is not None:  # the host's own task
+            return await self.host_tasks.created(ctx, server, details["task"])
         if self.face == "tools" and isinstance(details.get("task"), dict) and server is not None:
             check = next((name for name, owner in self.tools.task_tools.items() if owner == server), None)
             said = "\n".join(item.text for item in result.content if isinstance(item, TextContent))
@@ -196,20 +204,22 @@ class Gateway:
             return results.passed_through(result, self.host.output)
         return results.call_result(result, structured=False)
 
-    async def _run_mcp(self, ctx: Any, arguments: dict[str, Any], server: str | None) -> ToolResult:
+    async def _run_mcp(self, ctx: Any, arguments: dict[str, Any], server: str | None, *,
+                       detach: bool = False) -> ToolResult:
         """The `mcp` tool's run (with `server`; None: perhaps every one), the MCP host's
         progress token and log level watched (a call with neither runs without a relay task:
-        most calls, and a task less per call)."""
+        most calls, and a task less per call); `detach`: a task answers with its handle at once."""
         meta = ctx.meta or {}
         token = meta.get("progress_token", meta.get("progressToken")) if isinstance(meta, Mapping) else None
         level = self.logs.level(ctx)
         with self.peer.serving(ctx, server):
             if token is None and level is None:
-                with watching(CallWatch()):
+                with watching(CallWatch(detach=detach)):
                     return await self.host.run_tool("mcp", arguments, CancelSignal())
-            return await self._run_relayed(ctx, arguments, token is not None, level)
+            return await self._run_relayed(ctx, arguments, token is not None, level, detach)
 
-    async def _run_relayed(self, ctx: Any, arguments: dict[str, Any], progress: bool, level: str | None) -> ToolResult:
+    async def _run_relayed(self, ctx: Any, arguments: dict[str, Any], progress: bool, level: str | None,
+                           detach: bool) -> ToolResult:
         """The run with the upstream progress and log messages relayed to the MCP host's request."""
         send, receive = anyio.create_memory_object_stream[Callable[[], Awaitable[None]]](64)
 
@@ -232,7 +242,7 @@ class Gateway:
                     await note()
 
         watch = CallWatch(listener=listener if progress else None, log=log if level is not None else None,
-                          log_level=level or "info")
+                          log_level=level or "info", detach=detach)
         with watching(watch):
             async with anyio.create_task_group() as group:
                 group.start_soon(relay)
@@ -379,6 +389,12 @@ class Gateway:
         server = GatewayServer(NAME, version=_version(), instructions=_INSTRUCTIONS[self.face], **handlers)
         server.add_request_handler("logging/setLevel", mcp_types.SetLevelRequestParams, self.logs.set_level)
         server.add_notification_handler("notifications/initialized", mcp_types.NotificationParams, self.initialized)
+        if self.face == "tools":  # tasks passed through to a host that declares them (gateway.tasks)
+            from hostlink.mcp import TaskParams
+
+            server.extensions[TASKS_EXTENSION] = {}
+            server.add_request_handler("tasks/get", TaskParams, self.host_tasks.get)
+            server.add_request_handler("tasks/cancel", TaskParams, self.host_tasks.cancel)
         return server
 
 

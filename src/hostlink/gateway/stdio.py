@@ -94,6 +94,7 @@ async def serve_stdio(gateway: Gateway, *, cwd: Path, environ: Mapping[str, str]
             async with streams as (read, write), gateway.following():
                 await server.run(read, write, server.create_initialization_options())
         finally:
+            await gateway.host_tasks.aclose()  # what the host left running, cancelled upstream
             if stdout is not None:
                 stdout.close()
 

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from hostlink.mcp.runtime.clients import McpRuntime
     from hostlink.mcp.runtime.listing import every_page
     from hostlink.mcp.runtime.subscriptions import ResourceSubscriptions
+    from hostlink.mcp.runtime.task_wire import TaskParams
+    from hostlink.mcp.runtime.tasks import CANCEL_SECONDS, ID_CHARS, MAX_IN_FLIGHT, Tasks
     from hostlink.mcp.runtime.visibility import model_visible, task_mark
     from hostlink.mcp.tool import SEE_TOOLS
 
@@ -61,6 +63,8 @@ _WHERE = {
         "runtime.clients": ("McpRuntime",),
         "runtime.listing": ("every_page",),
         "runtime.subscriptions": ("ResourceSubscriptions",),
+        "runtime.task_wire": ("TaskParams",),
+        "runtime.tasks": ("CANCEL_SECONDS", "ID_CHARS", "MAX_IN_FLIGHT", "Tasks"),
         "runtime.visibility": ("model_visible", "task_mark"),
         "tool": ("SEE_TOOLS",),
     }.items()
@@ -69,6 +73,9 @@ _WHERE = {
 __getattr__ = lazy_names(__name__, _WHERE)
 
 __all__ = [
+    "CANCEL_SECONDS",
+    "ID_CHARS",
+    "MAX_IN_FLIGHT",
     "SEE_TOOLS",
     "AuthManager",
     "AuthRequired",
@@ -85,6 +92,8 @@ __all__ = [
     "ResourceSubscriptions",
     "SecureStore",
     "StdioServer",
+    "TaskParams",
+    "Tasks",
     "ToolCache",
     "asking_server",
     "build_entry",

@@ -226,6 +226,24 @@ class Tasks:
 
         return str(await self._run(name, f"tasks/cancel of task {one_line(task_id, ID_CHARS)!r}", work))
 
+    async def status(self, name: str, task_id: str) -> tuple[str, str | None, CallToolResult | None]:
+        """One `tasks/get` of a task, without waiting: its status and message, and once it
+        ended the call's result (a failed or cancelled task's as an error result). A task that
+        asks for input is answered as a followed one is (`_answer`)."""
+        async def work(client: Any, _group: Any) -> tuple[str, str | None, CallToolResult | None]:
+            view = self._checked(name, await self._get(name, client.session, task_id), task_id)
+            if view.status == "input_required":  # answered here, or cancelled with an error naming why
+                await self._answer(name, client.session, view)
+                return "working", view.message, None
+            if view.status not in TERMINAL:
+                return view.status, view.message, None
+            self._book.pop((name, task_id), None)
+            return view.status, view.message, self._finished(name, view)
+
+        found: tuple[str, str | None, CallToolResult | None] = await self._run(
+            name, f"tasks/get of task {one_line(task_id, ID_CHARS)!r}", work)
+        return found
+
     def hand_over(self, name: str, task_id: str) -> None:
         """The person was given this task's id (a command printed it): the session's end leaves it running."""
         if (name, task_id) in self._book:

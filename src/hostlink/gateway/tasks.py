@@ -1,0 +1,159 @@
+"""Tasks passed through to an MCP host that declares the tasks extension (the tools face).
+
+A host on protocol 2026-07-28 whose capabilities name `io.modelcontextprotocol/tasks`, on a
+stream that lasts (stdio), gets, for a call that a server with `"tasks": true` runs as a task, a
+task of the gateway's own: the call is made detached (the runtime answers with the upstream
+task's handle at once) and the host is answered `resultType: "task"` with a random id of the
+gateway's, mapped to the server and the upstream task id in its session's book alone — another
+session that names it hears that no such task exists. The host's `tasks/get` is one upstream
+`tasks/get` (the status, its message, and once the task ended its result, sanitized as any tool
+result, or its error); `tasks/cancel` cancels the upstream task. A session holds at most
+MAX_IN_FLIGHT tasks: while it does, a call of that server's tools is refused before it is made
+(the server decides per call whether it is a task), and what is left when serving ends is
+cancelled upstream. Any other host gets the handles as before.
+
+Input requests are not passed through: a task that asks for input is answered as the runtime
+answers one it follows, when its status is asked (elicitation where the server has it on, else
+cancelled with an error naming the setting).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from hostlink.gateway import results
+from hostlink.gateway.hosts import host_connection
+from hostlink.host import ToolResult
+from hostlink.host.output import one_line
+from hostlink.mcp import CANCEL_SECONDS, ID_CHARS, MAX_IN_FLIGHT, McpError
+
+if TYPE_CHECKING:
+    from hostlink.gateway.peer import Peer
+    from hostlink.host.output import OutputSession
+    from hostlink.mcp import Tasks
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+MODERN = "2026-07-28"
+POLL_MS = 500  # the interval the host is asked to poll at (each poll is one upstream tasks/get)
+
+
+def session(ctx: Any) -> Any:
+    """What a request's session is, for the book of its tasks: on 2026-07-28 every request
+    comes with a connection of its own, and what lasts is the stream it came on (stdio: the
+    SDK's outbound channel of that stream). None where no stream lasts (Streamable HTTP's
+    single exchanges, where no session exists to hold a task)."""
+    connection = host_connection(ctx)
+    return connection.outbound if getattr(connection, "has_standalone_channel", False) else None
+
+
+def declares_tasks(ctx: Any) -> bool:
+    """Whether the MCP host of this request speaks the tasks extension (2026-07-28) on a
+    session that can hold tasks."""
+    if getattr(ctx, "protocol_version", None) != MODERN or session(ctx) is None:
+        return False
+    capabilities = getattr(host_connection(ctx), "client_capabilities", None)
+    extensions = getattr(capabilities, "extensions", None)
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
+class HostTasks:
+    """The tasks handed to MCP hosts, per session: own id -> (server, upstream id)."""
+
+    def __init__(self, tasks: Callable[[], Tasks], peer: Peer, output: Callable[[], OutputSession | None]) -> None:
+        self._tasks, self._peer, self._output = tasks, peer, output
+        self._books: dict[Any, dict[str, tuple[str, str]]] = {}
+
+    def _book(self, ctx: Any) -> dict[str, tuple[str, str]]:
+        return self._books.setdefault(session(ctx), {})
+
+    def refusal(self, ctx: Any) -> Any:
+        """A tool error when this session already holds MAX_IN_FLIGHT tasks (checked before a
+        call, so that no task is started for nothing), else None."""
+        if len(self._books.get(session(ctx), {})) < MAX_IN_FLIGHT:
+            return None
+        return results.error_result(f"this session already has {MAX_IN_FLIGHT} tasks in flight, the most it may "
+                                    "have; collect one (tasks/get until it ends) or cancel one (tasks/cancel) first")
+
+    async def created(self, ctx: Any, server: str, handle: dict[str, Any]) -> Any:
+        """The answer to a call whose task is running upstream: a task of the gateway's, or a
+        tool error when the connection already holds MAX_IN_FLIGHT (the new task is cancelled)."""
+        upstream, status = str(handle.get("taskId")), str(handle.get("status"))
+        book = self._book(ctx)
+        if len(book) >= MAX_IN_FLIGHT:
+            await self._cancel_quietly(server, upstream)
+            return results.error_result(
+                f"this session already has {MAX_IN_FLIGHT} tasks in flight, the most it may have; collect or "
+                f"cancel one first. The task MCP server {server!r} started for this call was cancelled")
+        own = secrets.token_urlsafe(16)
+        book[own] = (server, upstream)
+        return {"resultType": "task", "taskId": own, "status": status, "pollIntervalMs": POLL_MS}
+
+    def _find(self, ctx: Any, task_id: str) -> tuple[str, str]:
+        found = self._books.get(session(ctx), {}).get(task_id)
+        if found is None:
+            from mcp import MCPError
+            from mcp_types import INVALID_PARAMS
+
+            raise MCPError(INVALID_PARAMS, f"Unknown task: {one_line(task_id, ID_CHARS)!r} (no task of this session)")
+        return found
+
+    async def get(self, ctx: Any, params: Any) -> Any:
+        """`tasks/get`: the upstream task's status now, with its result or error once it ended."""
+        server, upstream = self._find(ctx, params.task_id)
+        status, message, ended = await self._served(ctx, server, lambda: self._tasks().status(server, upstream))
+        answer: dict[str, Any] = {"taskId": params.task_id, "status": status, "pollIntervalMs": POLL_MS}
+        if message:
+            answer["statusMessage"] = message
+        if ended is None:
+            return answer
+        self._books.get(session(ctx), {}).pop(params.task_id, None)
+        if status == "completed":
+            passed = results.passed_through(ToolResult(content=[], details={
+                "result": ended, "structuredContent": ended.structured_content}), self._output())
+            answer["result"] = passed.model_dump(by_alias=True, mode="json", exclude_none=True)
+        elif status == "failed":
+            said = " ".join(getattr(block, "text", "") for block in ended.content)
+            answer["error"] = {"code": -32603, "message": one_line(said, 300)}
+        return answer
+
+    async def cancel(self, ctx: Any, params: Any) -> Any:
+        """`tasks/cancel`: ask the upstream server to cancel; the status it reports after that."""
+        server, upstream = self._find(ctx, params.task_id)
+        status = await self._served(ctx, server, lambda: self._tasks().cancel(server, upstream))
+        if status in ("completed", "failed", "cancelled"):
+            self._books.get(session(ctx), {}).pop(params.task_id, None)
+        return {"taskId": params.task_id, "status": status}
+
+    async def _served(self, ctx: Any, server: str, work: Callable[[], Any]) -> Any:
+        from mcp import MCPError
+        from mcp_types import INTERNAL_ERROR
+
+        from hostlink.host.output import strip_controls
+
+        try:
+            with self._peer.serving(ctx, server):
+                return await work()
+        except McpError as error:
+            raise MCPError(INTERNAL_ERROR, strip_controls(str(error))) from None
+
+    async def aclose(self) -> None:
+        """Serving ended: cancel upstream what every session left (each cancel bounded)."""
+        left = [task for book in self._books.values() for task in book.values()]
+        self._books.clear()
+        if not left:
+            return
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as group:
+                for server, upstream in left:
+                    group.start_soon(self._cancel_quietly, server, upstream)
+
+    async def _cancel_quietly(self, server: str, upstream: str) -> None:
+        with anyio.move_on_after(CANCEL_SECONDS * 2):
+            try:
+                await self._tasks().cancel(server, upstream)
+            except McpError:
+                pass  # the server is gone or refused: nothing more to do

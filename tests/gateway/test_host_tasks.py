@@ -1,0 +1,104 @@
+"""The book of tasks passed through to MCP hosts (gateway.tasks), with a stand-in for the
+runtime's tasks: who declares them, per-session ids, the bound, and the teardown."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from mcp import MCPError
+from mcp_types import CallToolResult, TextContent
+
+from hostlink.gateway.tasks import TASKS_EXTENSION, HostTasks, declares_tasks
+from hostlink.mcp.runtime.tasks import MAX_IN_FLIGHT
+
+pytestmark = pytest.mark.anyio
+
+
+def request(stream: object | None, *, declared: bool = True, version: str = "2026-07-28") -> Any:
+    capabilities = SimpleNamespace(extensions={TASKS_EXTENSION: {}} if declared else None)
+    connection = SimpleNamespace(outbound=stream, has_standalone_channel=stream is not None,
+                                 client_capabilities=capabilities)
+    return SimpleNamespace(protocol_version=version, session=SimpleNamespace(_connection=connection))
+
+
+class Upstream:
+    def __init__(self) -> None:
+        self.status: dict[str, str] = {}
+        self.cancelled: list[str] = []
+
+    async def status_of(self, server: str, task_id: str) -> tuple[str, str | None, CallToolResult | None]:
+        status = self.status.get(task_id, "working")
+        if status == "completed":
+            return status, None, CallToolResult(content=[TextContent(type="text", text=f"done \x1b[31m{task_id}")])
+        if status == "failed":
+            return status, "it broke", CallToolResult(content=[TextContent(type="text", text="it broke")],
+                                                      is_error=True)
+        return status, "half way", None
+
+    async def cancel(self, server: str, task_id: str) -> str:
+        self.cancelled.append(task_id)
+        return "cancelled"
+
+
+class Peer:
+    @contextmanager
+    def serving(self, ctx: Any, server: str | None) -> Any:
+        yield
+
+
+def book() -> tuple[HostTasks, Upstream]:
+    upstream = Upstream()
+    tasks = SimpleNamespace(status=upstream.status_of, cancel=upstream.cancel)
+    return HostTasks(lambda: tasks, Peer(), lambda: None), upstream  # type: ignore[arg-type, return-value]
+
+
+def test_only_a_2026_host_on_a_lasting_stream_that_declares_tasks_gets_them():
+    stream = object()
+    assert declares_tasks(request(stream))
+    assert not declares_tasks(request(stream, declared=False))
+    assert not declares_tasks(request(stream, version="2025-11-25"))
+    assert not declares_tasks(request(None))  # Streamable HTTP: no session to hold a task
+
+
+async def test_a_task_is_its_sessions_alone_and_ends_with_its_result():
+    host_tasks, upstream = book()
+    one, two = object(), object()
+    created = await host_tasks.created(request(one), "slow", {"taskId": "up-1", "status": "working"})
+    own = created["taskId"]
+    assert created["resultType"] == "task" and created["status"] == "working" and own != "up-1"
+    with pytest.raises(MCPError, match="Unknown task"):
+        await host_tasks.get(request(two), SimpleNamespace(task_id=own))
+    with pytest.raises(MCPError, match="Unknown task"):
+        await host_tasks.cancel(request(two), SimpleNamespace(task_id=own))
+    assert upstream.cancelled == []
+    state = await host_tasks.get(request(one), SimpleNamespace(task_id=own))
+    assert state == {"taskId": own, "status": "working", "statusMessage": "half way", "pollIntervalMs": 500}
+    upstream.status["up-1"] = "completed"
+    state = await host_tasks.get(request(one), SimpleNamespace(task_id=own))
+    assert state["status"] == "completed" and state["result"]["content"][0]["text"] == "done up-1"  # sanitized
+    with pytest.raises(MCPError, match="Unknown task"):  # collected
+        await host_tasks.get(request(one), SimpleNamespace(task_id=own))
+    failing = (await host_tasks.created(request(one), "slow", {"taskId": "up-2", "status": "working"}))["taskId"]
+    upstream.status["up-2"] = "failed"
+    state = await host_tasks.get(request(one), SimpleNamespace(task_id=failing))
+    assert state["error"] == {"code": -32603, "message": "it broke"} and "result" not in state
+
+
+async def test_a_session_holds_a_bounded_number_and_what_is_left_is_cancelled_at_the_end():
+    host_tasks, upstream = book()
+    one, two = object(), object()
+    for index in range(MAX_IN_FLIGHT):
+        await host_tasks.created(request(one), "slow", {"taskId": f"up-{index}", "status": "working"})
+    assert host_tasks.refusal(request(one)).is_error and host_tasks.refusal(request(two)) is None
+    refused = await host_tasks.created(request(one), "slow", {"taskId": "up-extra", "status": "working"})
+    assert refused.is_error and f"already has {MAX_IN_FLIGHT} tasks in flight" in refused.content[0].text
+    assert upstream.cancelled == ["up-extra"]
+    kept = await host_tasks.created(request(two), "slow", {"taskId": "up-two", "status": "working"})
+    cancelled = await host_tasks.cancel(request(two), SimpleNamespace(task_id=kept["taskId"]))
+    assert cancelled == {"taskId": kept["taskId"], "status": "cancelled"}
+    upstream.cancelled.clear()
+    await host_tasks.aclose()
+    assert sorted(upstream.cancelled) == sorted(f"up-{index}" for index in range(MAX_IN_FLIGHT))

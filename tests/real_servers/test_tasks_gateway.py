@@ -1,0 +1,112 @@
+"""Tasks passed through the gateway's tools face to an MCP host that declares the tasks
+extension (2026-07-28): the SDK's client with hostlink's own `TasksExtension` declared, against
+`hostlink mcp serve --expose tools` with the real FastMCP task server upstream
+(tests/real_servers/tasks_server.py, in .venv-tasks). The host gets a task of the gateway's,
+polls it to its result, cancels one (the upstream reports it cancelled), and another session
+cannot read it; a host that declares nothing still gets handles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import MCPError
+from mcp_types import CallToolResult, TextContent
+
+from hostlink.mcp.runtime.task_wire import (
+    CancelTask,
+    TaskCreated,
+    TaskParams,
+    TasksExtension,
+    TaskState,
+    cancel_task,
+    get_task,
+)
+from mcp_runtime_support import text
+
+pytestmark = [pytest.mark.real_servers, pytest.mark.anyio]
+
+ROOT = Path(__file__).resolve().parents[2]
+STDIO = {"command": str(ROOT / ".venv-tasks" / "bin" / "python"),
+         "args": [str(Path(__file__).parent / "tasks_server.py")], "requestTimeoutMs": 60000}
+SERVERS = {"slow": {**STDIO, "tasks": True}}
+
+
+class Host:
+    """A host that declares tasks: a task answer is recorded, and the call answers its id."""
+
+    def __init__(self) -> None:
+        self.created: list[TaskCreated] = []
+
+        async def follow(created: TaskCreated, _session: Any, _tool: str) -> CallToolResult:
+            self.created.append(created)
+            return CallToolResult(content=[TextContent(type="text", text=str(created.task_id))],  # the tools'
+                                  structured_content={"result": str(created.task_id)})  # output schema: a result
+
+        async def heard(_params: Any) -> None:
+            pass
+
+        self.extension = TasksExtension(follow, heard)
+
+
+async def poll(session: Any, task_id: str, seconds: float = 20) -> Any:
+    with anyio.fail_after(seconds):
+        while True:
+            state = await get_task(session, task_id, 10)
+            if state.status in ("completed", "failed", "cancelled"):
+                return state
+            await anyio.sleep(0.1)
+
+
+async def test_a_host_that_declares_tasks_gets_the_gateways_own_tasks(tmp_path):
+    from gateway_support import stdio_gateway
+
+    host = Host()
+    async with stdio_gateway(tmp_path, SERVERS, "--expose", "tools", extensions=[host.extension]) as client:
+        built = await client.call_tool("slow__build", {"target": "site"})
+        task_id = text(built)
+        assert host.created[-1].status in ("working", "completed") and len(task_id) >= 16
+        state = await poll(client.session, task_id)
+        assert state.status == "completed" and state.result["content"] == [{"type": "text", "text": "built site"}]
+        crunch = text(await client.call_tool("slow__crunch", {"seconds": 0.5}))
+        assert crunch != task_id
+        state = await poll(client.session, crunch)
+        assert state.status == "completed" and state.result["content"][0]["text"] == "crunched for 0.5 s"
+        with pytest.raises(MCPError, match="Unknown task"):  # collected: gone from the session's book
+            await get_task(client.session, crunch, 10)
+
+        running = text(await client.call_tool("slow__crunch", {"seconds": 30}))
+        assert (await get_task(client.session, running, 10)).status == "working"
+        other = Host()
+        async with stdio_gateway(tmp_path, SERVERS, "--expose", "tools", extensions=[other.extension]) as second:
+            with pytest.raises(MCPError, match="Unknown task"):
+                await get_task(second.session, running, 10)
+            with pytest.raises(MCPError, match="Unknown task"):
+                await cancel_task(second.session, running, 10)
+        cancelled = await client.session.send_request(CancelTask(params=TaskParams(task_id=running)), TaskState,
+                                                      request_read_timeout_seconds=10)
+        assert cancelled.task_id == running and cancelled.status == "cancelled"  # what the upstream reports after it
+        with pytest.raises(MCPError, match="Unknown task"):  # cancelled upstream: no longer the session's
+            await get_task(client.session, running, 10)
+        assert text(await client.call_tool("slow__quick", {"text": "plain"})) == "plain"  # no task: as before
+        started = [text(await client.call_tool("slow__crunch", {"seconds": 30})) for _ in range(8)]
+        refused = await client.call_tool("slow__crunch", {"seconds": 30})
+        assert refused.is_error and "already has 8 tasks in flight" in text(refused)
+        for task_id in started:  # what the session leaves would be cancelled at its end; here it cancels them
+            await cancel_task(client.session, task_id, 10)
+        asking = text(await client.call_tool("slow__ask_name", {}))
+        with pytest.raises(MCPError, match='asks for input, which needs "elicitation": true'):
+            await poll(client.session, asking)
+        assert (await get_task(client.session, asking, 10)).status == "cancelled"
+
+
+async def test_a_host_that_declares_nothing_still_gets_handles(tmp_path):
+    from gateway_support import stdio_gateway
+
+    servers = {"slow": {**STDIO, "tasks": True, "toolTimeoutMs": 500}}
+    async with stdio_gateway(tmp_path, servers, "--expose", "tools") as client:
+        assert "slow__task" in {tool.name for tool in (await client.list_tools()).tools}
+        handed = await client.call_tool("slow__crunch", {"seconds": 3})
+        assert handed.is_error and text(handed).endswith("Here: call the tool 'slow__task' with this task id.")
