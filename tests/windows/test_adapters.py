@@ -134,6 +134,8 @@ def test_litellm_completion_round(claude):
 
 
 def test_pydantic_ai_agent_round(claude):
+    import asyncio
+
     from pydantic_ai import Agent
 
     from hostlink.adapters.pydantic_ai import ClaudeCodeModel
@@ -147,7 +149,7 @@ def test_pydantic_ai_agent_round(claude):
         cities.append(city)
         return claude.run_tool(city)
 
-    result = agent.run_sync("Weather in Rome?")
+    result = asyncio.run(agent.run("Weather in Rome?"))  # not run_sync, which leaves its loop open
     assert cities == ["Rome"]
     claude.answered_from_the_tool(result.output)
 
