@@ -4,12 +4,28 @@ conftest is not loaded."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 WINDOWS_ONLY = pytest.mark.skipif(sys.platform != "win32", reason="Windows only: scripts/test-windows runs it")
+
+
+def profile_environ(home: Path, temp: Path, claude_exe: Path) -> dict[str, str]:
+    """The lane's environment as a Windows user of its own: the profile (`home`, its AppData
+    folders) and the temp folder made here, a PATH that finds the lane's claude.exe and Python,
+    and no Anthropic or OpenAI variable of the caller's."""
+    for folder in (home / "AppData" / "Local", temp):
+        folder.mkdir(parents=True)
+    system32 = Path(os.environ["SYSTEMROOT"]) / "System32"
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(PATH=os.pathsep.join([str(claude_exe.parent), str(Path(sys.executable).parent), str(system32)]),
+               USERPROFILE=str(home), HOME=str(home), APPDATA=str(home / "AppData" / "Roaming"),
+               LOCALAPPDATA=str(home / "AppData" / "Local"), TEMP=str(temp), TMP=str(temp))
+    return env
 
 
 def process_table() -> dict[int, tuple[int, str]]:

@@ -17,6 +17,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "fakes"))
 import fake_anthropic
 
+# litellm fetches a price list from the internet at import otherwise (the import checks, the
+# LiteLLM host's round), retrying for seconds in the offline lane: only loopback is reached.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 
 @pytest.fixture
 def claude_exe() -> Path:

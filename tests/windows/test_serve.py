@@ -22,7 +22,7 @@ from pathlib import Path
 import fake_anthropic as fa  # tests/fakes, on the path through the conftest
 import pytest
 
-from windows_support import WINDOWS_ONLY, descendants, end_leftovers, running, wait_until
+from windows_support import WINDOWS_ONLY, descendants, end_leftovers, profile_environ, running, wait_until
 
 pytestmark = WINDOWS_ONLY
 
@@ -44,14 +44,8 @@ class WindowsServe:
 
     def __init__(self, root: Path, api: fa.FakeAnthropic, claude_exe: Path) -> None:
         self.root, self.home, self.temp, self.runtime = root, root / "home", root / "temp", root / "runtime"
-        for folder in (self.home / "AppData" / "Local", self.temp):
-            folder.mkdir(parents=True)
-        system32 = Path(os.environ["SYSTEMROOT"]) / "System32"
-        env = {key: value for key, value in os.environ.items() if not key.startswith(("ANTHROPIC_", "OPENAI_"))}
-        env.update(PATH=os.pathsep.join([str(claude_exe.parent), str(Path(sys.executable).parent), str(system32)]),
-                   USERPROFILE=str(self.home), HOME=str(self.home), APPDATA=str(self.home / "AppData" / "Roaming"),
-                   LOCALAPPDATA=str(self.home / "AppData" / "Local"), TEMP=str(self.temp), TMP=str(self.temp),
-                   HOSTLINK_RUNTIME_DIR=str(self.runtime), SERVE_TEST_KEY=KEY)
+        env = profile_environ(self.home, self.temp, claude_exe)
+        env.update(HOSTLINK_RUNTIME_DIR=str(self.runtime), SERVE_TEST_KEY=KEY)
         self.process = subprocess.Popen(
             [sys.executable, str(SERVE_HOST), api.base_url, "--token-env", "SERVE_TEST_KEY"], cwd=self.home, env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
