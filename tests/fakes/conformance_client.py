@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import sys
 
 CLIENT_SECRET_ENV = "CONFORMANCE_CLIENT_SECRET"
@@ -106,14 +107,18 @@ async def main(url: str) -> None:
         environ[PRIVATE_KEY_ENV] = context["private_key_pem"]
     server = parse_server(await server_entry(url, scenario, context))
     manager = AuthManager(environ=environ)
-    runtime = McpRuntime({"conformance": server}, auth=manager,
+    # A name of this run's own: the keyring entry is keyed by name, URL and OAuth settings, and the
+    # scenarios, each in a fresh network namespace, can get the same URL; a token an earlier
+    # scenario left in the suite's keyring would then stand in for this one's sign-in.
+    name = f"conformance-{secrets.token_hex(4)}"
+    runtime = McpRuntime({name: server}, auth=manager,
                          elicitation=elicitation_for(accept_defaults, StderrNotices()))
     try:
         for _ in range(MAX_SIGN_INS):
             try:
-                tools = await runtime.list_tools("conformance")
+                tools = await runtime.list_tools(name)
                 for tool in tools:
-                    result = await runtime.call_tool("conformance", tool.name, arguments_for(tool))
+                    result = await runtime.call_tool(name, tool.name, arguments_for(tool))
                     print(f"{tool.name}: isError={result.is_error}", file=sys.stderr)
                 return
             except AuthRequired as required:  # also a challenge mid-session (401, 403 for more scope)
@@ -122,8 +127,8 @@ async def main(url: str) -> None:
                 link = required.link
             print(f"sign-in link: {link}", file=sys.stderr)
             await open_link_like_a_browser(link)
-            await manager.wait_login("conformance", server, 30)
-            await runtime.reconnect("conformance")
+            await manager.wait_login(name, server, 30)
+            await runtime.reconnect(name)
         raise SystemExit("still not authorized after repeated sign-ins")
     finally:
         await runtime.aclose()
