@@ -6,6 +6,8 @@ test: its id and the command lines of (a) every process the test process started
 ran (subprocess.Popen, which asyncio and anyio use on POSIX), and (b) every descendant of the
 pytest process seen alive while the test ran (sampled from /proc), which covers module-scoped
 servers the test used and, where they live long enough to be seen, the children of its children.
+A test that counts its process's descriptors may see the sampler's own /proc reads: the census
+is a measurement, not a run to judge the tests by.
 
 `python tests/spawn_census.py LOG [LOG ...]` prints, for each path, how many tests of each log
 started or met a real process of it (one column per log, e.g. before and after a change).
