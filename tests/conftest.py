@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -108,11 +109,27 @@ def pytest_collection_modifyitems(config, items):
     already left the bus), failing whichever keyring test was talking to it; the summary
     counts the rerun and says before which test the daemon was started again. A test that fails
     with a keyring error for any other reason fails again."""
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the order in which files are handed out
+        _longest_first(config, items)
     if not config.pluginmanager.hasplugin("rerunfailures"):  # pytest-rerunfailures: the test extra
         return
     for item in items:
         if "keyring_required" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.flaky(reruns=1, only_rerun=[_KEYRING_ERROR]))
+
+
+def _longest_first(config, items) -> None:
+    """Order the collection as tests/longest_first.txt says, the other files after them with the
+    most tests first: pytest-xdist hands files out in this order (scripts/test turns off its own
+    reordering, which goes by the number of tests only and so started a long one-test file last)."""
+    listed = [line for line in (Path(__file__).parent / "longest_first.txt").read_text().splitlines()
+              if line and not line.startswith("#")]
+    gone = [path for path in listed if not (config.rootpath / path).is_file()]
+    if gone:
+        raise pytest.UsageError(f"tests/longest_first.txt names files that do not exist: {', '.join(gone)}")
+    rank = {path: index for index, path in enumerate(listed)}
+    per_file = Counter(item.nodeid.split("::")[0] for item in items)
+    items.sort(key=lambda item: (rank.get(path := item.nodeid.split("::")[0], len(rank)), -per_file[path], path))
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """`python serve_host.py FAKE_API_URL SERVE_ARGS…`: `hostlink serve` itself, with the Claude
 Code provider pointed at a fake Anthropic API on 127.0.0.1 (the code-only test option; with
 `--subscription` signed in by a setup token, so the CLI reports the plan's rate limits;
-`--prewarm-idle SECONDS` shortens the prewarmed child's idle bound; `--trace-file PATH` is the
+`--prewarm-idle SECONDS` shortens the prewarmed child's idle bound; `--deadlines SECONDS` sets
+each connection's request and write deadlines, 10 s in hostlink; `--trace-file PATH` is the
 application's OpenTelemetry SDK, writing each finished span to PATH as one JSON line)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hostlink.claude_code import prewarm
 from hostlink.claude_code.extension import ClaudeCodeExtension
 from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.cli import serve as serve_cli
+from hostlink.serve import connections
 
 
 def main() -> None:
@@ -26,6 +28,10 @@ def main() -> None:
     if "--prewarm-idle" in args:
         at = args.index("--prewarm-idle")
         prewarm.IDLE_SECONDS = float(args[at + 1])
+        del args[at : at + 2]
+    if "--deadlines" in args:
+        at = args.index("--deadlines")
+        connections.REQUEST_SECONDS = connections.WRITE_SECONDS = float(args[at + 1])
         del args[at : at + 2]
 
     @click.command()

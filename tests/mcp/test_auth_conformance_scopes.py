@@ -1,0 +1,16 @@
+"""The OAuth client scenarios of @modelcontextprotocol/conformance about scopes (which scope
+is asked for, step-up, retry limit, offline access) against hostlink's client."""
+
+from __future__ import annotations
+
+import pytest
+
+from auth_conformance_support import SCOPES, run_scenario
+from peers import conformance_node
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
+
+
+@pytest.mark.parametrize("scenario", SCOPES)
+def test_auth_scenario(scenario, tmp_path):
+    run_scenario(conformance_node(), scenario, tmp_path)
