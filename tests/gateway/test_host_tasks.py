@@ -3,7 +3,10 @@ runtime's tasks: who declares them, per-session ids, the bound, and the teardown
 
 from __future__ import annotations
 
+import json
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -102,3 +105,32 @@ async def test_a_session_holds_a_bounded_number_and_what_is_left_is_cancelled_at
     upstream.cancelled.clear()
     await host_tasks.aclose()
     assert sorted(upstream.cancelled) == sorted(f"up-{index}" for index in range(MAX_IN_FLIGHT))
+
+
+async def test_at_the_bound_only_a_call_marked_as_a_task_is_refused_before_it_is_made(tmp_path):
+    """The real gateway over stdio, a 2026-07-28 host that declares tasks, and the 2025-11-25
+    fixture upstream (`job` marked "required", `plain` unmarked): with the session's tasks at
+    the bound, `job` is refused without reaching the server, and `plain` still runs."""
+    from gateway_support import stdio_gateway
+    from hostlink.mcp.runtime.task_wire import TasksExtension
+
+    async def follow(created: Any, _session: Any, _tool: str) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=str(created.task_id))])
+
+    async def heard(_params: Any) -> None:
+        pass
+
+    counts = tmp_path / "counts.json"
+    fixture = Path(__file__).parents[1] / "fakes" / "mcp_task_server_legacy.py"
+    servers = {"fx": {"command": sys.executable, "args": [str(fixture), "forever", str(counts)],
+                      "protocolVersion": "legacy", "tasks": True}}
+    async with stdio_gateway(tmp_path, servers, "--expose", "tools",
+                             extensions=[TasksExtension(follow, heard)]) as client:
+        started = [(await client.call_tool("fx__job", {})).content[0].text for _ in range(MAX_IN_FLIGHT)]
+        assert len(set(started)) == MAX_IN_FLIGHT
+        refused = await client.call_tool("fx__job", {})
+        assert refused.is_error and f"already has {MAX_IN_FLIGHT} tasks in flight" in refused.content[0].text
+        assert json.loads(counts.read_text())["call"] == MAX_IN_FLIGHT  # never reached the server
+        plain = await client.call_tool("fx__plain", {})
+        assert not plain.is_error and plain.content[0].text == "plain plain"
+    assert json.loads(counts.read_text())["cancel"] == MAX_IN_FLIGHT  # what the session left, cancelled at its end

@@ -92,8 +92,10 @@ async def test_a_host_that_declares_tasks_gets_the_gateways_own_tasks(tmp_path):
             await get_task(client.session, running, 10)
         assert text(await client.call_tool("slow__quick", {"text": "plain"})) == "plain"  # no task: as before
         started = [text(await client.call_tool("slow__crunch", {"seconds": 30})) for _ in range(8)]
-        refused = await client.call_tool("slow__crunch", {"seconds": 30})
+        refused = await client.call_tool("slow__crunch", {"seconds": 30})  # unmarked: the server made it a task
         assert refused.is_error and "already has 8 tasks in flight" in text(refused)
+        assert "was cancelled" in text(refused)
+        assert text(await client.call_tool("slow__quick", {"text": "still"})) == "still"  # no task: it runs
         for task_id in started:  # what the session leaves would be cancelled at its end; here it cancels them
             await cancel_task(client.session, task_id, 10)
         asking = text(await client.call_tool("slow__ask_name", {}))

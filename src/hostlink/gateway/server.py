@@ -180,7 +180,8 @@ class Gateway:
                 arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
         passing = (self.face == "tools" and arguments.get("action") == "call" and server is not None
                    and server in self.runtime.servers and self.runtime.servers[server].tasks and declares_tasks(ctx))
-        if passing and (refused := self.host_tasks.refusal(ctx)) is not None:
+        refused = self.host_tasks.refusal(ctx) if passing else None
+        if refused is not None and await self._marked_task(ctx, arguments):
             return refused
         started = time.monotonic()
         result = await self._run_mcp(ctx, arguments, server, detach=passing)
@@ -203,6 +204,16 @@ class Gateway:
         if self.face == "tools":
             return results.passed_through(result, self.host.output)
         return results.call_result(result, structured=False)
+
+    async def _marked_task(self, ctx: Any, arguments: dict[str, Any]) -> bool:
+        """Whether the server's listing marks the tool called as one that runs as a task
+        (`execution.taskSupport`); a call of any other tool is made, and becomes a task only where
+        the server decides so (`HostTasks.created` then applies the bound)."""
+        from hostlink.mcp.runtime.visibility import task_mark
+
+        server, tool = arguments["server"], arguments["tool"]
+        listed = await self._served(ctx, lambda: self.runtime.search_tools(server), server)
+        return any(entry.name == tool and task_mark(entry) is not None for entry in listed)
 
     async def _run_mcp(self, ctx: Any, arguments: dict[str, Any], server: str | None, *,
                        detach: bool = False) -> ToolResult:

@@ -8,8 +8,10 @@ gateway's, mapped to the server and the upstream task id in its session's book a
 session that names it hears that no such task exists. The host's `tasks/get` is one upstream
 `tasks/get` (the status, its message, and once the task ended its result, sanitized as any tool
 result, or its error); `tasks/cancel` cancels the upstream task. A session holds at most
-MAX_IN_FLIGHT tasks: while it does, a call of that server's tools is refused before it is made
-(the server decides per call whether it is a task), and what is left when serving ends is
+MAX_IN_FLIGHT tasks: while it does, a call of a tool the server's listing marks as a task
+(`execution.taskSupport`) is refused before it is made, any other call runs as usual, and should
+the server make it a task after all (on 2026-07-28 it decides per call, unmarked), that task is
+cancelled and the call answered with the same error. What is left when serving ends is
 cancelled upstream. Any other host gets the handles as before.
 
 Input requests are not passed through: a task that asks for input is answered as the runtime
@@ -72,7 +74,7 @@ class HostTasks:
 
     def refusal(self, ctx: Any) -> Any:
         """A tool error when this session already holds MAX_IN_FLIGHT tasks (checked before a
-        call, so that no task is started for nothing), else None."""
+        call of a tool marked as a task, so that no task is started for nothing), else None."""
         if len(self._books.get(session(ctx), {})) < MAX_IN_FLIGHT:
             return None
         return results.error_result(f"this session already has {MAX_IN_FLIGHT} tasks in flight, the most it may "
