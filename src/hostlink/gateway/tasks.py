@@ -14,6 +14,14 @@ the server make it a task after all (on 2026-07-28 it decides per call, unmarked
 cancelled and the call answered with the same error. What is left when serving ends is
 cancelled upstream. Any other host gets the handles as before.
 
+A host on protocol 2025-11-25 gets the same in that protocol's shape: the gateway declares
+`capabilities.tasks` (tools/call, cancel), lists the tools of a server with tasks with
+`execution.taskSupport` (the server's own mark, else "optional": it may run any call as a task),
+and a `tools/call` with `params.task` answers a `CreateTaskResult`; a call the server answered
+at once is a task of the gateway's that has ended. Its `tasks/get` answers the task's state,
+`tasks/result` waits for the end and answers the call's result, and `tasks/cancel` cancels
+upstream. Its session (its connection: stdio, or a Streamable HTTP session) holds the book.
+
 Input requests are not passed through: a task that asks for input is answered as the runtime
 answers one it follows, when its status is asked (elicitation where the server has it on, else
 cancelled with an error naming the setting).
@@ -23,6 +31,8 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,16 +50,25 @@ if TYPE_CHECKING:
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
 POLL_MS = 500  # the interval the host is asked to poll at (each poll is one upstream tasks/get)
 
 
 def session(ctx: Any) -> Any:
-    """What a request's session is, for the book of its tasks: on 2026-07-28 every request
-    comes with a connection of its own, and what lasts is the stream it came on (stdio: the
-    SDK's outbound channel of that stream). None where no stream lasts (Streamable HTTP's
-    single exchanges, where no session exists to hold a task)."""
+    """What a request's session is, for the book of its tasks: on 2025-11-25 its connection,
+    which lasts as long as the session. On 2026-07-28 every request comes with a connection of
+    its own, and what lasts is the stream it came on (stdio: the SDK's outbound channel of that
+    stream); None where no stream lasts (Streamable HTTP's single exchanges, which carry no
+    session id: no session exists to hold a task)."""
     connection = host_connection(ctx)
+    if getattr(ctx, "protocol_version", None) == LEGACY:
+        return connection
     return connection.outbound if getattr(connection, "has_standalone_channel", False) else None
+
+
+def asked_as_task(ctx: Any, params: Any) -> bool:
+    """Whether a 2025-11-25 host asked this `tools/call` to run as a task (`params.task`)."""
+    return getattr(ctx, "protocol_version", None) == LEGACY and getattr(params, "task", None) is not None
 
 
 def declares_tasks(ctx: Any) -> bool:
@@ -62,19 +81,33 @@ def declares_tasks(ctx: Any) -> bool:
     return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
+@dataclass
+class _Entry:
+    """A task handed to a host: the server's task, or a call the server answered at once."""
+
+    server: str
+    upstream: str | None  # the server's task id (None: `ended` holds the call's result)
+    created: str  # when, as 2025-11-25 hosts are told
+    ended: dict[str, Any] | None = None  # that result, already passed through (results.passed_through)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 class HostTasks:
-    """The tasks handed to MCP hosts, per session: own id -> (server, upstream id)."""
+    """The tasks handed to MCP hosts, per session: own id -> the server and its task."""
 
     def __init__(self, tasks: Callable[[], Tasks], peer: Peer, output: Callable[[], OutputSession | None]) -> None:
         self._tasks, self._peer, self._output = tasks, peer, output
-        self._books: dict[Any, dict[str, tuple[str, str]]] = {}
+        self._books: dict[Any, dict[str, _Entry]] = {}
 
-    def _book(self, ctx: Any) -> dict[str, tuple[str, str]]:
+    def _book(self, ctx: Any) -> dict[str, _Entry]:
         return self._books.setdefault(session(ctx), {})
 
     def refusal(self, ctx: Any) -> Any:
         """A tool error when this session already holds MAX_IN_FLIGHT tasks (checked before a
-        call of a tool marked as a task, so that no task is started for nothing), else None."""
+        call that would become a task, so that no task is started for nothing), else None."""
         if len(self._books.get(session(ctx), {})) < MAX_IN_FLIGHT:
             return None
         return results.error_result(f"this session already has {MAX_IN_FLIGHT} tasks in flight, the most it may "
@@ -84,17 +117,25 @@ class HostTasks:
         """The answer to a call whose task is running upstream: a task of the gateway's, or a
         tool error when the connection already holds MAX_IN_FLIGHT (the new task is cancelled)."""
         upstream, status = str(handle.get("taskId")), str(handle.get("status"))
-        book = self._book(ctx)
-        if len(book) >= MAX_IN_FLIGHT:
+        if len(self._book(ctx)) >= MAX_IN_FLIGHT:
             await self._cancel_quietly(server, upstream)
             return results.error_result(
                 f"this session already has {MAX_IN_FLIGHT} tasks in flight, the most it may have; collect or "
                 f"cancel one first. The task MCP server {server!r} started for this call was cancelled")
+        return self._handed(ctx, _Entry(server, upstream, _now()), status)
+
+    def finished(self, ctx: Any, server: str, result: Any) -> Any:
+        """A 2025-11-25 host asked for a task and the server answered at once: a task that ended."""
+        return self._handed(ctx, _Entry(server, None, _now(), _dumped(result)), "completed")  # an error result too
+
+    def _handed(self, ctx: Any, entry: _Entry, status: str) -> Any:
         own = secrets.token_urlsafe(16)
-        book[own] = (server, upstream)
+        self._book(ctx)[own] = entry
+        if getattr(ctx, "protocol_version", None) == LEGACY:
+            return {"task": _legacy_task(own, entry, status, None)}
         return {"resultType": "task", "taskId": own, "status": status, "pollIntervalMs": POLL_MS}
 
-    def _find(self, ctx: Any, task_id: str) -> tuple[str, str]:
+    def _find(self, ctx: Any, task_id: str) -> _Entry:
         found = self._books.get(session(ctx), {}).get(task_id)
         if found is None:
             from mcp import MCPError
@@ -103,10 +144,27 @@ class HostTasks:
             raise MCPError(INVALID_PARAMS, f"Unknown task: {one_line(task_id, ID_CHARS)!r} (no task of this session)")
         return found
 
+    async def _state(self, ctx: Any, entry: _Entry) -> tuple[str, str | None, Any]:
+        """The task's status, its message, and once it ended the call's result (None before)."""
+        if entry.upstream is None:
+            return "completed", None, entry.ended
+        upstream = entry.upstream
+        found: tuple[str, str | None, Any] = await self._served(
+            ctx, entry.server, lambda: self._tasks().status(entry.server, upstream))
+        return found
+
+    def _passed(self, ended: Any) -> dict[str, Any]:
+        """The call's result as the host gets any tool result: bounded and sanitized."""
+        return _dumped(results.passed_through(ToolResult(content=[], details={
+            "result": ended, "structuredContent": ended.structured_content}), self._output()))
+
     async def get(self, ctx: Any, params: Any) -> Any:
-        """`tasks/get`: the upstream task's status now, with its result or error once it ended."""
-        server, upstream = self._find(ctx, params.task_id)
-        status, message, ended = await self._served(ctx, server, lambda: self._tasks().status(server, upstream))
+        """`tasks/get`: the upstream task's status now; on 2026-07-28 with its result or error
+        once it ended (on 2025-11-25 that is for `tasks/result`)."""
+        entry = self._find(ctx, params.task_id)
+        status, message, ended = await self._state(ctx, entry)
+        if getattr(ctx, "protocol_version", None) == LEGACY:
+            return _legacy_task(params.task_id, entry, status, message)
         answer: dict[str, Any] = {"taskId": params.task_id, "status": status, "pollIntervalMs": POLL_MS}
         if message:
             answer["statusMessage"] = message
@@ -114,20 +172,34 @@ class HostTasks:
             return answer
         self._books.get(session(ctx), {}).pop(params.task_id, None)
         if status == "completed":
-            passed = results.passed_through(ToolResult(content=[], details={
-                "result": ended, "structuredContent": ended.structured_content}), self._output())
-            answer["result"] = passed.model_dump(by_alias=True, mode="json", exclude_none=True)
+            answer["result"] = self._passed(ended)
         elif status == "failed":
             said = " ".join(getattr(block, "text", "") for block in ended.content)
             answer["error"] = {"code": -32603, "message": one_line(said, 300)}
         return answer
 
+    async def result(self, ctx: Any, params: Any) -> Any:
+        """`tasks/result` (2025-11-25): wait for the task to end; the call's result (a failed
+        or cancelled task's as an error result). The task is collected."""
+        entry = self._find(ctx, params.task_id)
+        while (ended := (await self._state(ctx, entry))[2]) is None:
+            await anyio.sleep(POLL_MS / 1000)
+        self._books.get(session(ctx), {}).pop(params.task_id, None)
+        passed = ended if entry.upstream is None else self._passed(ended)  # passed through when the call answered
+        return {key: value for key, value in passed.items() if key != "resultType"}  # 2025-11-25 has none
+
     async def cancel(self, ctx: Any, params: Any) -> Any:
         """`tasks/cancel`: ask the upstream server to cancel; the status it reports after that."""
-        server, upstream = self._find(ctx, params.task_id)
-        status = await self._served(ctx, server, lambda: self._tasks().cancel(server, upstream))
+        entry = self._find(ctx, params.task_id)
+        upstream = entry.upstream
+        if upstream is None:
+            status = "completed"
+        else:
+            status = await self._served(ctx, entry.server, lambda: self._tasks().cancel(entry.server, upstream))
         if status in ("completed", "failed", "cancelled"):
             self._books.get(session(ctx), {}).pop(params.task_id, None)
+        if getattr(ctx, "protocol_version", None) == LEGACY:
+            return _legacy_task(params.task_id, entry, status, None)
         return {"taskId": params.task_id, "status": status}
 
     async def _served(self, ctx: Any, server: str, work: Callable[[], Any]) -> Any:
@@ -144,7 +216,8 @@ class HostTasks:
 
     async def aclose(self) -> None:
         """Serving ended: cancel upstream what every session left (each cancel bounded)."""
-        left = [task for book in self._books.values() for task in book.values()]
+        left = [(entry.server, entry.upstream) for book in self._books.values() for entry in book.values()
+                if entry.upstream is not None]
         self._books.clear()
         if not left:
             return
@@ -159,3 +232,17 @@ class HostTasks:
                 await self._tasks().cancel(server, upstream)
             except McpError:
                 pass  # the server is gone or refused: nothing more to do
+
+
+def _legacy_task(own: str, entry: _Entry, status: str, message: str | None) -> dict[str, Any]:
+    """A task as 2025-11-25 says it: kept until its session ends (no ttl)."""
+    task: dict[str, Any] = {"taskId": own, "status": status, "createdAt": entry.created, "lastUpdatedAt": _now(),
+                            "ttl": None, "pollInterval": POLL_MS}
+    if message:
+        task["statusMessage"] = message
+    return task
+
+
+def _dumped(result: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return dumped
