@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import anyio
 import pytest
 from mcp import MCPError
 from mcp_types import CallToolResult, TextContent
@@ -134,3 +135,39 @@ async def test_at_the_bound_only_a_call_marked_as_a_task_is_refused_before_it_is
         plain = await client.call_tool("fx__plain", {})
         assert not plain.is_error and plain.content[0].text == "plain plain"
     assert json.loads(counts.read_text())["cancel"] == MAX_IN_FLIGHT  # what the session left, cancelled at its end
+
+
+async def test_a_2025_11_25_host_over_http_gets_tasks_its_session_alone_holds(tmp_path):
+    """`hostlink mcp serve --http` and 2025-11-25 hosts (SDK clients with hostlink's wire of that
+    shape), the fixture upstream working until cancelled: a task asked over one HTTP session is
+    that session's alone, and ending the session cancels it upstream; one left at the gateway's
+    stop is cancelled then."""
+    from gateway_support import http_gateway, http_host
+    from hostlink.mcp.runtime.task_wire_legacy import cancel_task, get_task, task_call
+
+    async def follow(created: Any) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=str(created.task_id))])
+
+    def counted() -> dict[str, int]:
+        return json.loads(counts.read_text())
+
+    counts = tmp_path / "counts.json"
+    fixture = Path(__file__).parents[1] / "fakes" / "mcp_task_server_legacy.py"
+    servers = {"fx": {"command": sys.executable, "args": [str(fixture), "forever", str(counts)],
+                      "protocolVersion": "legacy", "tasks": True}}
+    with http_gateway(tmp_path, servers, "--expose", "tools") as gateway:
+        async with http_host(gateway) as host, http_host(gateway) as other:
+            running = (await task_call(host.session, follow)("fx__job", {})).content[0].text
+            assert (await get_task(host.session, running, 30)).status == "working"
+            with pytest.raises(MCPError, match="Unknown task"):
+                await get_task(other.session, running, 30)
+            with pytest.raises(MCPError, match="Unknown task"):
+                await cancel_task(other.session, running, 30)
+            left = (await task_call(other.session, follow)("fx__job", {})).content[0].text
+            assert left != running and counted()["cancel"] == 0
+        with anyio.fail_after(20):  # both sessions ended (the SDK client ends its session on close)
+            while counted()["cancel"] < 2:
+                await anyio.sleep(0.1)
+        async with http_host(gateway) as last:
+            await task_call(last.session, follow)("fx__job", {})
+    assert counted() == {**counted(), "call": 3, "cancel": 3}  # the last one: at the gateway's stop

@@ -20,7 +20,8 @@ A host on protocol 2025-11-25 gets the same in that protocol's shape: the gatewa
 and a `tools/call` with `params.task` answers a `CreateTaskResult`; a call the server answered
 at once is a task of the gateway's that has ended. Its `tasks/get` answers the task's state,
 `tasks/result` waits for the end and answers the call's result, and `tasks/cancel` cancels
-upstream. Its session (its connection: stdio, or a Streamable HTTP session) holds the book.
+upstream. Its session (its connection: stdio, or a Streamable HTTP session) holds the book, and
+what it left is cancelled upstream when that session ends.
 
 Input requests are not passed through: a task that asks for input is answered as the runtime
 answers one it follows, when its status is asked (elicitation where the server has it on, else
@@ -103,7 +104,16 @@ class HostTasks:
         self._books: dict[Any, dict[str, _Entry]] = {}
 
     def _book(self, ctx: Any) -> dict[str, _Entry]:
-        return self._books.setdefault(session(ctx), {})
+        key = session(ctx)
+        book = self._books.get(key)
+        if book is None:
+            book = self._books[key] = {}
+            if key is host_connection(ctx):  # a 2025-11-25 session: its end cancels what it left
+                key.exit_stack.push_async_callback(self._ended, key)
+        return book
+
+    async def _ended(self, key: Any) -> None:
+        await self._cancel_left([self._books.pop(key, {})])
 
     def refusal(self, ctx: Any) -> Any:
         """A tool error when this session already holds MAX_IN_FLIGHT tasks (checked before a
@@ -216,9 +226,13 @@ class HostTasks:
 
     async def aclose(self) -> None:
         """Serving ended: cancel upstream what every session left (each cancel bounded)."""
-        left = [(entry.server, entry.upstream) for book in self._books.values() for entry in book.values()
-                if entry.upstream is not None]
+        books = list(self._books.values())
         self._books.clear()
+        await self._cancel_left(books)
+
+    async def _cancel_left(self, books: list[dict[str, _Entry]]) -> None:
+        left = [(entry.server, entry.upstream) for book in books for entry in book.values()
+                if entry.upstream is not None]
         if not left:
             return
         with anyio.CancelScope(shield=True):
