@@ -16,7 +16,7 @@ from mcp import MCPError
 from mcp_types import CallToolResult, TextContent
 
 from hostlink.gateway.tasks import TASKS_EXTENSION, HostTasks, declares_tasks
-from hostlink.mcp.runtime.tasks import MAX_IN_FLIGHT
+from hostlink.mcp.runtime.tasks import MAX_IN_FLIGHT, Status
 
 pytestmark = pytest.mark.anyio
 
@@ -33,14 +33,15 @@ class Upstream:
         self.status: dict[str, str] = {}
         self.cancelled: list[str] = []
 
-    async def status_of(self, server: str, task_id: str) -> tuple[str, str | None, CallToolResult | None]:
+    async def status_of(self, server: str, task_id: str, *, forward: bool = False) -> Status:
         status = self.status.get(task_id, "working")
         if status == "completed":
-            return status, None, CallToolResult(content=[TextContent(type="text", text=f"done \x1b[31m{task_id}")])
+            done = TextContent(type="text", text=f"done \x1b[31m{task_id}")
+            return Status(status, None, CallToolResult(content=[done]))
         if status == "failed":
-            return status, "it broke", CallToolResult(content=[TextContent(type="text", text="it broke")],
-                                                      is_error=True)
-        return status, "half way", None
+            return Status(status, "it broke", CallToolResult(content=[TextContent(type="text", text="it broke")],
+                                                             is_error=True))
+        return Status(status, "half way")
 
     async def cancel(self, server: str, task_id: str) -> str:
         self.cancelled.append(task_id)

@@ -23,6 +23,7 @@ from hostlink.mcp.runtime.task_wire import (
     TaskState,
     cancel_task,
     get_task,
+    update_task,
 )
 from hostlink.mcp.runtime.task_wire_legacy import cancel_task as cancel_legacy
 from hostlink.mcp.runtime.task_wire_legacy import get_task as get_legacy
@@ -105,6 +106,29 @@ async def test_a_host_that_declares_tasks_gets_the_gateways_own_tasks(tmp_path):
         with pytest.raises(MCPError, match='asks for input, which needs "elicitation": true'):
             await poll(client.session, asking)
         assert (await get_task(client.session, asking, 10)).status == "cancelled"
+
+
+async def test_a_host_that_declares_elicitation_answers_a_tasks_input_itself(tmp_path):
+    """The task's input request is handed to the host in its tasks/get (the server has no
+    "elicitation": true, so the gateway would otherwise cancel it), and the host's tasks/update
+    reaches the server, whose task ends with the answer."""
+    from gateway_support import stdio_gateway
+
+    async def never(*_args: Any) -> Any:
+        raise AssertionError("the gateway asked through elicitation instead of handing the question on")
+
+    host = Host()
+    async with stdio_gateway(tmp_path, SERVERS, "--expose", "tools", extensions=[host.extension],
+                             elicitation_callback=never) as client:
+        asking = text(await client.call_tool("slow__ask_name", {}))
+        with anyio.fail_after(20):
+            while (state := await get_task(client.session, asking, 10)).status != "input_required":
+                await anyio.sleep(0.1)
+        [(key, question)] = state.input_requests.items()  # keyed as the server keys it
+        assert question["method"] == "elicitation/create" and question["params"]["message"] == "Which name?"
+        await update_task(client.session, asking, {key: {"action": "accept", "content": {"name": "Ada"}}}, 10)
+        state = await poll(client.session, asking)
+        assert state.status == "completed" and state.result["content"][0]["text"] == "hello Ada"
 
 
 async def test_a_host_that_declares_nothing_still_gets_handles(tmp_path):

@@ -426,12 +426,13 @@ class Gateway:
         server.add_request_handler("logging/setLevel", mcp_types.SetLevelRequestParams, self.logs.set_level)
         server.add_notification_handler("notifications/initialized", mcp_types.NotificationParams, self.initialized)
         if self.face == "tools":  # tasks passed through to a host that declares them (gateway.tasks)
-            from hostlink.mcp import TaskParams
+            from hostlink.mcp import TaskParams, UpdateParams
 
             server.extensions[TASKS_EXTENSION] = {}
             server.add_request_handler("tasks/get", TaskParams, self.host_tasks.get)
             server.add_request_handler("tasks/cancel", TaskParams, self.host_tasks.cancel)
             server.add_request_handler("tasks/result", TaskParams, self.host_tasks.result)
+            server.add_request_handler("tasks/update", UpdateParams, self.host_tasks.update)
             server.middleware.append(self._task_call)
         return server
 

@@ -23,9 +23,11 @@ at once is a task of the gateway's that has ended. Its `tasks/get` answers the t
 upstream. Its session (its connection: stdio, or a Streamable HTTP session) holds the book, and
 what it left is cancelled upstream when that session ends.
 
-Input requests are not passed through: a task that asks for input is answered as the runtime
-answers one it follows, when its status is asked (elicitation where the server has it on, else
-cancelled with an error naming the setting).
+A task that asks for input: a 2026-07-28 host that declares elicitation gets its input
+requests (elicitation requests, their text bounded and escaped) in the `tasks/get` answer and
+answers them with `tasks/update`, passed to the server. For any other host the gateway answers
+them as the runtime answers one it follows, when the status is asked (elicitation where the
+server has it on, else cancelled with an error naming the setting).
 """
 
 from __future__ import annotations
@@ -42,12 +44,14 @@ from hostlink.gateway import results
 from hostlink.gateway.hosts import host_connection
 from hostlink.host import ToolResult
 from hostlink.host.output import one_line
-from hostlink.mcp import CANCEL_SECONDS, ID_CHARS, MAX_IN_FLIGHT, McpError
+from hostlink.mcp import CANCEL_SECONDS, ID_CHARS, MAX_IN_FLIGHT, MAX_INPUTS, McpError
 
 if TYPE_CHECKING:
+    from mcp_types import CallToolResult
+
     from hostlink.gateway.peer import Peer
     from hostlink.host.output import OutputSession
-    from hostlink.mcp import Tasks
+    from hostlink.mcp import Status, Tasks
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"
@@ -89,11 +93,18 @@ class _Entry:
     server: str
     upstream: str | None  # the server's task id (None: `ended` holds the call's result)
     created: str  # when, as 2025-11-25 hosts are told
-    ended: dict[str, Any] | None = None  # that result, already passed through (results.passed_through)
+    ended: CallToolResult | None = None  # that result, already passed through (results.passed_through)
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def answers_input(ctx: Any) -> bool:
+    """Whether a 2026-07-28 host can answer a task's input requests itself (it declares
+    elicitation): then they are handed to it, and it answers them with `tasks/update`."""
+    capabilities = getattr(host_connection(ctx), "client_capabilities", None)
+    return getattr(ctx, "protocol_version", None) == MODERN and getattr(capabilities, "elicitation", None) is not None
 
 
 class HostTasks:
@@ -136,7 +147,7 @@ class HostTasks:
 
     def finished(self, ctx: Any, server: str, result: Any) -> Any:
         """A 2025-11-25 host asked for a task and the server answered at once: a task that ended."""
-        return self._handed(ctx, _Entry(server, None, _now(), _dumped(result)), "completed")  # an error result too
+        return self._handed(ctx, _Entry(server, None, _now(), result), "completed")  # an error result too
 
     def _handed(self, ctx: Any, entry: _Entry, status: str) -> Any:
         own = secrets.token_urlsafe(16)
@@ -154,13 +165,15 @@ class HostTasks:
             raise MCPError(INVALID_PARAMS, f"Unknown task: {one_line(task_id, ID_CHARS)!r} (no task of this session)")
         return found
 
-    async def _state(self, ctx: Any, entry: _Entry) -> tuple[str, str | None, Any]:
-        """The task's status, its message, and once it ended the call's result (None before)."""
+    async def _state(self, ctx: Any, entry: _Entry) -> Status:
+        """The task now (`Status`); its input requests handed back where the host can answer them."""
+        from hostlink.mcp import Status
+
         if entry.upstream is None:
-            return "completed", None, entry.ended
-        upstream = entry.upstream
-        found: tuple[str, str | None, Any] = await self._served(
-            ctx, entry.server, lambda: self._tasks().status(entry.server, upstream))
+            return Status("completed", None, entry.ended)
+        upstream, forward = entry.upstream, answers_input(ctx)
+        found: Status = await self._served(
+            ctx, entry.server, lambda: self._tasks().status(entry.server, upstream, forward=forward))
         return found
 
     def _passed(self, ended: Any) -> dict[str, Any]:
@@ -172,12 +185,14 @@ class HostTasks:
         """`tasks/get`: the upstream task's status now; on 2026-07-28 with its result or error
         once it ended (on 2025-11-25 that is for `tasks/result`)."""
         entry = self._find(ctx, params.task_id)
-        status, message, ended = await self._state(ctx, entry)
+        status, message, ended, asked = await self._state(ctx, entry)
         if getattr(ctx, "protocol_version", None) == LEGACY:
             return _legacy_task(params.task_id, entry, status, message)
         answer: dict[str, Any] = {"taskId": params.task_id, "status": status, "pollIntervalMs": POLL_MS}
         if message:
             answer["statusMessage"] = message
+        if asked is not None:
+            answer["inputRequests"] = asked
         if ended is None:
             return answer
         self._books.get(session(ctx), {}).pop(params.task_id, None)
@@ -192,11 +207,25 @@ class HostTasks:
         """`tasks/result` (2025-11-25): wait for the task to end; the call's result (a failed
         or cancelled task's as an error result). The task is collected."""
         entry = self._find(ctx, params.task_id)
-        while (ended := (await self._state(ctx, entry))[2]) is None:
+        while (ended := (await self._state(ctx, entry)).ended) is None:
             await anyio.sleep(POLL_MS / 1000)
         self._books.get(session(ctx), {}).pop(params.task_id, None)
-        passed = ended if entry.upstream is None else self._passed(ended)  # passed through when the call answered
+        passed = _dumped(ended) if entry.upstream is None else self._passed(ended)  # passed when the call answered
         return {key: value for key, value in passed.items() if key != "resultType"}  # 2025-11-25 has none
+
+    async def update(self, ctx: Any, params: Any) -> Any:
+        """`tasks/update` (2026-07-28): the host's answers to the input requests its `tasks/get`
+        handed it, passed to the server's task."""
+        entry = self._find(ctx, params.task_id)
+        upstream = entry.upstream
+        if upstream is None or len(params.input_responses) > MAX_INPUTS:
+            from mcp import MCPError
+            from mcp_types import INVALID_PARAMS
+
+            raise MCPError(INVALID_PARAMS, f"task {one_line(params.task_id, ID_CHARS)!r} asked for no such input")
+        await self._served(ctx, entry.server, lambda: self._tasks().update(entry.server, upstream,
+                                                                            params.input_responses))
+        return {}
 
     async def cancel(self, ctx: Any, params: Any) -> Any:
         """`tasks/cancel`: ask the upstream server to cancel; the status it reports after that."""
