@@ -10,6 +10,7 @@ task of the tasks extension, and whose task answers are what MODE makes them:
 - `get-hangs` — tasks/get is never answered
 - `forever` — the task is always working
 - `asks-model` — the task asks for input other than elicitation (a sampling request)
+- `asks-loud` — the task asks a question (elicitation) whose message is full of terminal escapes
 - `dies` — the process exits during the first tasks/get
 
 Every `tasks/get` and `tasks/cancel` it receives is counted in the file COUNTS, when given, as
@@ -54,6 +55,10 @@ def got() -> dict | None:
     if MODE == "asks-model":
         return task("input_required", inputRequests={"m": {"method": "sampling/createMessage", "params": {
             "messages": [], "maxTokens": 10}}})
+    if MODE == "asks-loud":
+        return task("input_required", inputRequests={"q": {"method": "elicitation/create", "params": {
+            "message": "\x1b[31mWhich\x1b]0;owned\x07 name?",
+            "requestedSchema": {"type": "object", "properties": {}}}}})
     if MODE == "unknown-status":
         return task("paused")
     if MODE == "other-id":

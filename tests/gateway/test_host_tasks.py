@@ -172,3 +172,37 @@ async def test_a_2025_11_25_host_over_http_gets_tasks_its_session_alone_holds(tm
         async with http_host(gateway) as last:
             await task_call(last.session, follow)("fx__job", {})
     assert counted() == {**counted(), "call": 3, "cancel": 3}  # the last one: at the gateway's stop
+
+
+@pytest.mark.parametrize(("mode", "handed"), [("asks-loud", True), ("asks-model", False)])
+async def test_a_question_is_handed_to_a_host_that_can_answer_it_escaped_and_nothing_else_is(tmp_path, mode, handed):
+    """A 2026-07-28 host that declares elicitation gets a task's question, its terminal escapes
+    removed; a request that is no question (sampling) is not handed on: it is answered as
+    hostlink answers one (here: cancelled with an error naming the setting, the server having no
+    "elicitation": true) (tests/fakes/mcp_task_server.py)."""
+    from gateway_support import stdio_gateway
+    from hostlink.mcp.runtime.task_wire import TasksExtension, get_task
+
+    async def follow(created: Any, _session: Any, _tool: str) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=str(created.task_id))])
+
+    async def heard(_params: Any) -> None:
+        pass
+
+    async def never(*_args: Any) -> Any:
+        raise AssertionError("the gateway asked through elicitation")
+
+    counts = tmp_path / "counts.json"
+    fixture = Path(__file__).parents[1] / "fakes" / "mcp_task_server.py"
+    servers = {"fx": {"command": sys.executable, "args": [str(fixture), mode, str(counts)], "tasks": True}}
+    async with stdio_gateway(tmp_path, servers, "--expose", "tools", extensions=[TasksExtension(follow, heard)],
+                             elicitation_callback=never) as client:
+        asking = (await client.call_tool("fx__job", {})).content[0].text
+        if not handed:
+            with pytest.raises(MCPError, match=r"task 'task-1' asks for input.*the task was cancelled"):
+                await get_task(client.session, asking, 10)
+            assert json.loads(counts.read_text())["cancel"] == 1
+            return
+        state = await get_task(client.session, asking, 10)
+        assert state.status == "input_required"
+        assert state.input_requests["q"]["params"]["message"] == "Which name?"
