@@ -2,15 +2,11 @@
 task of the tasks extension, and whose task answers are what MODE makes them:
 
 - `ok` — working once (statusMessage "halfway"), then completed with the text "done"
-- `unknown-status` — the task is "paused", a status MCP does not define
-- `loud-message` — a 100,000-character statusMessage full of terminal escapes, then completed
 - `ttl-zero` — the task is created with a ttlMs of 0
-- `other-id` — tasks/get answers for a task with another id
-- `poll-zero` / `poll-day` — pollIntervalMs 0 / 86,400,000; completed on the 4th tasks/get
-- `get-hangs` — tasks/get is never answered
-- `forever` — the task is always working
 - `asks-model` — the task asks for input other than elicitation (a sampling request)
-- `dies` — the process exits during the first tasks/get
+- `asks-loud` — the task asks a question (elicitation) whose message is full of terminal escapes
+- the hostile modes both fixture servers share (task_modes.py): `unknown-status`, `other-id`,
+  `loud-message`, `poll-zero`, `poll-day`, `get-hangs`, `forever`, `dies`
 
 Every `tasks/get` and `tasks/cancel` it receives is counted in the file COUNTS, when given, as
 JSON `{"get": N, "cancel": N, "call": N}`. The n-th call is task `task-n`.
@@ -21,6 +17,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+
+from task_modes import HANG, hostile
 
 MODE = sys.argv[1]
 COUNTS = Path(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -44,26 +42,20 @@ def created() -> dict:
 def got() -> dict | None:
     """The `tasks/get` answer of the n-th poll (None: no answer)."""
     n = seen["get"]
-    done = task("completed", result={"content": [{"type": "text", "text": "done"}]})
-    if MODE == "dies":
-        sys.exit(3)
-    if MODE == "get-hangs":
+    done = {"status": "completed", "result": {"content": [{"type": "text", "text": "done"}]}}
+    fields = hostile(MODE, n)
+    if fields == HANG:
         return None
-    if MODE == "forever":
-        return task("working")
+    if isinstance(fields, dict):
+        return task(**{**(done if fields["status"] == "completed" else {}), **fields})
     if MODE == "asks-model":
         return task("input_required", inputRequests={"m": {"method": "sampling/createMessage", "params": {
             "messages": [], "maxTokens": 10}}})
-    if MODE == "unknown-status":
-        return task("paused")
-    if MODE == "other-id":
-        return {**task("working"), "taskId": "task-other"}
-    if MODE == "loud-message":
-        return task("working", statusMessage="\x1b[31m\x1b]0;owned\x07" + "x" * 100_000) if n == 1 else done
-    if MODE in ("poll-zero", "poll-day"):
-        interval = 0 if MODE == "poll-zero" else 86_400_000
-        return task("working", pollIntervalMs=interval) if n < 4 else {**done, "pollIntervalMs": interval}
-    return task("working", statusMessage="halfway") if n == 1 else done
+    if MODE == "asks-loud":
+        return task("input_required", inputRequests={"q": {"method": "elicitation/create", "params": {
+            "message": "\x1b[31mWhich\x1b]0;owned\x07 name?",
+            "requestedSchema": {"type": "object", "properties": {}}}}})
+    return task("working", statusMessage="halfway") if n == 1 else task(**done)
 
 
 def answer(message: dict) -> dict | None:

@@ -11,16 +11,12 @@ What its task answers are is what MODE makes them:
 - `loud-notice` — as `ok`, but the notifications are hostile: a 100,000-character statusMessage
   full of terminal escapes in a status MCP does not define, one for another task that says it
   completed, and one that is no task at all
-- `unknown-status` — the task is "paused", a status MCP does not define
-- `loud-message` — a 100,000-character statusMessage full of terminal escapes, then completed
 - `ttl-zero` — the task is created with a ttl of 0
-- `other-id` — tasks/get answers for a task with another id
-- `poll-zero` / `poll-day` — pollInterval 0 / 86,400,000; completed on the 4th tasks/get
-- `get-hangs` — tasks/get is never answered
-- `forever` — the task is working until it is cancelled
 - `fails` — the task fails: tasks/result gives the tool's error result ("disk full")
 - `asks` — the task waits for input (input_required) until it is cancelled
-- `dies` — the process exits during the first tasks/get
+- the hostile modes both fixture servers share (task_modes.py, `pollIntervalMs` as
+  `pollInterval`): `unknown-status`, `other-id`, `loud-message`, `poll-zero`, `poll-day`,
+  `get-hangs`, `forever` (until it is cancelled), `dies`
 
 Every request it receives is counted in the file COUNTS, when given, as JSON
 `{"get": N, "result": N, "cancel": N, "call": N, "plain": N}`. The n-th task is `task-n`.
@@ -32,6 +28,8 @@ import json
 import sys
 import time
 from pathlib import Path
+
+from task_modes import HANG, hostile
 
 MODE = sys.argv[1]
 COUNTS = Path(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -57,28 +55,19 @@ def state(task_id: str) -> dict | None:
     n = entry["gets"]
     if entry["cancelled"]:
         return task(task_id, "cancelled")
-    if MODE == "dies":
-        sys.exit(3)
-    if MODE == "get-hangs":
+    fields = hostile(MODE, n)
+    if fields == HANG:
         return None
-    if MODE == "forever":
-        return task(task_id, "working")
+    if isinstance(fields, dict):  # in this shape's names, for the task asked or the other one
+        names = {"pollIntervalMs": "pollInterval"}
+        return task(fields.get("taskId", task_id), **{names.get(key, key): value for key, value in fields.items()
+                                                      if key != "taskId"})
     if MODE == "fails":
         return task(task_id, "failed", statusMessage="it broke")
     if MODE == "asks":
         return task(task_id, "input_required")
-    if MODE == "unknown-status":
-        return task(task_id, "paused")
-    if MODE == "other-id":
-        return task("task-other", "working")
     if MODE == "loud-notice" and n == 1:
         time.sleep(0.2)  # the notifications are in before this answer
-    if MODE == "loud-message":
-        return task(task_id, "working", statusMessage="\x1b[31m\x1b]0;owned\x07" + "x" * 100_000) if n == 1 \
-            else task(task_id, "completed")
-    if MODE in ("poll-zero", "poll-day"):
-        interval = 0 if MODE == "poll-zero" else 86_400_000
-        return task(task_id, "working" if n < 4 else "completed", pollInterval=interval)
     if entry["tool"] == "work":
         ended = time.monotonic() - entry["started"] >= 1.0
         return task(task_id, "completed" if ended else "working")

@@ -24,6 +24,17 @@ pytestmark = [pytest.mark.slow, requires_claude,
 GRACE_SECONDS = 5
 
 
+def claude_print(api, home, tmp_path) -> subprocess.CompletedProcess[bytes]:
+    """`claude -p` with the gateway of tmp_path/mcp.json as its only MCP server, against the fake API."""
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "TMPDIR": str(tmp_path / "tmp"),
+           "ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-fake", "ENABLE_TOOL_SEARCH": "false",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
+    argv = [str(CLAUDE), "-p", "use the tool", "--mcp-config", str(tmp_path / "mcp.json"), "--strict-mcp-config",
+            "--setting-sources", "", "--allowedTools", "mcp__hostlink", "--tools", "", "--model", "sonnet",
+            "--output-format", "json", "--no-session-persistence"]
+    return subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
 def run_claude(api, home, tmp_path, face: str, tool: str, arguments: dict) -> list[dict]:
     environ = gateway_env(tmp_path, {"demo": demo(), "everything": everything()})
     servers = {"hostlink": {"command": HOSTLINK, "args": ["mcp", "serve", "--expose", face],
@@ -31,13 +42,7 @@ def run_claude(api, home, tmp_path, face: str, tool: str, arguments: dict) -> li
     (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     (tmp_path / "tmp").mkdir()
     api.push(fa.tool_use(tool, arguments), fa.text("all done"))
-    env = {"HOME": str(home), "PATH": os.environ["PATH"], "TMPDIR": str(tmp_path / "tmp"),
-           "ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-fake", "ENABLE_TOOL_SEARCH": "false",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
-    argv = [str(CLAUDE), "-p", "use the tool", "--mcp-config", str(tmp_path / "mcp.json"), "--strict-mcp-config",
-            "--setting-sources", "", "--allowedTools", "mcp__hostlink", "--tools", "", "--model", "sonnet",
-            "--output-format", "json", "--no-session-persistence"]
-    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    done = claude_print(api, home, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     # claude exits without waiting for its MCP server: the gateway stops its servers just after
     deadline = time.monotonic() + GRACE_SECONDS
@@ -146,13 +151,7 @@ def test_claude_code_sees_an_add_and_a_remove_while_it_holds_the_gateway(api, ho
 
     thread = threading.Thread(target=person, daemon=True)
     thread.start()
-    env = {"HOME": str(home), "PATH": os.environ["PATH"], "TMPDIR": str(tmp_path / "tmp"),
-           "ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-fake", "ENABLE_TOOL_SEARCH": "false",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
-    argv = [str(CLAUDE), "-p", "use the tool", "--mcp-config", str(tmp_path / "mcp.json"), "--strict-mcp-config",
-            "--setting-sources", "", "--allowedTools", "mcp__hostlink", "--tools", "", "--model", "sonnet",
-            "--output-format", "json", "--no-session-persistence"]
-    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    done = claude_print(api, home, tmp_path)
     thread.join(timeout=30)
     assert done.returncode == 0, done.stderr[-2000:]
     print(f"add -> Claude Code's new tool list: {figures['add']:.2f} s; "

@@ -3,16 +3,20 @@ runtime's tasks: who declares them, per-session ids, the bound, and the teardown
 
 from __future__ import annotations
 
+import json
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import anyio
 import pytest
 from mcp import MCPError
 from mcp_types import CallToolResult, TextContent
 
 from hostlink.gateway.tasks import TASKS_EXTENSION, HostTasks, declares_tasks
-from hostlink.mcp.runtime.tasks import MAX_IN_FLIGHT
+from hostlink.mcp.runtime.tasks import MAX_IN_FLIGHT, Status
 
 pytestmark = pytest.mark.anyio
 
@@ -29,14 +33,15 @@ class Upstream:
         self.status: dict[str, str] = {}
         self.cancelled: list[str] = []
 
-    async def status_of(self, server: str, task_id: str) -> tuple[str, str | None, CallToolResult | None]:
+    async def status_of(self, server: str, task_id: str, *, forward: bool = False) -> Status:
         status = self.status.get(task_id, "working")
         if status == "completed":
-            return status, None, CallToolResult(content=[TextContent(type="text", text=f"done \x1b[31m{task_id}")])
+            done = TextContent(type="text", text=f"done \x1b[31m{task_id}")
+            return Status(status, None, CallToolResult(content=[done]))
         if status == "failed":
-            return status, "it broke", CallToolResult(content=[TextContent(type="text", text="it broke")],
-                                                      is_error=True)
-        return status, "half way", None
+            return Status(status, "it broke", CallToolResult(content=[TextContent(type="text", text="it broke")],
+                                                             is_error=True))
+        return Status(status, "half way")
 
     async def cancel(self, server: str, task_id: str) -> str:
         self.cancelled.append(task_id)
@@ -102,3 +107,102 @@ async def test_a_session_holds_a_bounded_number_and_what_is_left_is_cancelled_at
     upstream.cancelled.clear()
     await host_tasks.aclose()
     assert sorted(upstream.cancelled) == sorted(f"up-{index}" for index in range(MAX_IN_FLIGHT))
+
+
+async def test_at_the_bound_only_a_call_marked_as_a_task_is_refused_before_it_is_made(tmp_path):
+    """The real gateway over stdio, a 2026-07-28 host that declares tasks, and the 2025-11-25
+    fixture upstream (`job` marked "required", `plain` unmarked): with the session's tasks at
+    the bound, `job` is refused without reaching the server, and `plain` still runs."""
+    from gateway_support import stdio_gateway
+    from hostlink.mcp.runtime.task_wire import TasksExtension
+
+    async def follow(created: Any, _session: Any, _tool: str) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=str(created.task_id))])
+
+    async def heard(_params: Any) -> None:
+        pass
+
+    counts = tmp_path / "counts.json"
+    fixture = Path(__file__).parents[1] / "fakes" / "mcp_task_server_legacy.py"
+    servers = {"fx": {"command": sys.executable, "args": [str(fixture), "forever", str(counts)],
+                      "protocolVersion": "legacy", "tasks": True}}
+    async with stdio_gateway(tmp_path, servers, "--expose", "tools",
+                             extensions=[TasksExtension(follow, heard)]) as client:
+        started = [(await client.call_tool("fx__job", {})).content[0].text for _ in range(MAX_IN_FLIGHT)]
+        assert len(set(started)) == MAX_IN_FLIGHT
+        refused = await client.call_tool("fx__job", {})
+        assert refused.is_error and f"already has {MAX_IN_FLIGHT} tasks in flight" in refused.content[0].text
+        assert json.loads(counts.read_text())["call"] == MAX_IN_FLIGHT  # never reached the server
+        plain = await client.call_tool("fx__plain", {})
+        assert not plain.is_error and plain.content[0].text == "plain plain"
+    assert json.loads(counts.read_text())["cancel"] == MAX_IN_FLIGHT  # what the session left, cancelled at its end
+
+
+async def test_a_2025_11_25_host_over_http_gets_tasks_its_session_alone_holds(tmp_path):
+    """`hostlink mcp serve --http` and 2025-11-25 hosts (SDK clients with hostlink's wire of that
+    shape), the fixture upstream working until cancelled: a task asked over one HTTP session is
+    that session's alone, and ending the session cancels it upstream; one left at the gateway's
+    stop is cancelled then."""
+    from gateway_support import http_gateway, http_host
+    from hostlink.mcp.runtime.task_wire_legacy import cancel_task, get_task, task_call
+
+    async def follow(created: Any) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=str(created.task_id))])
+
+    def counted() -> dict[str, int]:
+        return json.loads(counts.read_text())
+
+    counts = tmp_path / "counts.json"
+    fixture = Path(__file__).parents[1] / "fakes" / "mcp_task_server_legacy.py"
+    servers = {"fx": {"command": sys.executable, "args": [str(fixture), "forever", str(counts)],
+                      "protocolVersion": "legacy", "tasks": True}}
+    with http_gateway(tmp_path, servers, "--expose", "tools") as gateway:
+        async with http_host(gateway) as host, http_host(gateway) as other:
+            running = (await task_call(host.session, follow)("fx__job", {})).content[0].text
+            assert (await get_task(host.session, running, 30)).status == "working"
+            with pytest.raises(MCPError, match="Unknown task"):
+                await get_task(other.session, running, 30)
+            with pytest.raises(MCPError, match="Unknown task"):
+                await cancel_task(other.session, running, 30)
+            left = (await task_call(other.session, follow)("fx__job", {})).content[0].text
+            assert left != running and counted()["cancel"] == 0
+        with anyio.fail_after(20):  # both sessions ended (the SDK client ends its session on close)
+            while counted()["cancel"] < 2:
+                await anyio.sleep(0.1)
+        async with http_host(gateway) as last:
+            await task_call(last.session, follow)("fx__job", {})
+    assert counted() == {**counted(), "call": 3, "cancel": 3}  # the last one: at the gateway's stop
+
+
+@pytest.mark.parametrize(("mode", "handed"), [("asks-loud", True), ("asks-model", False)])
+async def test_a_question_is_handed_to_a_host_that_can_answer_it_escaped_and_nothing_else_is(tmp_path, mode, handed):
+    """A 2026-07-28 host that declares elicitation gets a task's question, its terminal escapes
+    removed; a request that is no question (sampling) is not handed on: it is answered as
+    hostlink answers one (here: cancelled with an error naming the setting, the server having no
+    "elicitation": true) (tests/fakes/mcp_task_server.py)."""
+    from gateway_support import stdio_gateway
+    from hostlink.mcp.runtime.task_wire import TasksExtension, get_task
+
+    async def follow(created: Any, _session: Any, _tool: str) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=str(created.task_id))])
+
+    async def heard(_params: Any) -> None:
+        pass
+
+    async def never(*_args: Any) -> Any:
+        raise AssertionError("the gateway asked through elicitation")
+
+    counts = tmp_path / "counts.json"
+    fixture = Path(__file__).parents[1] / "fakes" / "mcp_task_server.py"
+    servers = {"fx": {"command": sys.executable, "args": [str(fixture), mode, str(counts)], "tasks": True}}
+    async with stdio_gateway(tmp_path, servers, "--expose", "tools", extensions=[TasksExtension(follow, heard)],
+                             elicitation_callback=never) as client:
+        asking = (await client.call_tool("fx__job", {})).content[0].text
+        if not handed:
+            with pytest.raises(MCPError, match=r"task 'task-1' asks for input.*the task was cancelled"):
+                await get_task(client.session, asking, 10)
+            assert json.loads(counts.read_text())["cancel"] == 1
+            return
+        state = await get_task(client.session, asking, 10)
+        assert state.status == "input_required"
+        assert state.input_requests["q"]["params"]["message"] == "Which name?"

@@ -1,6 +1,7 @@
 """Tasks in the 2025-11-25 shape (tests/fakes/mcp_task_server_legacy.py, over real stdio through
 the real SDK): the same handles, bounds and errors as the 2026-07-28 extension, and hostile
-answers each a clear, bounded error; no poll outlives its session."""
+answers each a clear, bounded error (those both shapes share: test_tasks_hostile.py); no poll
+outlives its session."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ import pytest
 
 from hostlink.host.progress import CallWatch, watching
 from hostlink.mcp.config.schema import parse_server
-from hostlink.mcp.errors import CallFailed, ConnectFailed, RequestTimedOut, UnknownTool
+from hostlink.mcp.errors import CallFailed, UnknownTool
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.runtime.clients import McpRuntime
-from hostlink.mcp.runtime.tasks import MAX_POLL, MESSAGE_CHARS
+from hostlink.mcp.runtime.tasks import MESSAGE_CHARS
 from hostlink.mcp.tool import _advertised
 from mcp_runtime_support import Host, text
 
@@ -114,25 +115,6 @@ async def test_a_task_that_waits_for_input_without_elicitation_is_cancelled_nami
     assert json.loads(counts.read_text())["cancel"] == 1
 
 
-@pytest.mark.parametrize(("mode", "message"), [
-    ("unknown-status", "MCP server 'fx' reported task 'task-1' in a status MCP does not define ('paused')"),
-    ("ttl-zero", "MCP server 'fx' gave task 'task-1' a ttlMs of 0: it would keep no result to collect"),
-    ("other-id", "MCP server 'fx' answered for task 'task-1' with another task, 'task-other'"),
-])
-async def test_a_task_answer_hostlink_cannot_follow_is_a_clear_error(mode, message):
-    with pytest.raises(CallFailed) as failed:
-        await call(mode)
-    assert str(failed.value) == message
-
-
-async def test_a_huge_escape_laden_status_message_is_shown_bounded_and_plain():
-    seen = []
-    with watching(CallWatch(listener=lambda _p, _t, message: seen.append(message))):
-        assert text(await call("loud-message")) == "done"
-    (message,) = seen
-    assert len(message) == MESSAGE_CHARS and "\x1b" not in message and "\x07" not in message
-
-
 async def test_hostile_status_notifications_are_shown_bounded_or_ignored():
     seen = []
     with watching(CallWatch(listener=lambda _p, _t, message: seen.append(message))):
@@ -140,26 +122,6 @@ async def test_hostile_status_notifications_are_shown_bounded_or_ignored():
     loud = [message for message in seen if "y" * 50 in message]
     assert len(loud) == 1 and len(loud[0]) == MESSAGE_CHARS and "\x1b" not in loud[0] and "\x07" not in loud[0]
     assert "not yours" not in seen  # another task's news is not this call's progress
-
-
-async def test_a_poll_interval_of_zero_does_not_spin_and_one_of_a_day_does_not_stall(tmp_path):
-    counts = tmp_path / "counts.json"
-    assert text(await call("poll-zero", counts)) == "done"
-    assert json.loads(counts.read_text())["get"] == 4
-    started = time.monotonic()
-    assert text(await call("poll-day", counts, toolTimeoutMs=60000)) == "done"
-    assert time.monotonic() - started < 3 * MAX_POLL + 5
-
-
-async def test_a_tasks_get_that_never_answers_times_out_by_the_request_bound():
-    with pytest.raises(RequestTimedOut, match=r"^MCP server 'fx' did not answer tasks/get for task 'task-1' "
-                                              r"within 1000 ms \(its requestTimeoutMs\)$"):
-        await call("get-hangs", requestTimeoutMs=1000, toolTimeoutMs=30000)
-
-
-async def test_a_server_that_dies_mid_task_is_a_connection_error():
-    with pytest.raises(ConnectFailed, match="MCP server 'fx' closed the connection during the call of tool 'job'"):
-        await call("dies")
 
 
 async def test_no_poll_outlives_the_session_and_what_it_left_is_cancelled(tmp_path):

@@ -175,6 +175,7 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
     finally:
         with anyio.CancelScope(shield=True):
             try:
+                await gateway.host_tasks.aclose()  # what the hosts left running, cancelled upstream
                 await gateway.host.shutdown()
             finally:
                 if directory is not None:

@@ -29,7 +29,7 @@ from hostlink.gateway.logs import HostLogs
 from hostlink.gateway.peer import Peer
 from hostlink.gateway.session import WATCH_SECONDS, ConfigWatch, GatewaySession, StderrNotifier, reload, start
 from hostlink.gateway.subscriptions import HostSubscriptions
-from hostlink.gateway.tasks import TASKS_EXTENSION, HostTasks, declares_tasks
+from hostlink.gateway.tasks import LEGACY, TASKS_EXTENSION, HostTasks, asked_as_task, declares_tasks
 from hostlink.gateway.tools_face import ToolsFace, Unknown, resource
 from hostlink.host import CancelSignal, TextContent, ToolResult
 from hostlink.host.output import one_line
@@ -178,9 +178,12 @@ class Gateway:
                 except Unknown as unknown:  # a tool error the model can read and correct
                     return results.error_result(str(unknown))
                 arguments = {"action": "call", "server": server, "tool": tool, "args": arguments}
+        asked = asked_as_task(ctx, params)  # a 2025-11-25 host: every call it asks as a task becomes one
         passing = (self.face == "tools" and arguments.get("action") == "call" and server is not None
-                   and server in self.runtime.servers and self.runtime.servers[server].tasks and declares_tasks(ctx))
-        if passing and (refused := self.host_tasks.refusal(ctx)) is not None:
+                   and server in self.runtime.servers and self.runtime.servers[server].tasks
+                   and (asked or declares_tasks(ctx)))
+        refused = self.host_tasks.refusal(ctx) if passing else None
+        if refused is not None and (asked or await self._marked_task(ctx, arguments)):
             return refused
         started = time.monotonic()
         result = await self._run_mcp(ctx, arguments, server, detach=passing)
@@ -195,6 +198,8 @@ class Gateway:
             self._tell(server)
         if passing and isinstance(details.get("task"), dict) and server is not None:  # the host's own task
             return await self.host_tasks.created(ctx, server, details["task"])
+        if passing and asked and server is not None:  # answered at once: a task that has ended
+            return self.host_tasks.finished(ctx, server, results.passed_through(result, self.host.output))
         if self.face == "tools" and isinstance(details.get("task"), dict) and server is not None:
             check = next((name for name, owner in self.tools.task_tools.items() if owner == server), None)
             said = "\n".join(item.text for item in result.content if isinstance(item, TextContent))
@@ -203,6 +208,32 @@ class Gateway:
         if self.face == "tools":
             return results.passed_through(result, self.host.output)
         return results.call_result(result, structured=False)
+
+    async def _task_call(self, ctx: Any, call_next: Any) -> Any:
+        """A 2025-11-25 `tools/call` with `params.task` is answered here, not by the SDK's
+        handler path: that holds a `tools/call` answer to a tool result, which the
+        `CreateTaskResult` it gets (gateway.tasks) is not."""
+        import mcp_types
+
+        raw = ctx.params
+        if (ctx.method != "tools/call" or ctx.protocol_version != LEGACY or not isinstance(raw, Mapping)
+                or "task" not in raw or not host_connection(ctx).initialize_accepted):
+            return await call_next(ctx)
+        try:
+            params = mcp_types.CallToolRequestParams.model_validate(raw, by_name=False)
+        except ValueError:
+            raise _rpc_error("Invalid request parameters", invalid=True) from None
+        return await self.call_tool(ctx, params)
+
+    async def _marked_task(self, ctx: Any, arguments: dict[str, Any]) -> bool:
+        """Whether the server's listing marks the tool called as one that runs as a task
+        (`execution.taskSupport`); a call of any other tool is made, and becomes a task only where
+        the server decides so (`HostTasks.created` then applies the bound)."""
+        from hostlink.mcp.runtime.visibility import task_mark
+
+        server, tool = arguments["server"], arguments["tool"]
+        listed = await self._served(ctx, lambda: self.runtime.search_tools(server), server)
+        return any(entry.name == tool and task_mark(entry) is not None for entry in listed)
 
     async def _run_mcp(self, ctx: Any, arguments: dict[str, Any], server: str | None, *,
                        detach: bool = False) -> ToolResult:
@@ -384,17 +415,25 @@ class Gateway:
 
             def create_initialization_options(self, notification_options: NotificationOptions | None = None,
                                               *args: Any, **kwargs: Any) -> Any:
-                return super().create_initialization_options(notification_options or changes, *args, **kwargs)
+                options = super().create_initialization_options(notification_options or changes, *args, **kwargs)
+                if tools:  # 2025-11-25 hosts may ask a tools/call as a task (gateway.tasks)
+                    options.capabilities.tasks = mcp_types.ServerTasksCapability(
+                        cancel=mcp_types.TasksCancelCapability(), requests=mcp_types.ServerTasksRequestsCapability(
+                            tools=mcp_types.TasksToolsCapability(call=mcp_types.TasksCallCapability())))
+                return options
 
         server = GatewayServer(NAME, version=_version(), instructions=_INSTRUCTIONS[self.face], **handlers)
         server.add_request_handler("logging/setLevel", mcp_types.SetLevelRequestParams, self.logs.set_level)
         server.add_notification_handler("notifications/initialized", mcp_types.NotificationParams, self.initialized)
         if self.face == "tools":  # tasks passed through to a host that declares them (gateway.tasks)
-            from hostlink.mcp import TaskParams
+            from hostlink.mcp import TaskParams, UpdateParams
 
             server.extensions[TASKS_EXTENSION] = {}
             server.add_request_handler("tasks/get", TaskParams, self.host_tasks.get)
             server.add_request_handler("tasks/cancel", TaskParams, self.host_tasks.cancel)
+            server.add_request_handler("tasks/result", TaskParams, self.host_tasks.result)
+            server.add_request_handler("tasks/update", UpdateParams, self.host_tasks.update)
+            server.middleware.append(self._task_call)
         return server
 
 

@@ -109,6 +109,16 @@ def _schema(value: Any) -> Any:
     return value
 
 
+def _execution(tool: Any, tasks: bool) -> Any:
+    """What a 2025-11-25 host reads to ask a call as a task (gateway.tasks): the server's own
+    mark, else "optional" (a server with tasks may run any call as one); None without tasks."""
+    import mcp_types
+
+    from hostlink.mcp.runtime.visibility import task_mark
+
+    return mcp_types.ToolExecution(task_support=task_mark(tool) or "optional") if tasks else None
+
+
 def _plain_uri(uri: str) -> bool:
     return len(uri) <= MAX_URI_CHARS and strip_controls(uri) == uri and uri.isprintable()
 
@@ -195,7 +205,8 @@ class ToolsFace:
             tool = mcp_types.Tool(name=name, title=_name(tools[pair].title), description=_text(tools[pair].description),
                                   input_schema=_schema(tools[pair].input_schema),
                                   output_schema=_schema(tools[pair].output_schema),
-                                  annotations=_annotations(tools[pair].annotations))
+                                  annotations=_annotations(tools[pair].annotations),
+                                  execution=_execution(tools[pair], runtime.servers[pair[0]].tasks))
             size += len(tool.model_dump_json(by_alias=True, exclude_none=True))
             if size > MAX_LISTING_BYTES:
                 notifier.notify(f"{counted(len(self.tools) - len(offered), 'tool')} left out: the listing reached "

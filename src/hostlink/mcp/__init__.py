@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from hostlink.mcp.runtime.clients import McpRuntime
     from hostlink.mcp.runtime.listing import every_page
     from hostlink.mcp.runtime.subscriptions import ResourceSubscriptions
-    from hostlink.mcp.runtime.task_wire import TaskParams
-    from hostlink.mcp.runtime.tasks import CANCEL_SECONDS, ID_CHARS, MAX_IN_FLIGHT, Tasks
+    from hostlink.mcp.runtime.task_wire import TaskParams, UpdateParams
+    from hostlink.mcp.runtime.tasks import CANCEL_SECONDS, ID_CHARS, MAX_IN_FLIGHT, MAX_INPUTS, Status, Tasks
     from hostlink.mcp.runtime.visibility import model_visible, task_mark
     from hostlink.mcp.tool import SEE_TOOLS
 
@@ -63,8 +63,8 @@ _WHERE = {
         "runtime.clients": ("McpRuntime",),
         "runtime.listing": ("every_page",),
         "runtime.subscriptions": ("ResourceSubscriptions",),
-        "runtime.task_wire": ("TaskParams",),
-        "runtime.tasks": ("CANCEL_SECONDS", "ID_CHARS", "MAX_IN_FLIGHT", "Tasks"),
+        "runtime.task_wire": ("TaskParams", "UpdateParams"),
+        "runtime.tasks": ("CANCEL_SECONDS", "ID_CHARS", "MAX_IN_FLIGHT", "MAX_INPUTS", "Status", "Tasks"),
         "runtime.visibility": ("model_visible", "task_mark"),
         "tool": ("SEE_TOOLS",),
     }.items()
@@ -75,6 +75,7 @@ __getattr__ = lazy_names(__name__, _WHERE)
 __all__ = [
     "CANCEL_SECONDS",
     "ID_CHARS",
+    "MAX_INPUTS",
     "MAX_IN_FLIGHT",
     "SEE_TOOLS",
     "AuthManager",
@@ -91,10 +92,12 @@ __all__ = [
     "RegistryError",
     "ResourceSubscriptions",
     "SecureStore",
+    "Status",
     "StdioServer",
     "TaskParams",
     "Tasks",
     "ToolCache",
+    "UpdateParams",
     "asking_server",
     "build_entry",
     "cache_directory",

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 
@@ -54,6 +54,7 @@ MAX_INPUTS = 10  # input requests answered in one round
 CANCEL_SECONDS = 2.0  # a cancel at teardown waits this long for its answer
 ID_CHARS = 200
 MESSAGE_CHARS = 300
+MAX_QUESTION_CHARS = 16_384  # an input request handed to a host, its schema included
 STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
 TERMINAL = ("completed", "failed", "cancelled")
 HANDLE_KEY = "hostlink/task"  # the `_meta` key of a handle: {server, taskId, status}
@@ -87,6 +88,38 @@ class Handle:
         return CallToolResult(content=[TextContent(type="text", text=self.text())],
                               meta={HANDLE_KEY: {"server": self.server, "taskId": self.task_id,
                                                   "status": self.status}})
+
+
+class Status(NamedTuple):
+    """A task as one `tasks/get` found it."""
+
+    status: str
+    message: str | None
+    ended: CallToolResult | None = None  # once it ended: the call's result
+    asked: dict[str, Any] | None = None  # input requests handed back (`Tasks.status(forward=True)`)
+
+
+def _questions(view: _View) -> dict[str, Any] | None:
+    """A task's input requests as elicitation requests, their text bounded and escaped like
+    any result; None when they are anything else (then they are answered as hostlink answers them)."""
+    from hostlink.host.output import strip_controls
+    from hostlink.mcp.runtime.task_wire import elicit_params
+
+    requests = view.state.input_requests if view.state is not None else None
+    if not isinstance(requests, dict) or not requests or len(requests) > MAX_INPUTS:
+        return None
+    asked: dict[str, Any] = {}
+    for key, payload in requests.items():
+        try:
+            params = elicit_params(payload)
+        except ValueError:
+            return None
+        dumped = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if one_line(key, ID_CHARS) != key or len(str(dumped)) > MAX_QUESTION_CHARS:
+            return None
+        dumped["message"] = strip_controls(params.message)[:MESSAGE_CHARS * 10]
+        asked[key] = {"method": "elicitation/create", "params": dumped}
+    return asked
 
 
 class TaskPending(Exception):  # not a failure: the wait ended before the task did
@@ -226,23 +259,36 @@ class Tasks:
 
         return str(await self._run(name, f"tasks/cancel of task {one_line(task_id, ID_CHARS)!r}", work))
 
-    async def status(self, name: str, task_id: str) -> tuple[str, str | None, CallToolResult | None]:
+    async def status(self, name: str, task_id: str, *, forward: bool = False) -> Status:
         """One `tasks/get` of a task, without waiting: its status and message, and once it
         ended the call's result (a failed or cancelled task's as an error result). A task that
-        asks for input is answered as a followed one is (`_answer`)."""
-        async def work(client: Any, _group: Any) -> tuple[str, str | None, CallToolResult | None]:
+        asks for input is answered as a followed one is (`_answer`), or with `forward` (a
+        2026-07-28 connection) its questions are handed back, bounded, for the caller to answer
+        through `update`."""
+        async def work(client: Any, _group: Any) -> Status:
             view = self._checked(name, await self._get(name, client.session, task_id), task_id)
-            if view.status == "input_required":  # answered here, or cancelled with an error naming why
-                await self._answer(name, client.session, view)
-                return "working", view.message, None
+            if view.status == "input_required":
+                asked = _questions(view) if forward and client.session.protocol_version != LEGACY else None
+                if asked is not None:
+                    return Status("input_required", view.message, None, asked)
+                await self._answer(name, client.session, view)  # answered here, or cancelled naming why
+                return Status("working", view.message)
             if view.status not in TERMINAL:
-                return view.status, view.message, None
+                return Status(view.status, view.message)
             self._book.pop((name, task_id), None)
-            return view.status, view.message, self._finished(name, view)
+            return Status(view.status, view.message, self._finished(name, view))
 
-        found: tuple[str, str | None, CallToolResult | None] = await self._run(
-            name, f"tasks/get of task {one_line(task_id, ID_CHARS)!r}", work)
+        found: Status = await self._run(name, f"tasks/get of task {one_line(task_id, ID_CHARS)!r}", work)
         return found
+
+    async def update(self, name: str, task_id: str, responses: dict[str, Any]) -> None:
+        """`tasks/update`: answers to the input requests `status` handed back (2026-07-28)."""
+        from hostlink.mcp.runtime.task_wire import update_task
+
+        async def work(client: Any, _group: Any) -> None:
+            await update_task(client.session, task_id, responses, self._config(name).request_timeout_ms / 1000)
+
+        await self._run(name, f"tasks/update of task {one_line(task_id, ID_CHARS)!r}", work)
 
     def hand_over(self, name: str, task_id: str) -> None:
         """The person was given this task's id (a command printed it): the session's end leaves it running."""
