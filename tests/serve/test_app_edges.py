@@ -137,3 +137,15 @@ async def test_the_lifespan_passes_through(app):
 
     await app({"type": "lifespan"}, receive, send)
     assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    (b"[1]", "the request body must be a JSON object"),
+    (b'{"a": ' + b"[" * 70 + b"]" * 70 + b"}", "the request JSON is nested more than 64 levels deep"),
+], ids=["not-an-object", "too-deep"])  # fmt: skip
+async def test_a_body_that_is_no_request_is_refused_by_name(app, body, error):
+    async with client(app) as http:
+        refused = await http.post("/v1/messages", headers={**HEADERS, "content-type": "application/json"},
+                                  content=body)  # fmt: skip
+    assert refused.status_code == 400
+    assert refused.json()["error"] == {"type": "invalid_request_error", "message": error}
