@@ -157,6 +157,43 @@ async def test_terminate_stops_the_whole_owned_group(tmp_path, mode):
     assert stat.S_IMODE(os.stat(tmp_path / "stderr.log").st_mode) == 0o600
 
 
+_LEAVES_A_STUBBORN_CHILD = """
+import subprocess, sys
+code = ("import os,signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "print(os.getpid(), flush=True); time.sleep(600)")
+subprocess.Popen([sys.executable, "-c", code, sys.argv[1]])
+"""
+
+
+@pytest.mark.anyio
+async def test_a_child_that_exits_on_its_own_takes_its_stubborn_group_with_it(tmp_path):
+    tag = f"left-behind-{tmp_path.name}"
+    script = tmp_path / "leaves.py"
+    script.write_text(_LEAVES_A_STUBBORN_CHILD)
+    child = await ClaudeProcess.start([sys.executable, str(script), tag], dict(os.environ), tmp_path,
+                                      tmp_path / "stderr.log")  # fmt: skip
+    assert int(await child.receive_line()) > 0  # the grandchild ignores SIGTERM from here on
+    assert await child.wait() == 0
+    assert child.escalated  # still there after the grace: killed
+    assert live_processes_mentioning(tag) == []
+    await child.terminate()
+
+
+@pytest.mark.anyio
+async def test_the_stderr_tail_is_the_last_whole_lines_with_private_paths_hidden(tmp_path):
+    private = str(tmp_path / "private")
+    code = ("import sys; sys.stderr.write('cut' * 2000 + '\\n' + 'x' * 300 + '\\n' + "
+            f"'reading {private}/a\\n\\nlast in ' + {str(tmp_path)!r} + '\\n')")
+    child = await ClaudeProcess.start([sys.executable, "-c", code], dict(os.environ), tmp_path,
+                                      tmp_path / "stderr.log")  # fmt: skip
+    assert await child.wait() == 0
+    tail = child.stderr_tail({"": "never", private: "<private>", str(tmp_path): "~"})
+    assert tail == ["x" * 199 + "\u2026", "reading <private>/a", "last in ~"]
+    await child.terminate()
+    (tmp_path / "stderr.log").unlink()
+    assert child.stderr_tail({}) == []  # nothing to read: nothing to show
+
+
 @pytest.mark.anyio
 async def test_overlong_line_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(process, "MAX_LINE_BYTES", 1000)
