@@ -492,3 +492,8 @@ async def test_an_unfollowed_round_stops_its_claude_within_the_idle_bound(claude
     assert await until(lambda: live_processes_mentioning(str(runtime_dir)) == [], 10)
     assert time.monotonic() - started < 2.0 + 5  # the bound, and the stop itself
     assert await until(lambda: private_left(runtime_dir) == [], 5)  # the parked session is shut down too
+
+
+def test_an_extra_usage_mode_it_does_not_know_is_refused_by_name():
+    with pytest.raises(UserError, match="extra_usage: 'sometimes' is not one of allow, warn, refuse"):
+        ClaudeCodeModel("sonnet", extra_usage="sometimes")
