@@ -158,6 +158,14 @@ async def test_the_guard_refuses_warns_once_or_stays_silent(runtime_dir):
 
 
 @pytest.mark.anyio
+async def test_a_requests_own_extra_usage_option_it_does_not_know_is_refused_by_name(runtime_dir):
+    with pytest.raises(ProviderRefused) as refused:
+        await _guarded(PlanGuard("allow", environ={}), {"extra_usage": "sometimes"})
+    assert refused.value.error.code == "invalid_request"
+    assert refused.value.error.message == "option extra_usage: 'sometimes' is not one of allow, warn, refuse"
+
+
+@pytest.mark.anyio
 async def test_the_guard_reads_the_report_another_process_stored(stored):
     metrics.record({"outcome": "done", "plan": plan.parse(OVERAGE).to_json()})
     with pytest.raises(ProviderRefused):
