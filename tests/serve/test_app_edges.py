@@ -11,7 +11,16 @@ import httpx
 import pytest
 
 from hostlink.claude_code.models import MODELS
-from hostlink.host import AssistantMessage, Done, ErrorEvent, ProviderSpec, TextContent, TextDelta, Usage
+from hostlink.host import (
+    AssistantMessage,
+    Done,
+    ErrorEvent,
+    ProviderSpec,
+    TextContent,
+    TextDelta,
+    ThinkingContent,
+    Usage,
+)
 from hostlink.host.session import HostSession
 from hostlink.serve import create_app
 from hostlink.serve.app import ServeState
@@ -22,9 +31,13 @@ HEADERS = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
 pytestmark = pytest.mark.anyio
 
 
+SEEN: list = []  # the contexts the provider was given, as the model would see them
+
+
 async def answer(model, context, signal):
     """The last user text says how to answer: `stopped` streams a delta then the host's abort,
     `nothing` ends without a result, anything else is a plain answer."""
+    SEEN.append(context)
     prompt = context.messages[-1].content[0].text
     if prompt == "nothing":
         yield TextDelta("half")
@@ -149,3 +162,22 @@ async def test_a_body_that_is_no_request_is_refused_by_name(app, body, error):
                                   content=body)  # fmt: skip
     assert refused.status_code == 400
     assert refused.json()["error"] == {"type": "invalid_request_error", "message": error}
+
+
+async def test_a_named_tool_choice_one_call_and_earlier_thinking_reach_the_model(app):
+    tool = {"name": "get_weather", "description": "The weather", "input_schema": {"type": "object"}}
+    request = {"model": "sonnet", "max_tokens": 16, "tools": [tool],
+               "tool_choice": {"type": "tool", "name": "get_weather", "disable_parallel_tool_use": True},
+               "messages": [{"role": "user", "content": "weather?"},
+                            {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm",
+                                                               "signature": "s"},
+                                                              {"type": "text", "text": "Let me see."}]},
+                            {"role": "user", "content": "go on"}]}  # fmt: skip
+    SEEN.clear()
+    async with client(app) as http:
+        answered = await http.post("/v1/messages", headers=HEADERS, json=request)
+    assert answered.status_code == 200, answered.text
+    (context,) = SEEN
+    assert "In this answer you must call the tool get_weather." in context.system_prompt
+    assert "Call at most one tool in this answer." in context.system_prompt
+    assert context.messages[1].content[0] == ThinkingContent("hmm")
