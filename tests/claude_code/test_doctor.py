@@ -278,3 +278,12 @@ def test_a_broken_proposal_server_fails_the_bridge_check(tmp_path, runtime_dir, 
     found = checks(run({"HOME": str(tmp_path), "PATH": str(empty)}))
     assert not found["bridge"].ok and found["bridge"].line == line
     assert live_processes_mentioning(str(broken)) == []
+
+
+def test_advice_for_a_cli_outside_the_verified_range_or_one_that_exited_early():
+    shown = compatibility.verified_range()
+    assert compatibility.unverified_hint("9.9.9") == (
+        f"claude 9.9.9 is newer than the verified range ({shown}): look for a newer hostlink")
+    assert compatibility.early_exit_advice("2.1.332", ["boom"]) == (
+        "it said: boom; run `claude` in a terminal to see the problem, or `claude update` (claude 2.1.332 is "
+        f"installed) (hostlink is verified with claude {shown})")

@@ -406,3 +406,13 @@ async def test_no_child_is_prewarmed_once_refuse_would_refuse_the_follow_up(fake
             assert len(fake.logged("argv")) == starts
         finally:
             await host.shutdown()
+
+
+def test_the_usage_view_shows_a_windows_own_status_days_and_why_extra_usage_is_off():
+    info = {"status": "allowed_warning", "overageStatus": "rejected", "overageDisabledReason": "org_level_disabled",
+            "unifiedWindows": {"seven_day": {"utilization": 0.9, "resetsAt": NOW + 3 * 86400 + 7200,
+                                             "status": "allowed_warning"}}}  # fmt: skip
+    lines = usage.describe(plan.parse(info, now=NOW), "warn", now=NOW).splitlines()
+    assert lines[2] == (f"  7-day window: 90% used (allowed_warning), resets "
+                        f"{plan.local_time(NOW + 3 * 86400 + 7200)} (in 3 d 2 h)")  # fmt: skip
+    assert lines[3] == "  extra usage: rejected (off: org_level_disabled)"
