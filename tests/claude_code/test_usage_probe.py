@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from claude_transport_support import OPENING
@@ -35,3 +36,20 @@ def test_a_probe_request_that_fails_says_why(fake, stored):
     result = CliRunner().invoke(probe, [])
     assert result.exit_code == 3
     assert result.output.splitlines()[-1].endswith("the probe failed: the Claude Code request failed")
+
+
+@pytest.mark.anyio
+async def test_the_usage_command_through_a_host_session(fake, tmp_path, runtime_dir):
+    """What `/claude-code usage` shows in a host's own command line: no report yet, the guard's mode."""
+    from hostlink.host import CancelSignal
+    from hostlink.host.session import HostSession
+
+    host = HostSession([ClaudeCodeExtension(extra_usage="refuse", environ={"HOME": str(tmp_path), "PATH": ""})],
+                       lasting=False)  # fmt: skip
+    await host.start(cwd=tmp_path, project_trusted=False, notifier=fake)
+    try:
+        text = await host.run_command("claude-code", ["usage"], CancelSignal())
+    finally:
+        await host.shutdown()
+    assert text.startswith("Claude plan usage: unknown until the next request (no request has reported it yet;")
+    assert text.endswith("extra usage guard: refuse")
