@@ -263,12 +263,15 @@ def test_a_cli_without_a_version_and_one_lacking_options(tmp_path, runtime_dir):
 
 
 @pytest.mark.parametrize(("script", "line"), [
-    ("import sys; sys.stdout.write('junk\\n[1]\\n' + '{\"id\": 1, \"result\": {}}\\n')",
+    ("import sys; sys.stdin.read(); sys.stdout.write('junk\\n[1]\\n' + '{\"id\": 1, \"result\": {}}\\n')",
      "the proposal server did not answer initialize and tools/list"),
-    ("import sys; sys.stdout.write(('x' * 1023 + '\\n') * 80)", "the proposal server wrote too much output"),
+    ("import sys; sys.stdin.read(); sys.stdout.write(('x' * 1023 + '\\n') * 80)",
+     "the proposal server wrote too much output"),
     ("import time; time.sleep(60)", "the proposal server did not finish within 1 seconds"),
 ], ids=["wrong-answers", "too-much-output", "hangs"])  # fmt: skip
 def test_a_broken_proposal_server_fails_the_bridge_check(tmp_path, runtime_dir, monkeypatch, script, line):
+    """Each reads its whole input first, as the real one does: exiting before the doctor wrote would be
+    another failure ("failed while running")."""
     broken = tmp_path / "broken_server.py"
     broken.write_text(script + "\n")
     monkeypatch.setattr(doctor, "PROPOSAL_SERVER", broken)
