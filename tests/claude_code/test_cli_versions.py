@@ -114,6 +114,16 @@ async def test_a_claude_without_a_flag_fails_the_doctor_and_every_start_before_a
 
 
 @pytest.mark.anyio
+async def test_a_claude_that_gives_no_version_is_refused_before_a_child_runs(tmp_path, runtime_dir):
+    fake = FakeClaude(tmp_path)
+    fake.script(*ANSWER, version="")
+    (error,) = await collect(fake.provider(), context())
+    assert isinstance(error, ErrorEvent) and error.code == "cli_unsupported"
+    assert error.message == "could not read a version from `claude --version`: reinstall Claude Code"
+    assert fake.logged("argv") == []
+
+
+@pytest.mark.anyio
 async def test_a_claude_without_permission_prompts_serves_without_it(tmp_path, runtime_dir):
     fake = FakeClaude(tmp_path)
     fake.script(*ANSWER, version="2.1.250", lacks=["--permission-prompts"])
