@@ -181,3 +181,26 @@ async def test_a_named_tool_choice_one_call_and_earlier_thinking_reach_the_model
     assert "In this answer you must call the tool get_weather." in context.system_prompt
     assert "Call at most one tool in this answer." in context.system_prompt
     assert context.messages[1].content[0] == ThinkingContent("hmm")
+
+
+@pytest.mark.parametrize(("path", "field", "value", "error"), [
+    ("/v1/chat/completions", "max_completion_tokens", "64", "expected an integer"),
+    ("/v1/messages", "max_tokens", 0, "must be at least 1"),
+])  # fmt: skip
+async def test_a_token_cap_that_is_no_count_is_refused_naming_the_field(app, path, field, value, error):
+    async with client(app) as http:
+        refused = await http.post(path, headers=HEADERS, json={**message("hi"), field: value})
+    assert refused.status_code == 400
+    assert field in refused.text and error in refused.text
+
+
+async def test_a_responses_tool_choice_names_the_function_beside_its_type(app):
+    tool = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+    request = {"model": "sonnet", "input": "weather?", "tools": [tool],
+               "tool_choice": {"type": "function", "name": "get_weather"}}  # fmt: skip
+    SEEN.clear()
+    async with client(app) as http:
+        answered = await http.post("/v1/responses", headers={"authorization": f"Bearer {KEY}"}, json=request)
+    assert answered.status_code == 200, answered.text
+    (context,) = SEEN
+    assert "In this answer you must call the tool get_weather." in context.system_prompt
