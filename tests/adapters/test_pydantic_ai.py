@@ -266,6 +266,18 @@ async def test_a_plain_answer(claude_model, api):
 @pytest.mark.slow
 @requires_claude
 @pytest.mark.anyio
+async def test_a_whole_answer_keeps_its_thinking(claude_model, api):
+    api.push(fa.Reply((fa.Thinking("let me think"), fa.Text("thought through"))))
+    result = await Agent(claude_model).run("think first")
+    assert result.output == "thought through"
+    parts = result.all_messages()[-1].parts
+    assert [(part.part_kind, part.content) for part in parts] == [("thinking", "let me think"),
+                                                                   ("text", "thought through")]  # fmt: skip
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
 async def test_a_streamed_answer(claude_model, api):
     api.push(fa.Reply((fa.Thinking("let me think"), fa.Text("streamed in pieces")), chunk=4))
     async with Agent(claude_model).run_stream("stream please") as result:
