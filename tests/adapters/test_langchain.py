@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TypedDict
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.exceptions import ModelAuthenticationError, ModelRateLimitError, OutputParserException
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
@@ -242,6 +243,33 @@ def test_stop_cuts_the_answer_where_a_sequence_first_completes_whole_and_streame
     chunks = list(chat.stream("again", stop=["Observation:"]))
     assert "".join(chunk.text for chunk in chunks) == "Thought: look it up.\n"
     assert chunks[-1].response_metadata["stop_sequence"] == "Observation:"
+
+
+class _Tokens(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+
+    def on_llm_new_token(self, token: str, **kwargs) -> None:
+        self.tokens.append(token)
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_streams_with_callbacks_carry_the_tokens_and_the_tool_call(chat, api):
+    api.push(fa.Reply((fa.Text("checking"), fa.ToolUse("mcp__hostlink__weather", {"city": "Oslo"})), chunk=3,
+                      stop_reason="tool_use"),
+             fa.Reply((fa.Text("sync tokens"),), chunk=3))  # fmt: skip
+    handler = _Tokens()
+    chunks = [chunk async for chunk in chat.bind_tools([weather]).astream("weather?", {"callbacks": [handler]})]
+    whole = chunks[0]
+    for chunk in chunks[1:]:
+        whole += chunk
+    assert whole.text == "checking" and "".join(handler.tokens) == "checking"
+    assert [(call["name"], call["args"]) for call in whole.tool_calls] == [("weather", {"city": "Oslo"})]
+    handler.tokens.clear()
+    streamed = [chunk.text for chunk in chat.stream("tokens?", {"callbacks": [handler]})]
+    assert "".join(streamed) == "sync tokens" == "".join(handler.tokens)
 
 
 @pytest.mark.slow

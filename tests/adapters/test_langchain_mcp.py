@@ -117,3 +117,13 @@ async def test_a_langgraph_agent_of_three_tool_rounds_on_the_servers_own_tools(c
     assert state["messages"][-1].content == "Three rounds done."
     last = json.dumps(api.messages_requests()[-1]["messages"])
     assert "round one" in last and "42" in last and "round three fails" in last
+
+
+@pytest.mark.anyio
+async def test_a_face_it_does_not_have_or_a_second_entry_is_refused_by_name(project):
+    with pytest.raises(ValueError, match=r"^expose: 'everything' is not one of proxy, tools$"):
+        HostlinkMcpTools(expose="everything")
+    tools = HostlinkMcpTools(cwd=project)
+    async with tools:
+        with pytest.raises(RuntimeError, match=r"^HostlinkMcpTools is already entered$"):
+            await tools.__aenter__()

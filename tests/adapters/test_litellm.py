@@ -164,3 +164,18 @@ def test_the_extra_usage_guard_refuses_before_any_claude_starts(api, home, litel
     assert len(api.messages_requests()) == sent
     with pytest.raises(ValueError, match="extra_usage"):
         register(extra_usage="sometimes")
+
+
+def test_a_refused_plan_and_an_overlong_conversation_are_litellms_own_errors():
+    import litellm as litellm_module
+
+    from hostlink.adapters.litellm.provider import litellm_error
+    from hostlink.serve.core import ApiError
+
+    refused = litellm_error(ApiError(403, "permission", "extra usage is refused"), "sonnet")
+    assert isinstance(refused, litellm_module.PermissionDeniedError) and refused.status_code == 403
+    assert "extra usage is refused" in str(refused)
+    overlong = litellm_error(ApiError(400, "invalid_request", "the conversation is too long"), "sonnet",
+                             code="context_length_exceeded")  # fmt: skip
+    assert isinstance(overlong, litellm_module.ContextWindowExceededError)
+    assert "the conversation is too long" in str(overlong)

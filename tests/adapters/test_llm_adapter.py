@@ -333,6 +333,10 @@ def test_full_history_conversion(make_host):
         (Message("user", [llm.parts.AttachmentPart(llm.Attachment(type="audio/wav", content=b"RIFF"))]),
          "unsupported attachment type 'audio/wav'"),
         (Message("narrator", [TextPart("x")]), "unsupported message role"),
+        (Message("user", [ReasoningPart("x")]), "unsupported part in a user message: ReasoningPart"),
+        (Message("assistant", [ToolCallPart("search", {}, "c1", server_executed=True)]),
+         "unsupported part in an assistant message: ToolCallPart"),
+        (Message("tool", [TextPart("x")]), "unsupported part in a tool message: TextPart"),
     ],
 )
 def test_history_it_cannot_carry_fails_clearly(make_host, message, error):

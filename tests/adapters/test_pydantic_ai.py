@@ -266,6 +266,18 @@ async def test_a_plain_answer(claude_model, api):
 @pytest.mark.slow
 @requires_claude
 @pytest.mark.anyio
+async def test_a_whole_answer_keeps_its_thinking(claude_model, api):
+    api.push(fa.Reply((fa.Thinking("let me think"), fa.Text("thought through"))))
+    result = await Agent(claude_model).run("think first")
+    assert result.output == "thought through"
+    parts = result.all_messages()[-1].parts
+    assert [(part.part_kind, part.content) for part in parts] == [("thinking", "let me think"),
+                                                                   ("text", "thought through")]  # fmt: skip
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
 async def test_a_streamed_answer(claude_model, api):
     api.push(fa.Reply((fa.Thinking("let me think"), fa.Text("streamed in pieces")), chunk=4))
     async with Agent(claude_model).run_stream("stream please") as result:
@@ -492,3 +504,8 @@ async def test_an_unfollowed_round_stops_its_claude_within_the_idle_bound(claude
     assert await until(lambda: live_processes_mentioning(str(runtime_dir)) == [], 10)
     assert time.monotonic() - started < 2.0 + 5  # the bound, and the stop itself
     assert await until(lambda: private_left(runtime_dir) == [], 5)  # the parked session is shut down too
+
+
+def test_an_extra_usage_mode_it_does_not_know_is_refused_by_name():
+    with pytest.raises(UserError, match="extra_usage: 'sometimes' is not one of allow, warn, refuse"):
+        ClaudeCodeModel("sonnet", extra_usage="sometimes")

@@ -157,3 +157,23 @@ def test_a_schema_nested_too_deep_fails_naming_the_tool(levels):
 def test_a_schema_at_the_depth_limit_is_served():
     schema = nested(MAX_SCHEMA_DEPTH // 2)  # each level of properties is two JSON objects
     assert build_catalog([tool("a", parameters=schema)], []).entries[0].input_schema == schema
+
+
+@pytest.mark.parametrize(("tool", "message"), [
+    (ToolDefinition(1, "d", {"type": "object"}), "a tool name is not text"),
+    (ToolDefinition("t", 2, {"type": "object"}), "the description of tool t is not text"),
+    (ToolDefinition("t", "bad \ud800", {"type": "object"}),
+     "a tool description or schema contains text that is not valid Unicode"),
+    (ToolDefinition("t", "d", {"type": "object", "enum": {1, 2}}), "the input schema of tool t is not valid JSON"),
+], ids=["name", "description", "unicode", "set"])  # fmt: skip
+def test_a_tool_an_embedding_program_got_wrong_is_refused_by_name(tool, message):
+    with pytest.raises(CatalogError, match=f"^{re.escape(message)}$"):
+        build_catalog([tool], [])
+
+
+def test_a_schema_built_of_any_mappings_is_carried_as_objects():
+    from types import MappingProxyType
+
+    schema = {"type": "object", "properties": MappingProxyType({"path": MappingProxyType({"type": "string"})})}
+    (entry,) = build_catalog([ToolDefinition("read", "Read", schema)], []).entries
+    assert entry.input_schema == {"type": "object", "properties": {"path": {"type": "string"}}}

@@ -114,6 +114,16 @@ async def test_a_claude_without_a_flag_fails_the_doctor_and_every_start_before_a
 
 
 @pytest.mark.anyio
+async def test_a_claude_that_gives_no_version_is_refused_before_a_child_runs(tmp_path, runtime_dir):
+    fake = FakeClaude(tmp_path)
+    fake.script(*ANSWER, version="")
+    (error,) = await collect(fake.provider(), context())
+    assert isinstance(error, ErrorEvent) and error.code == "cli_unsupported"
+    assert error.message == "could not read a version from `claude --version`: reinstall Claude Code"
+    assert fake.logged("argv") == []
+
+
+@pytest.mark.anyio
 async def test_a_claude_without_permission_prompts_serves_without_it(tmp_path, runtime_dir):
     fake = FakeClaude(tmp_path)
     fake.script(*ANSWER, version="2.1.250", lacks=["--permission-prompts"])
@@ -286,3 +296,38 @@ def test_the_verified_range_is_the_measured_one():
             == compatibility.VERIFIED_MAX)
     since = compatibility.FLAGS["--permission-prompts"].since
     assert any(m.version == since for m in compatibility.MEASURED)  # the bisected boundary is recorded
+
+
+# --- the remembered facts of a CLI ----------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("spoil", [
+    {"at": 0},
+    {"listed": "--tools"},
+    {"version": "not a version"},
+], ids=["stale", "listed-not-a-list", "bad-version"])  # fmt: skip
+async def test_remembered_facts_that_are_stale_or_spoilt_are_asked_again(tmp_path, runtime_dir, monkeypatch, spoil):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fake = FakeClaude(tmp_path)
+    executable = str(fake.executable)
+    first = await preflight.cli_facts(executable, fake_environ(fake))
+    assert await preflight.cli_facts(executable, fake_environ(fake)) == first
+    assert len(fake.logged("preflight")) == 2  # --version and --help, once
+    stored = tmp_path / "cache" / "hostlink" / preflight.CACHE_FILE
+    (key, entry), = json.loads(stored.read_text()).items()
+    stored.write_text(json.dumps({key: {**entry, **spoil}}))
+    assert await preflight.cli_facts(executable, fake_environ(fake)) == first
+    assert len(fake.logged("preflight")) == 4  # asked again, and remembered afresh
+    assert json.loads(stored.read_text())[key]["version"] == entry["version"]
+
+
+@pytest.mark.anyio
+async def test_a_cache_that_cannot_be_written_costs_only_a_probe(tmp_path, runtime_dir, monkeypatch):
+    (tmp_path / "cache").write_text("a file where the cache folder would be")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fake = FakeClaude(tmp_path)
+    facts = await preflight.cli_facts(str(fake.executable), fake_environ(fake))
+    assert facts.shown_version == "2.1.332"
+    await preflight.cli_facts(str(fake.executable), fake_environ(fake))
+    assert len(fake.logged("preflight")) == 4  # nothing remembered: asked each time, no error

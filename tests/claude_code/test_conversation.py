@@ -44,3 +44,23 @@ def test_many_harmless_pieces_pass(linked):
     guard = DisclosureGuard(literal)
     for piece in [str(literal.parent), "/", "claude-request-", "2"] * 50:
         guard.check_piece(piece)
+
+
+# --- the answer to hostlink's initialize control request -------------------------------------
+
+
+@pytest.mark.parametrize(("response", "message"), [
+    ({"subtype": "success", "request_id": "someone-else", "response": {}},
+     "claude answered a control request hostlink did not send"),
+    ({"subtype": "error", "request_id": "hostlink-init", "error": "no"},
+     "claude refused the initialize control request"),
+    ({"subtype": "success", "request_id": "hostlink-init", "response": {"account": "max"}},
+     "claude did not report its account"),
+], ids=["not-ours", "refused", "no-account"])  # fmt: skip
+def test_a_control_answer_hostlink_cannot_use_is_refused(response, message):
+    from hostlink.claude_code.conversation import Expectation, validate_control_initialize
+    from hostlink.claude_code.protocol import ProtocolError
+
+    record = {"type": "control_response", "response": response}
+    with pytest.raises(ProtocolError, match=f"^{message}$"):
+        validate_control_initialize(record, "hostlink-init", Expectation(tools=(), mcp_servers=(), testing=False))

@@ -244,3 +244,49 @@ def test_command_module_import_is_cheap():
     )
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.strip() == "[]"
+
+
+# --- what a broken CLI or proposal server looks like ----------------------------------------
+
+
+def test_a_cli_without_a_version_and_one_lacking_options(tmp_path, runtime_dir):
+    bin_dir = tmp_path / "bin"
+    fake_cli(bin_dir, version="")
+    found = checks(run(environ(tmp_path, bin_dir)))
+    assert not found["cli"].ok and found["cli"].facts["error"] == "no_version"
+    assert found["cli"].line == f"{bin_dir / 'claude'}: `claude --version` gave no version"
+    fake_cli(bin_dir, lacks=("--strict-mcp-config", "--no-session-persistence"))
+    found = checks(run(environ(tmp_path, bin_dir)))
+    assert not found["flags"].ok
+    assert found["flags"].facts["missing"] == ["--strict-mcp-config", "--no-session-persistence"]
+    assert found["flags"].line.endswith(" (it also lacks --no-session-persistence)")
+
+
+@pytest.mark.parametrize(("script", "line"), [
+    ("import sys; sys.stdin.read(); sys.stdout.write('junk\\n[1]\\n' + '{\"id\": 1, \"result\": {}}\\n')",
+     "the proposal server did not answer initialize and tools/list"),
+    ("import sys; sys.stdin.read(); sys.stdout.write(('x' * 1023 + '\\n') * 80)",
+     "the proposal server wrote too much output"),
+    ("import time; time.sleep(60)", "the proposal server did not finish within 1 seconds"),
+], ids=["wrong-answers", "too-much-output", "hangs"])  # fmt: skip
+def test_a_broken_proposal_server_fails_the_bridge_check(tmp_path, runtime_dir, monkeypatch, script, line):
+    """Each reads its whole input first, as the real one does: exiting before the doctor wrote would be
+    another failure ("failed while running")."""
+    broken = tmp_path / "broken_server.py"
+    broken.write_text(script + "\n")
+    monkeypatch.setattr(doctor, "PROPOSAL_SERVER", broken)
+    monkeypatch.setattr(doctor, "BRIDGE_TIMEOUT_SECONDS", 1.0)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    found = checks(run({"HOME": str(tmp_path), "PATH": str(empty)}))
+    assert not found["bridge"].ok and found["bridge"].line == line
+    assert live_processes_mentioning(str(broken)) == []
+
+
+def test_advice_for_a_cli_outside_the_verified_range_or_one_that_exited_early():
+    shown = compatibility.verified_range()
+    assert compatibility.unverified_hint("9.9.9") == (
+        f"claude 9.9.9 is newer than the verified range ({shown}): look for a newer hostlink")
+    assert compatibility.early_exit_advice("2.1.332", ["boom"]) == (
+        "it said: boom; run `claude` in a terminal to see the problem, or `claude update` (claude 2.1.332 is "
+        f"installed) (hostlink is verified with claude {shown})")

@@ -158,6 +158,14 @@ async def test_the_guard_refuses_warns_once_or_stays_silent(runtime_dir):
 
 
 @pytest.mark.anyio
+async def test_a_requests_own_extra_usage_option_it_does_not_know_is_refused_by_name(runtime_dir):
+    with pytest.raises(ProviderRefused) as refused:
+        await _guarded(PlanGuard("allow", environ={}), {"extra_usage": "sometimes"})
+    assert refused.value.error.code == "invalid_request"
+    assert refused.value.error.message == "option extra_usage: 'sometimes' is not one of allow, warn, refuse"
+
+
+@pytest.mark.anyio
 async def test_the_guard_reads_the_report_another_process_stored(stored):
     metrics.record({"outcome": "done", "plan": plan.parse(OVERAGE).to_json()})
     with pytest.raises(ProviderRefused):
@@ -398,3 +406,13 @@ async def test_no_child_is_prewarmed_once_refuse_would_refuse_the_follow_up(fake
             assert len(fake.logged("argv")) == starts
         finally:
             await host.shutdown()
+
+
+def test_the_usage_view_shows_a_windows_own_status_days_and_why_extra_usage_is_off():
+    info = {"status": "allowed_warning", "overageStatus": "rejected", "overageDisabledReason": "org_level_disabled",
+            "unifiedWindows": {"seven_day": {"utilization": 0.9, "resetsAt": NOW + 3 * 86400 + 7200,
+                                             "status": "allowed_warning"}}}  # fmt: skip
+    lines = usage.describe(plan.parse(info, now=NOW), "warn", now=NOW).splitlines()
+    assert lines[2] == (f"  7-day window: 90% used (allowed_warning), resets "
+                        f"{plan.local_time(NOW + 3 * 86400 + 7200)} (in 3 d 2 h)")  # fmt: skip
+    assert lines[3] == "  extra usage: rejected (off: org_level_disabled)"

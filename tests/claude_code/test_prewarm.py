@@ -349,3 +349,8 @@ async def test_shutdown_waits_for_a_prewarmed_child_still_being_stopped(tmp_path
         await host.shutdown()
     await settled(runtime_dir, seconds=0)
     (runtime_dir / metrics.FILE_NAME).unlink()
+
+
+def test_a_prewarmer_without_a_slot_is_refused():
+    with pytest.raises(ValueError, match="a prewarmer needs at least one slot"):
+        prewarm.Prewarmer(slots=0)

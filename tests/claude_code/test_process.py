@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import runpy
+import signal
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from claude_transport_support import live_processes_mentioning
-from hostlink.claude_code import process
+from hostlink.claude_code import process, proposal_server
 from hostlink.claude_code.process import (
     PROPOSAL_SERVER,
     ClaudeProcess,
@@ -153,6 +157,43 @@ async def test_terminate_stops_the_whole_owned_group(tmp_path, mode):
     assert stat.S_IMODE(os.stat(tmp_path / "stderr.log").st_mode) == 0o600
 
 
+_LEAVES_A_STUBBORN_CHILD = """
+import subprocess, sys
+code = ("import os,signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "print(os.getpid(), flush=True); time.sleep(600)")
+subprocess.Popen([sys.executable, "-c", code, sys.argv[1]])
+"""
+
+
+@pytest.mark.anyio
+async def test_a_child_that_exits_on_its_own_takes_its_stubborn_group_with_it(tmp_path):
+    tag = f"left-behind-{tmp_path.name}"
+    script = tmp_path / "leaves.py"
+    script.write_text(_LEAVES_A_STUBBORN_CHILD)
+    child = await ClaudeProcess.start([sys.executable, str(script), tag], dict(os.environ), tmp_path,
+                                      tmp_path / "stderr.log")  # fmt: skip
+    assert int(await child.receive_line()) > 0  # the grandchild ignores SIGTERM from here on
+    assert await child.wait() == 0
+    assert child.escalated  # still there after the grace: killed
+    assert live_processes_mentioning(tag) == []
+    await child.terminate()
+
+
+@pytest.mark.anyio
+async def test_the_stderr_tail_is_the_last_whole_lines_with_private_paths_hidden(tmp_path):
+    private = str(tmp_path / "private")
+    code = ("import sys; sys.stderr.write('cut' * 2000 + '\\n' + 'x' * 300 + '\\n' + "
+            f"'reading {private}/a\\n\\nlast in ' + {str(tmp_path)!r} + '\\n')")
+    child = await ClaudeProcess.start([sys.executable, "-c", code], dict(os.environ), tmp_path,
+                                      tmp_path / "stderr.log")  # fmt: skip
+    assert await child.wait() == 0
+    tail = child.stderr_tail({"": "never", private: "<private>", str(tmp_path): "~"})
+    assert tail == ["x" * 199 + "\u2026", "reading <private>/a", "last in ~"]
+    await child.terminate()
+    (tmp_path / "stderr.log").unlink()
+    assert child.stderr_tail({}) == []  # nothing to read: nothing to show
+
+
 @pytest.mark.anyio
 async def test_overlong_line_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(process, "MAX_LINE_BYTES", 1000)
@@ -169,26 +210,38 @@ CATALOG = {"tools": [{"name": "echo", "description": "Echo", "inputSchema": {"ty
 
 
 @pytest.fixture
-def server(tmp_path):
+def catalog_file(tmp_path):
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps(CATALOG))
+    return catalog
+
+
+@pytest.fixture
+def server(catalog_file, tmp_path):
+    """The proposal server's loop in this process, on real pipes: the protocol without a start-up."""
     marker = tmp_path / "violation.json"
-    proc = subprocess.Popen([sys.executable, "-I", "-S", str(PROPOSAL_SERVER), str(catalog), str(marker)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+    to_server_read, to_server_write = os.pipe()
+    from_server_read, from_server_write = os.pipe()
+    stdin, stdout = os.fdopen(to_server_read, "rb"), os.fdopen(from_server_write, "wb")
+    writer, reader = os.fdopen(to_server_write, "wb"), os.fdopen(from_server_read, "rb")
+    loop = threading.Thread(target=proposal_server.serve, args=(str(catalog_file), str(marker), stdin, stdout))
+    loop.start()
 
     def ask(message):
-        proc.stdin.write((json.dumps(message) + "\n").encode())
-        proc.stdin.flush()
-        if "id" not in message:
-            return None
-        return json.loads(proc.stdout.readline())
+        send(json.dumps(message).encode() + b"\n")
+        return None if "id" not in message else json.loads(reader.readline())
 
-    ask.marker = marker
-    ask.proc = proc
+    def send(raw):
+        writer.write(raw)
+        writer.flush()
+
+    ask.marker, ask.send, ask.reader, ask.loop = marker, send, reader, loop
     yield ask
-    proc.stdin.close()
-    proc.wait(timeout=10)
-    proc.stdout.close()
+    writer.close()
+    loop.join(timeout=10)
+    assert not loop.is_alive()
+    for pipe in (stdin, stdout, reader):
+        pipe.close()
 
 
 def test_proposal_server_lists_and_never_runs(server):
@@ -221,6 +274,67 @@ def test_proposal_server_marks_a_call_sent_as_notification(server):
     assert server({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "echo"}}) is None
     assert server({"jsonrpc": "2.0", "id": 9, "method": "ping"})["result"] == {}
     assert server.marker.exists()
+
+
+def test_proposal_server_answers_a_broken_line_and_ignores_junk(server):
+    server.send(b"{not json\n")
+    assert json.loads(server.reader.readline()) == {"jsonrpc": "2.0", "id": None,
+                                                    "error": {"code": -32700, "message": "parse error"}}  # fmt: skip
+    server.send(b'[1, 2]\n{"jsonrpc": "2.0", "id": 7, "result": {}}\n')  # not a request: nothing to answer
+    init = server({"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": "not an object"})
+    assert init["result"]["protocolVersion"] == "2025-11-25"  # the junk got no reply: the next line is this one
+    assert not server.marker.exists()
+
+
+def test_proposal_server_goes_away_on_an_unbounded_line(server):
+    server.send(b"x" * (proposal_server.MAX_LINE_BYTES + 2) + b"\n")
+    server.loop.join(timeout=30)
+    assert not server.loop.is_alive()  # it stopped reading rather than buffer the line
+
+
+def test_proposal_server_refuses_a_catalog_without_tools(tmp_path):
+    for document in ('{"not_tools": []}', "[]"):
+        catalog = tmp_path / "c.json"
+        catalog.write_text(document)
+        with pytest.raises(ValueError, match="catalog has no tools list"):
+            proposal_server.serve(str(catalog), str(tmp_path / "m"))
+    assert not (tmp_path / "m").exists()
+
+
+def test_proposal_server_usage_and_a_quiet_end_of_input(monkeypatch, capsys, catalog_file, tmp_path):
+    monkeypatch.setattr(sys, "argv", ["proposal_server.py"])
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_path(str(PROPOSAL_SERVER), run_name="__main__")
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == "usage: proposal_server.py CATALOG MARKER\n"
+    monkeypatch.setattr(sys, "argv", ["proposal_server.py", str(catalog_file), str(tmp_path / "m")])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    runpy.run_path(str(PROPOSAL_SERVER), run_name="__main__")  # the client closed its end: a plain return
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Claude stops its MCP servers with SIGINT on POSIX")
+def test_proposal_server_as_claude_starts_and_stops_it(catalog_file, tmp_path):
+    """The real `python -I -S` child: it answers, marks a call, and leaves with 130 on SIGINT."""
+    marker = tmp_path / "violation.json"
+    proc = subprocess.Popen([sys.executable, "-I", "-S", str(PROPOSAL_SERVER), str(catalog_file), str(marker)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo"}}
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}\n' + json.dumps(call).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["result"] == CATALOG
+        assert json.loads(proc.stdout.readline())["error"]["code"] == -32603
+        assert json.loads(marker.read_text()) == {"violation": "tools/call", "tool": "echo"}
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 130
+        assert proc.stderr.read() == b""  # no traceback
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            pipe.close()
 
 
 def test_proposal_server_imports_only_the_standard_library(tmp_path):

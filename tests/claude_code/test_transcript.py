@@ -392,3 +392,26 @@ def test_serialization_encodes_each_message_once(monkeypatch):
         result = run(history)
         assert len(calls) == count + 1
         assert sum(calls) == sum(len(record) for record in result.records)
+
+
+def test_content_a_transcript_cannot_carry_is_refused_by_message():
+    """What an embedding program may hand over by mistake: the error names the message."""
+    for messages, error in (
+        ([UserMessage([ThinkingContent("x")])], "message 0 has content of an unknown type"),
+        ([UserMessage([TextContent("a")]), AssistantMessage([ImageContent(b64(PNG), "image/png")])],
+         "message 1 has content of an unknown type"),
+        (["a bare string"], "message 0 has an unknown role"),
+        ([AssistantMessage([ToolCall("a", "read", ["not", "an", "object"])])],
+         "a tool call in message 0 has arguments that are not an object"),
+        ([UserMessage([ImageContent("A" * (4 * (transcript_module.MAX_IMAGE_BYTES // 3 + 3)), "image/png")])],
+         "an image in message 0 exceeds 20 MiB"),
+    ):  # fmt: skip
+        with pytest.raises(TranscriptError, match=error):
+            run(messages)
+
+
+def test_call_arguments_in_any_mapping_are_carried_as_an_object():
+    from types import MappingProxyType
+
+    records = run([AssistantMessage([ToolCall("a", "read", MappingProxyType({"path": "x"}))])]).records
+    assert json.loads(records[1])["content"][0]["arguments"] == {"path": "x"}

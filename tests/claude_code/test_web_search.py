@@ -284,3 +284,37 @@ async def test_real_cli_init_matches_the_search_inventory(tmp_path, output, runt
         result = await real_search(api, home, output).execute({"query": "say hi"}, CancelSignal())
     assert not result.is_error, text_of(result)
     assert text_of(result) == "No search needed."
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("after_init", "message"), [
+    ([{"op": "emit", "record": SEARCH_INIT}], "the web search failed: claude sent a second init record"),
+    ([answer("  ")], "the web search finished without an answer"),
+    ([answer("fine"), {"op": "exit", "code": 3}],
+     "the web search failed: claude did not exit cleanly after answering"),
+], ids=["second-init", "blank-answer", "bad-exit"])  # fmt: skip
+async def test_a_search_that_ends_badly_says_how(fake, output, runtime_dir, after_init, message):
+    script(fake, *after_init)
+    result = await fake_search(fake, output).execute({"query": QUERY}, CancelSignal())
+    assert result.is_error and text_of(result) == message
+    assert live_processes_mentioning(str(fake.executable)) == []
+
+
+@pytest.mark.anyio
+async def test_a_search_that_takes_too_long_is_stopped(fake, output, runtime_dir, monkeypatch):
+    from hostlink.claude_code import web_search
+
+    monkeypatch.setattr(web_search, "TIMEOUT_SECONDS", 1.0)
+    script(fake, {"op": "wait_signal"})
+    result = await fake_search(fake, output).execute({"query": QUERY}, CancelSignal())
+    assert result.is_error and text_of(result) == "the web search took longer than 1 seconds"
+    assert live_processes_mentioning(str(fake.executable)) == []
+
+
+@pytest.mark.anyio
+async def test_a_cli_lacking_an_option_the_search_needs_is_refused(fake, output, runtime_dir):
+    fake.script(answer("x"), lacks=["--tools"])
+    result = await fake_search(fake, output).execute({"query": QUERY}, CancelSignal())
+    assert result.is_error and text_of(result).startswith("the web search cannot run: ")
+    assert "--tools" in text_of(result)
+    assert fake.logged("argv") == []  # refused before a start

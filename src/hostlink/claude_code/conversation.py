@@ -198,12 +198,6 @@ class Conversation:
         self.control_id = control_id
         self.signal = signal
 
-    async def open(self, blocks: Sequence[dict[str, Any]], deadline: float | None = None) -> str:
-        """Initialize, write the prompt `blocks` and close stdin, validate init; returns
-        the model init names. Nothing is written before the control answer validated."""
-        await self.initialize(deadline)
-        return await self.prompt(blocks, deadline)
-
     async def initialize(self, deadline: float | None = None) -> None:
         """The part of the exchange that needs no prompt: the CLI answers it once started,
         so a prewarmed child does it ahead of its request."""
