@@ -3,6 +3,9 @@ no server: in-process (click's runner), since no process boundary is under test 
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 from click.testing import CliRunner
 
@@ -52,3 +55,25 @@ def test_arguments_on_stdin_over_16_mib_are_refused_unread(run):
 def test_an_entry_on_stdin_over_1_mib_is_refused(run):
     assert run("add-json", "x", "-", stdin="x" * (1024 * 1024 + 1)) == (
         2, "hostlink mcp: the entry is larger than 1 MiB\n")
+
+
+def test_output_to_a_device_or_an_impossible_name_is_refused_before_any_call(run, tmp_path):
+    assert run("call", "s", "t", "{}", "--output", os.devnull) == (
+        2, f"hostlink mcp: --output {os.devnull!r} is not a regular file; not written\n")
+    long_name = str(tmp_path / ("a" * 300))
+    assert run("call", "s", "t", "{}", "--output", long_name) == (
+        2, f"hostlink mcp: --output {long_name!r} cannot be written (File name too long)\n")
+
+
+def test_an_import_names_what_is_not_a_server_name_and_writes_nothing_on_a_dry_run(tmp_path):
+    source = tmp_path / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {"my server!": {"command": "x"}, "ok": {"command": "y"}}}))
+    environ = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    result = CliRunner().invoke(cli, ["mcp", "import", "--from", "claude-desktop", "--file", str(source), "--dry-run"],
+                                env=environ, prog_name="hostlink")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[1:] == [
+        "  + ok: stdio: y (0 args)",
+        "  ! 'my server!': not imported: not a hostlink server name (1-64 of A-Z a-z 0-9 _ -)",
+        "dry run: nothing written"]
+    assert [path.name for path in (tmp_path / "config").rglob("*") if path.is_file()] == []
