@@ -1,5 +1,6 @@
-"""`hostlink mcp trust` / `untrust` when the trust records cannot be written or are not hostlink's:
-one line naming the file and the reason, and what was (not) changed. In-process (click's runner)."""
+"""`hostlink mcp trust` / `untrust` when the trust records cannot be written or are not hostlink's,
+and `add` / `remove` when the configuration cannot be: one line naming the file and the reason, and
+what was (not) changed. In-process (click's runner)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,11 @@ def test_untrust_with_records_that_are_not_hostlinks_changes_nothing(tmp_path):
     assert (code, said) == (1, f"hostlink mcp: {records} is not a trusted-projects file hostlink wrote (a symlink, "
                                "not JSON, or another shape); fix or remove it; nothing was changed\n")
     assert os.path.islink(records) and not (tmp_path / "elsewhere.json").exists()
+
+
+def test_an_edit_where_the_configuration_cannot_be_written_names_the_file_and_why(tmp_path):
+    (tmp_path / "config").write_text("a file where the configuration directory would be")
+    target = tmp_path / "config" / "hostlink" / "mcp.json"
+    for argv in (["add", "x", "--", "cmd"], ["remove", "x"]):
+        assert run(tmp_path, *argv) == (1, f"hostlink mcp: cannot edit {target} (Not a directory)\n")
+    assert (tmp_path / "config").read_text() == "a file where the configuration directory would be"
