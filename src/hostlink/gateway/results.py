@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hostlink.host import ImageContent, TextContent, ToolResult
+from hostlink.host import ImageContent, ToolResult
 from hostlink.host.output import MAX_IMAGE_BASE64, MAX_INLINE_IMAGES, bound_text, one_line, strip_controls
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def call_result(result: ToolResult, *, structured: bool) -> mcp_types.CallToolRe
     for item in result.content:
         if isinstance(item, ImageContent):
             content.append(mcp_types.ImageContent(type="image", data=item.data, mime_type=item.mime_type))
-        elif isinstance(item, TextContent):
+        else:  # a host result holds text and images only
             content.append(mcp_types.TextContent(type="text", text=item.text))
     details = result.details or {}
     value = details.get("structuredContent") if structured and not result.is_error else None
@@ -68,10 +68,9 @@ def _passed_block(block: Any, output: OutputSession | None, images: list[int]) -
     if kind == "resource_link":
         return block.model_copy(update={key: one_line(getattr(block, key), 1000) if getattr(block, key) else None
                                         for key in ("name", "title", "description", "mime_type")})
-    if kind == "resource":
-        (passed,) = resource_contents([block.resource], str(block.resource.uri), output)
-        return block.model_copy(update={"resource": passed})
-    return mcp_types.TextContent(type="text", text=f"[{one_line(str(kind), 40)} content not passed on]")
+    # "resource": the SDK's types admit no other kind
+    (passed,) = resource_contents([block.resource], str(block.resource.uri), output)
+    return block.model_copy(update={"resource": passed})
 
 
 def error_result(message: str) -> mcp_types.CallToolResult:

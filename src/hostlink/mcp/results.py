@@ -102,10 +102,8 @@ def content_blocks(blocks: Sequence[Any]) -> list[TextContent | ImageContent]:
             items.append(TextContent(f"[audio content omitted: {block.mime_type}, {len(block.data)} base64 chars]"))
         elif kind == "resource_link":
             items.append(TextContent(f"[resource link: {block.uri} ({one_line(block.name, 100)})]"))
-        elif kind == "resource":
+        else:  # "resource": the SDK's types admit no other kind
             items.extend(resource_contents([block.resource]))
-        else:
-            items.append(TextContent(f"[unsupported content of type {one_line(str(kind), 40)}]"))
     return items
 
 

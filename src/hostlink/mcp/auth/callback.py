@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 from dataclasses import dataclass, field
-from ipaddress import ip_address
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -64,10 +63,7 @@ def parse_redirect_uri(redirect_uri: str | None) -> tuple[str, int, str]:
         return "127.0.0.1", 0, DEFAULT_PATH
     parts = urlsplit(redirect_uri)
     host = parts.hostname or ""
-    try:
-        loopback = ip_address(host).is_loopback and host in ("127.0.0.1", "::1")
-    except ValueError:
-        loopback = False
+    loopback = host in ("127.0.0.1", "::1")  # the addresses the listener binds, never a name
     if parts.scheme != "http" or not loopback or parts.port is None or parts.query or parts.fragment:
         raise AuthError("oauth.redirectUri must be http://127.0.0.1:PORT/PATH or http://[::1]:PORT/PATH")
     return host, parts.port, parts.path or "/"
