@@ -1,7 +1,8 @@
 """`GET /metrics` of `hostlink mcp serve --http` (the real gateway process, the demo server
 upstream): a known sequence of calls counted exactly by server, tool and outcome, the servers'
 states, a killed server's restart and an asked-for reconnect, read with the Prometheus client's
-parser; refused without the key, for another Host and from a web page."""
+parser; refused without the key, for another Host and from a web page; the status page's address
+said at start."""
 
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ def running(tmp_path, servers):
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=20) == 128 + signal.SIGTERM
-            assert b"Traceback" not in proc.stderr.read()
+            said = proc.stderr.read().decode()
+            assert "Traceback" not in said
+    assert f"Status page: {url.removesuffix('/mcp')}/ (sign in with the key)" in said.splitlines()  # beside the URL
     assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
 
 
