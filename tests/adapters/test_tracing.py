@@ -3,7 +3,8 @@ became) on the real `claude` CLI against the fake Anthropic API, with the OpenTe
 in-memory exporter: hostlink's `chat` spans nest under pydantic-ai's own, each with its phases
 and the GenAI attributes, the `mcp` tool's span around the MCP SDK's call, one trace in all; no
 prompt, argument or path in hostlink's spans unless the GenAI content switch is on. The same run
-counted exactly in the OpenTelemetry metrics (the SDK's in-memory reader)."""
+counted exactly in the OpenTelemetry metrics (the SDK's in-memory reader). A LangChain tool loop's
+spans under the application's own span."""
 
 from __future__ import annotations
 
@@ -153,3 +154,47 @@ async def test_an_agent_run_is_counted_exactly_in_the_opentelemetry_metrics(api,
     assert states[("demo", "connected")] == 1
     assert "hostlink.mcp.reconnects" not in found  # nothing restarted
     assert ARGUMENT not in str(found) and PROMPT not in str(found) and str(home) not in str(found)
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_a_langchain_agent_s_spans_nest_under_the_application_s_span(make_chat, api, runtime_dir, project,
+                                                                          marker, monkeypatch):
+    """langchain-core has no OpenTelemetry integration (LangSmith's OpenTelemetry export makes
+    spans of its runs that nothing else nests under): hostlink's spans join the application's
+    span around the LangChain call, in one trace (docs/tracing.md says so)."""
+    from langchain_core.messages import ToolMessage
+    from opentelemetry import trace
+
+    from hostlink.adapters.langchain import HostlinkMcpTools
+
+    monkeypatch.delenv(CONTENT_SWITCH, raising=False)
+    exporter = recording()
+    chat = make_chat()
+    api.push(fa.tool_use("mcp__hostlink__mcp", {"action": "call", "server": "demo", "tool": "echo",
+                                                "args": {"text": ARGUMENT}}), fa.text("Echoed."))
+    try:
+        with trace.get_tracer("application").start_as_current_span("handle request") as application:
+            async with HostlinkMcpTools(trust_project=True, cwd=project) as tools:
+                bound = chat.bind_tools(tools)
+                messages: list = [("user", PROMPT)]
+                while (answer := await bound.ainvoke(messages)).tool_calls:  # LangChain's own tool loop
+                    messages.append(answer)
+                    messages.extend([await tools[0].ainvoke({**call, "type": "tool_call"})
+                                     for call in answer.tool_calls])
+    finally:
+        chat.close()
+    assert answer.content == "Echoed." and isinstance(messages[-1], ToolMessage)
+    spans = exporter.get_finished_spans()
+    assert {span.context.trace_id for span in spans} == {application.get_span_context().trace_id}
+    ours = of_scope(spans, "hostlink")
+    chats = [span for span in ours if span.name.startswith("chat ")]
+    [action] = [span for span in ours if span.name == "mcp call"]
+    root = application.get_span_context().span_id
+    assert [span.parent.span_id for span in [*chats, action]] == [root, root, root]  # each directly under it
+    assert [span.attributes["hostlink.conversation.round"] for span in chats] == [1, 2]
+    assert [phase.name for phase in children(spans, chats[0])] == PHASES
+    assert action.attributes["gen_ai.tool.name"] == "echo"
+    assert ARGUMENT not in attribute_text(ours) and PROMPT not in attribute_text(ours)
+    assert leftover_processes(marker) == []
