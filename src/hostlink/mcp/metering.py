@@ -11,7 +11,7 @@ the numbers are collected, so nothing counts them twice.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hostlink.host import meters
@@ -70,5 +70,5 @@ class ServerNumbers:
 
     def reconnects(self) -> Mapping[tuple[str, str], int]:
         """By server (configured now) and kind: `restart` after a crash, `reconnect` asked for."""
-        servers: Sequence[str] = list(self.runtime.servers)
+        servers = self.runtime.servers
         return {key: count for key, count in self._restarts.counts.items() if key[0] in servers}
