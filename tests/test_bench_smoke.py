@@ -30,13 +30,13 @@ ALWAYS = {
                 "gateway call p50, demo echo (proxy face)"],
     "serve-clients": ["serve Responses wire vs Chat Completions wire"],
     "tasks": ["mcp call run as a task, crunch 0 s (FastMCP)"],  # .venv-tasks: scripts/setup-test installs it
-    "telemetry": ["no-SDK spans of an mcp call vs mcp call p50, demo echo"],
+    "telemetry": ["no-SDK spans+metrics of an mcp call vs mcp call p50, demo echo"],
 }
 WITH_PEERS = {
     ("mcp-server-everything",): ["first mcp call (connect), everything", "mcp call p50, everything echo",
                                  "mcp 10 concurrent calls, everything"],
     ("claude",): ["provider request vs bare claude -p",
-                  "no-SDK spans of a provider request vs provider request",
+                  "no-SDK spans+metrics of a provider request vs provider request",
                   "follow-up request after a tool call (prewarmed) vs bare",
                   "follow-up request asked at once (prewarmed) vs bare", "serve request p50 vs in-process",
                   "serve 2 concurrent vs one at a time", "serve 2 concurrent vs 2 concurrent in-process",

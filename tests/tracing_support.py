@@ -1,5 +1,6 @@
-"""Shared by the tracing tests (no tests here): the OpenTelemetry SDK with its in-memory
-exporter as this process's tracer provider, and what a test asks of the spans it recorded."""
+"""Shared by the tracing and metrics tests (no tests here): the OpenTelemetry SDK with its in-memory
+exporter as this process's tracer provider and its in-memory reader as its meter provider, and
+what a test asks of the spans and numbers it recorded."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from opentelemetry import trace
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider, ObservableCounter
+from opentelemetry.sdk.metrics.export import AggregationTemporality, InMemoryMetricReader, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -48,3 +51,29 @@ def attribute_text(spans: Iterable[ReadableSpan]) -> str:
         dumped.append(dict(span.attributes or {}))
         dumped.extend(dict(event.attributes or {}) for event in span.events)
     return json.dumps(dumped, default=str)
+
+
+READER = InMemoryMetricReader(preferred_temporality={
+    Counter: AggregationTemporality.DELTA, Histogram: AggregationTemporality.DELTA,
+    ObservableCounter: AggregationTemporality.DELTA})
+
+
+def metering() -> InMemoryMetricReader:
+    """The reader every metric of this process goes to from now on, each collection holding what
+    was recorded since the one before (emptied here). Set once a process, as the tracer provider."""
+    if not isinstance(metrics.get_meter_provider(), MeterProvider):
+        metrics.set_meter_provider(MeterProvider(metric_readers=[READER]))
+    assert isinstance(metrics.get_meter_provider(), MeterProvider), "another provider was set first"
+    READER.get_metrics_data()
+    return READER
+
+
+def points(data: MetricsData | None, scope: str = "hostlink") -> dict[str, list[Any]]:
+    """`scope`'s data points by metric name, from one collection."""
+    found: dict[str, list[Any]] = {}
+    for resource in data.resource_metrics if data is not None else ():
+        for scoped in resource.scope_metrics:
+            if scoped.scope.name == scope:
+                for metric in scoped.metrics:
+                    found.setdefault(metric.name, []).extend(metric.data.data_points)
+    return found

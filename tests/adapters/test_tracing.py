@@ -2,7 +2,9 @@
 became) on the real `claude` CLI against the fake Anthropic API, with the OpenTelemetry SDK's
 in-memory exporter: hostlink's `chat` spans nest under pydantic-ai's own, each with its phases
 and the GenAI attributes, the `mcp` tool's span around the MCP SDK's call, one trace in all; no
-prompt, argument or path in hostlink's spans unless the GenAI content switch is on."""
+prompt, argument or path in hostlink's spans unless the GenAI content switch is on. The same run
+counted exactly in the OpenTelemetry metrics (the SDK's in-memory reader). A LangChain tool loop's
+spans under the application's own span."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from hostlink.claude_code.process import ClaudeTransportOptions
 from hostlink.host.telemetry import CONTENT_SWITCH
 from llm_support import leftover_processes
 from peers import CLAUDE, requires_claude
-from tracing_support import PHASES, attribute_text, children, of_scope, recording
+from tracing_support import PHASES, attribute_text, children, metering, of_scope, points, recording
 
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa
@@ -46,9 +48,11 @@ def new_claude_model(api, home: Path) -> ClaudeCodeModel:
                                     "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"})
 
 
-async def weather_then_mcp_run(api, home, project):
-    """Round 1 proposes the function tool, round 2 the mcp tool on the demo server, round 3 answers."""
+async def weather_then_mcp_run(api, home, project, numbers: list | None = None):
+    """Round 1 proposes the function tool, round 2 the mcp tool on the demo server, round 3 answers;
+    the metrics collected before the agent's MCP client stops go to `numbers`."""
     exporter = recording()
+    reader = metering()
     agent = Agent(new_claude_model(api, home), capabilities=[Instrumentation()],
                   toolsets=[HostlinkMcp(trust_project=True, cwd=project)])
 
@@ -63,6 +67,8 @@ async def weather_then_mcp_run(api, home, project):
              fa.text("It is sunny."))
     async with agent:
         result = await agent.run(PROMPT)
+        if numbers is not None:
+            numbers.append(points(reader.get_metrics_data()))
     assert result.output == "It is sunny."
     return exporter.get_finished_spans()
 
@@ -117,3 +123,78 @@ async def test_with_the_content_switch_on_the_spans_hold_the_messages(api, home,
     [action] = [span for span in of_scope(spans, "hostlink") if span.name == "mcp call"]
     assert ARGUMENT in action.attributes["gen_ai.tool.call.arguments"]
     assert ARGUMENT in action.attributes["gen_ai.tool.call.result"]
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_an_agent_run_is_counted_exactly_in_the_opentelemetry_metrics(api, home, runtime_dir, project):
+    collected: list = []
+    spans = await weather_then_mcp_run(api, home, project, collected)
+    [found] = collected
+    chats = [span for span in of_scope(spans, "hostlink") if span.name.startswith("chat ")]
+    [requests] = found["gen_ai.client.operation.duration"]  # one series: every request answered, none failed
+    assert requests.count == 3 and dict(requests.attributes) == {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "claude-code",
+        "gen_ai.request.model": "sonnet", "gen_ai.response.model": "sonnet"}
+    [first] = found["gen_ai.client.operation.time_to_first_chunk"]
+    assert first.count == 3 and 0 < first.sum < requests.sum
+    tokens = {point.attributes["gen_ai.token.type"]: point for point in found["gen_ai.client.token.usage"]}
+    assert {kind: point.count for kind, point in tokens.items()} == {"input": 3, "output": 3}
+    assert tokens["input"].sum == sum(chat.attributes["gen_ai.usage.input_tokens"] for chat in chats)
+    assert tokens["output"].sum == sum(chat.attributes["gen_ai.usage.output_tokens"] for chat in chats)
+    prewarm = {point.attributes["hostlink.outcome"]: point.value for point in found["hostlink.provider.prewarm"]}
+    hits = sum(chat.attributes["hostlink.prewarmed"] for chat in chats)
+    assert prewarm == {key: value for key, value in {"hit": hits, "miss": 3 - hits}.items() if value}
+    [call] = found["mcp.client.operation.duration"]
+    assert call.count == 1 and dict(call.attributes) == {
+        "mcp.method.name": "tools/call", "hostlink.mcp.server": "demo", "gen_ai.tool.name": "echo"}
+    states = {(point.attributes["hostlink.mcp.server"], point.attributes["hostlink.mcp.state"]): point.value
+              for point in found["hostlink.mcp.server.state"]}
+    assert states[("demo", "connected")] == 1
+    assert "hostlink.mcp.reconnects" not in found  # nothing restarted
+    assert ARGUMENT not in str(found) and PROMPT not in str(found) and str(home) not in str(found)
+
+
+@pytest.mark.slow
+@requires_claude
+@pytest.mark.anyio
+async def test_a_langchain_agent_s_spans_nest_under_the_application_s_span(make_chat, api, runtime_dir, project,
+                                                                          marker, monkeypatch):
+    """langchain-core has no OpenTelemetry integration (LangSmith's OpenTelemetry export makes
+    spans of its runs that nothing else nests under): hostlink's spans join the application's
+    span around the LangChain call, in one trace (docs/tracing.md says so)."""
+    from langchain_core.messages import ToolMessage
+    from opentelemetry import trace
+
+    from hostlink.adapters.langchain import HostlinkMcpTools
+
+    monkeypatch.delenv(CONTENT_SWITCH, raising=False)
+    exporter = recording()
+    chat = make_chat()
+    api.push(fa.tool_use("mcp__hostlink__mcp", {"action": "call", "server": "demo", "tool": "echo",
+                                                "args": {"text": ARGUMENT}}), fa.text("Echoed."))
+    try:
+        with trace.get_tracer("application").start_as_current_span("handle request") as application:
+            async with HostlinkMcpTools(trust_project=True, cwd=project) as tools:
+                bound = chat.bind_tools(tools)
+                messages: list = [("user", PROMPT)]
+                while (answer := await bound.ainvoke(messages)).tool_calls:  # LangChain's own tool loop
+                    messages.append(answer)
+                    messages.extend([await tools[0].ainvoke({**call, "type": "tool_call"})
+                                     for call in answer.tool_calls])
+    finally:
+        chat.close()
+    assert answer.content == "Echoed." and isinstance(messages[-1], ToolMessage)
+    spans = exporter.get_finished_spans()
+    assert {span.context.trace_id for span in spans} == {application.get_span_context().trace_id}
+    ours = of_scope(spans, "hostlink")
+    chats = [span for span in ours if span.name.startswith("chat ")]
+    [action] = [span for span in ours if span.name == "mcp call"]
+    root = application.get_span_context().span_id
+    assert [span.parent.span_id for span in [*chats, action]] == [root, root, root]  # each directly under it
+    assert [span.attributes["hostlink.conversation.round"] for span in chats] == [1, 2]
+    assert [phase.name for phase in children(spans, chats[0])] == PHASES
+    assert action.attributes["gen_ai.tool.name"] == "echo"
+    assert ARGUMENT not in attribute_text(ours) and PROMPT not in attribute_text(ours)
+    assert leftover_processes(marker) == []

@@ -1,14 +1,18 @@
-"""`hostlink.host.telemetry` with the OpenTelemetry SDK as the application configures it (its
-in-memory exporter): which incoming trace context is continued, failures recorded
-as a type and never a message, content only under the GenAI switch, bounded."""
+"""`hostlink.host.telemetry` and `hostlink.host.meters` with the OpenTelemetry SDK as the
+application configures it (its in-memory exporter and reader): which incoming trace context is
+continued, failures recorded as a type and never a message, content only under the GenAI switch,
+bounded; the MCP client's numbers."""
 
 from __future__ import annotations
+
+import os
+import signal
 
 import pytest
 from opentelemetry import trace
 
 from hostlink.host import telemetry
-from tracing_support import recording
+from tracing_support import metering, points, recording
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = "00f067aa0ba902b7"
@@ -59,3 +63,43 @@ def test_content_capture_is_the_genai_switch_and_bounded(monkeypatch):
     text = telemetry.content(["x" * (telemetry.MAX_CONTENT_CHARS * 2)])
     assert len(text) == telemetry.MAX_CONTENT_CHARS + 1 and text.endswith("…")
     assert telemetry.content({"a": [1, "é"]}) == '{"a":[1,"é"]}'
+
+
+@pytest.mark.anyio
+async def test_mcp_calls_states_and_a_reconnect_are_in_the_opentelemetry_metrics(tmp_path, monkeypatch):
+    """A real host session over the MCP extension and the fixture server on stdio: the calls by
+    server, tool and outcome, a killed server latched and reconnected (counted once), the states
+    read while the session runs and gone with it."""
+    from hostlink.mcp.extension import McpExtension
+    from mcp_runtime_support import Host, stdio, text
+
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path / "rt"))
+    reader = metering()
+    async with Host(McpExtension(servers={"fx": stdio()}), tmp_path) as host:
+        first = int(text(await host.run(action="call", server="fx", tool="pid")))
+        assert (await host.run(action="call", server="fx", tool="<img src=x>")).is_error
+        assert (await host.run(action="call", server="nowhere", tool="pid")).is_error
+        assert not (await host.run(action="status")).is_error  # not a tool call: not counted
+        os.kill(first, signal.SIGTERM)
+        lost = await host.run(action="call", server="fx", tool="echo", args={"text": "x"})
+        assert lost.is_error and "use reconnect" in text(lost)
+        assert not (await host.run(action="reconnect", server="fx")).is_error
+        assert int(text(await host.run(action="call", server="fx", tool="pid"))) != first
+        during = points(reader.get_metrics_data())
+    after = points(reader.get_metrics_data())
+    calls = {tuple(sorted(point.attributes.items())): point.count for point in during["mcp.client.operation.duration"]}
+
+    def key(server: str, tool: str, error: str | None = None) -> tuple:
+        labels = {"mcp.method.name": "tools/call", "hostlink.mcp.server": server, "gen_ai.tool.name": tool}
+        return tuple(sorted({**labels, **({"error.type": error} if error else {})}.items()))
+
+    codes = sorted(dict(labels)["error.type"] for labels in calls
+                   if ("hostlink.mcp.server", "fx") in labels and ("gen_ai.tool.name", "-") in labels)
+    assert codes == ["connection_failed", "unknown_tool"]  # a call that failed before its server answered: no tool
+    assert calls == {key("fx", "pid"): 2, key("fx", "-", codes[0]): 1, key("fx", "-", codes[1]): 1,
+                     key("other", "-", "unknown_server"): 1}
+    assert [(dict(point.attributes), point.value) for point in during["hostlink.mcp.reconnects"]] == [
+        ({"hostlink.mcp.server": "fx", "hostlink.mcp.reconnect.kind": "reconnect"}, 1)]
+    assert [(dict(point.attributes), point.value) for point in during["hostlink.mcp.server.state"]] == [
+        ({"hostlink.mcp.server": "fx", "hostlink.mcp.state": "connected"}, 1)]
+    assert "hostlink.mcp.server.state" not in after  # the session stopped: its client is no longer read

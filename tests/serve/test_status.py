@@ -1,11 +1,13 @@
 """The status page of `hostlink serve` in-process (the app over a provider that answers without
 `claude`): the sign-in form and its cookie, the refusals (no key, a wrong key, a foreign Origin,
-another site, a rebound Host), the strict policy, and a client's text kept as data."""
+another site, a rebound Host), the limit on wrong keys, the strict policy, and a client's text
+kept as data; the address `hostlink serve` prints for it."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+import time
 
 import httpx
 import pytest
@@ -46,7 +48,7 @@ def served(tmp_path_factory):
         host = HostSession([_Provider()])
         asyncio.run(host.start(cwd=tmp_path_factory.mktemp("cwd"), project_trusted=False, notifier=_Quiet()))
         lines: list[str] = []
-        yield create_app(host, token=KEY, access=lines.append), lines
+        yield create_app(host, token=KEY, access=lines.append), lines, host
         asyncio.run(host.shutdown())
 
 
@@ -75,6 +77,24 @@ async def test_a_wrong_key_gets_the_form_again_without_a_cookie(client):
     assert answer.status_code == 401 and "not this server&#x27;s key" in answer.text
     assert "set-cookie" not in answer.headers and not client.cookies
     assert (await client.post("/", data={"key": KEY + "x" * 5000})).status_code == 413
+
+
+async def test_wrong_keys_past_the_limit_get_429_for_any_key_until_the_window_passes(served, monkeypatch):
+    from hostlink.serve import status
+
+    monkeypatch.setattr(status, "FAILURE_SECONDS", 2.0)  # the app's own page: the module's stays open
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(served[2], token=KEY)),
+                                 base_url=BASE) as own:
+        wrong = [await own.post("/", data={"key": f"guess-{n}"}) for n in range(status.FAILURES)]
+        last_wrong = time.monotonic()
+        assert [answer.status_code for answer in wrong] == [401] * status.FAILURES
+        for key in ("one-guess-more", KEY):  # the right key too: a guesser learns nothing
+            limited = await own.post("/", data={"key": key})
+            assert limited.status_code == 429 and "Too many wrong keys: try again in" in limited.text
+            assert 1 <= int(limited.headers["retry-after"]) <= 2 and "set-cookie" not in limited.headers
+            assert limited.headers["content-security-policy"].startswith("default-src 'none'")
+        await asyncio.sleep(last_wrong + 2.1 - time.monotonic())
+        assert (await own.post("/", data={"key": KEY})).status_code == 303
 
 
 async def test_the_right_key_sets_a_derived_strict_cookie_for_the_page_only(client):
@@ -182,3 +202,14 @@ def test_the_ring_is_bounded_newest_first_with_text_cut_short():
     rows = ring.rows()
     assert len(rows) == RECENT and [row["time"] for row in rows[:2]] == [RECENT + 9, RECENT + 8]
     assert len(rows[0]["model"]) == 200 and rows[0]["status"] == 200 and rows[0]["prewarmed"] is None
+
+
+def test_hostlink_serve_prints_the_page_s_address_beside_the_api_s(tmp_path, api):
+    from serve_support import ServeProcess
+
+    served = ServeProcess(tmp_path, api)
+    try:
+        assert served.banner[0].startswith(f"hostlink serve: listening on {served.base_url} ")
+    finally:
+        _, said = served.stop()
+    assert f"Status page: {served.base_url}/ (sign in with the key)" in said.splitlines()

@@ -37,6 +37,7 @@ from hostlink.host import (
     Registry,
     Session,
     StreamEvent,
+    meters,
 )
 
 if TYPE_CHECKING:
@@ -134,10 +135,15 @@ class ClaudeCodeExtension:
             prewarm_early=mode != "refuse",
         )
         started = time.monotonic()
+        first_token: float | None = None
+        done: Done | None = None
         try:
             async for event in provider.stream(model, context, signal):
                 facts.setdefault("first_event_ms", _ms(started))
+                if first_token is None and not isinstance(event, ErrorEvent):  # a token, a call or the end
+                    first_token = time.monotonic() - started
                 if isinstance(event, Done):
+                    done = event
                     usage = event.message.usage
                     facts.update(
                         outcome="done",
@@ -155,6 +161,7 @@ class ClaudeCodeExtension:
             facts.update(provider.start_facts)
             facts["duration_ms"] = _ms(started)
             metrics.record(facts)
+            _measured(model.id, facts, time.monotonic() - started, first_token, done)
 
     async def _command(self, argv: Sequence[str], signal: CancelSignal) -> str:
         if list(argv) == ["usage"]:
@@ -166,6 +173,19 @@ class ClaudeCodeExtension:
         from hostlink.claude_code.doctor import diagnose
 
         return (await diagnose(self._environ)).text()
+
+
+def _measured(model: str, facts: dict[str, object], seconds: float, first_token: float | None,
+              done: Done | None) -> None:
+    """The request in the OpenTelemetry metrics (when the application reads them)."""
+    if not meters.recording():
+        return
+    error = None if done is not None else str(facts.get("error_code") or "abandoned")  # as the chat span says
+    usage = done.message.usage if done is not None else None
+    meters.provider_request(PROVIDER_NAME, model, seconds=seconds, error=error, first_token=first_token,
+                            response_model=done.message.model if done is not None else None,
+                            tokens=(usage.input_tokens, usage.output_tokens) if usage is not None else None,
+                            prewarmed=done.prewarmed if done is not None else None)
 
 
 def _ms(started: float) -> int:

@@ -108,6 +108,7 @@ def run_server(extensions: Sequence[Extension], *, port: int, address: str, max_
         click.echo(set_variable_line("ANTHROPIC_API_KEY", key))
         click.echo(set_variable_line("OPENAI_BASE_URL", literal(f"{where.base_url}/v1")))
         click.echo(set_variable_line("OPENAI_API_KEY", key))
+        click.echo(f"Status page: {where.base_url}/ (sign in with the key)", err=True)
         click.echo("Ctrl-C stops the server.", err=True)
 
     async def main() -> int | None:

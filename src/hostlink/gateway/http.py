@@ -161,7 +161,7 @@ async def serve_http(gateway: Gateway, *, address: str, port: int, token: str, c
         await gateway.start(cwd, environ, trust_flag=trust_flag)
         directory = create_private_dir("mcp-serve")
         key_file = write_private_file(directory, "key", token)
-        gateway.metrics = metrics = GatewayMetrics(lambda: gateway.extension.runtime)
+        gateway.metrics = metrics = GatewayMetrics(lambda: gateway.extension.numbers)
         state = ServeState(gateway.host, token, 1, None, bearer_only=True)
         guard = StatusPage(_Guard(app, state.check, metrics), key=token, title=status.TITLE,
                            check=lambda scope: state.check(scope, key=False, own_origin=True),

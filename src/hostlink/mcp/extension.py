@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hostlink.host import CancelSignal, CommandFailed, CommandSpec, Notifier, Registry, Session
+from hostlink.host import CancelSignal, CommandFailed, CommandSpec, Notifier, Registry, Session, meters
 from hostlink.host.output import bound_text
 from hostlink.mcp import render
 from hostlink.mcp.errors import McpError
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from hostlink.host.output import OutputSession
     from hostlink.mcp.auth.manager import AuthManager
     from hostlink.mcp.config.schema import ServerConfig
+    from hostlink.mcp.metering import ServerNumbers
     from hostlink.mcp.runtime.cache import ToolCache
     from hostlink.mcp.runtime.clients import McpRuntime
     from hostlink.mcp.runtime.roots import Offered
@@ -76,6 +77,7 @@ class McpExtension:
         self._environ = environ
         self._auth_factory = auth_factory
         self.runtime: McpRuntime | None = None
+        self.numbers: ServerNumbers | None = None  # its servers' states and reconnects, for metrics
         self.output: OutputSession | None = None
         self.sources: dict[str, Any] = {}
         self._auth: AuthManager | None = None
@@ -133,15 +135,18 @@ class McpExtension:
                 from hostlink.mcp.runtime.sampling import sampling_for
 
                 sampling = sampling_for(session.ask, session.complete, session.notifier)
+        from hostlink.mcp.metering import ServerNumbers
         from hostlink.mcp.runtime.restart import Restarts
         from hostlink.mcp.runtime.roots import Roots
 
         directory = session.cwd if session.project_trusted else None
+        restarts = Restarts(session.notifier, auto=self._auto_restart)
         self.runtime = McpRuntime(servers, auth=self._auth, command=session.command, elicitation=elicitation,
                                   sampling=sampling, broken={**self._fixed_broken, **broken},
                                   root=Roots(directory, self._roots),
-                                  cache=tool_cache(servers, self._environ),
-                                  restarts=Restarts(session.notifier, auto=self._auto_restart))
+                                  cache=tool_cache(servers, self._environ), restarts=restarts)
+        self.numbers = ServerNumbers(self.runtime, restarts)
+        meters.watch(self.numbers)  # held weakly: gone with the session
         self.output = session.output
 
     async def _signed_in(self, name: str) -> None:
@@ -152,7 +157,7 @@ class McpExtension:
 
     async def _shutdown(self) -> None:
         runtime, auth = self.runtime, self._auth
-        self.runtime = self._auth = self.output = None
+        self.runtime = self._auth = self.output = self.numbers = None
         try:
             if runtime is not None:
                 await runtime.aclose()

@@ -7,6 +7,7 @@ and every byte of it goes through `hostlink.host.output` before it reaches the m
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ import anyio
 from hostlink.host import CancelSignal, CommandFailed, ImageContent, TextContent, ToolResult, ToolSpec
 from hostlink.host.cancel import cancelled_by
 from hostlink.host.output import bound_content, compact_json, did_you_mean, one_line, strip_controls
-from hostlink.mcp import render
+from hostlink.mcp import metering, render
 from hostlink.mcp.errors import AuthRequired, CallFailed, InvalidArguments, McpError, UnknownTool, error_code
 from hostlink.mcp.results import call_content, content_blocks, resource_contents, shown_structured
 from hostlink.mcp.runtime.listing import every_page
@@ -120,6 +121,7 @@ async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Ma
     it (unbounded and unsanitized: for a host that passes it on under its own bounds).
     """
     details: dict[str, Any] = {}
+    started = time.monotonic()
     with action_span(runtime, args) as span:
         try:
             _check_input(args)
@@ -131,8 +133,10 @@ async def run_action(runtime: McpRuntime, output: OutputSession | None, args: Ma
         except McpError as exc:
             result, details["error"] = _error(str(exc)), error_code(exc)
         traced(span, args, result, details.get("error"))
-    return ToolResult(content=result.content, is_error=result.is_error,
+    done = ToolResult(content=result.content, is_error=result.is_error,
                       details={**(result.details or {}), **details, "summary": render.summary(args, result)})
+    metering.measured(runtime, args, done, time.monotonic() - started)
+    return done
 
 
 def _with_link(text: str, link: str | None) -> str:

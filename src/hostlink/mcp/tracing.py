@@ -10,12 +10,12 @@ convention's content switch.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from hostlink.host import ToolResult, telemetry
+from hostlink.mcp.metering import UNSAFE
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 METHODS = {"tools": "tools/list", "call": "tools/call", "resources": "resources/list",
            "templates": "resources/templates/list", "read": "resources/read", "prompts": "prompts/list",
            "prompt": "prompts/get", "complete": "completion/complete"}
-_UNSAFE = re.compile(r"[^A-Za-z0-9._/-]")
 
 
 @contextmanager
@@ -59,7 +58,7 @@ def traced(span: Span, args: Mapping[str, Any], result: ToolResult, error: str |
         telemetry.fail(span, error)
         return
     if args.get("action") == "call":
-        span.set_attribute("gen_ai.tool.name", _UNSAFE.sub("?", str(args.get("tool")))[:64])
+        span.set_attribute("gen_ai.tool.name", UNSAFE.sub("?", str(args.get("tool")))[:64])
         if telemetry.capture_content():
             span.set_attribute("gen_ai.tool.call.result", telemetry.content([getattr(part, "text", "")
                                                                              for part in result.content]))

@@ -4,7 +4,9 @@ Three routes, answered here in front of the host's own app (every other path pas
 
 - `GET /`: the page once signed in, the sign-in form otherwise (401);
 - `POST /`: the sign-in form's answer. The right key sets a cookie and goes back to `/` (303);
-  a wrong one gets the form again (401). The key never travels in a URL;
+  a wrong one gets the form again (401). After `FAILURES` wrong keys within `FAILURE_SECONDS`
+  every sign-in gets the form with 429 until the oldest of them is that old (right key or not:
+  the answer tells a guesser nothing). The key never travels in a URL;
 - `GET /status.json`: what the page shows, polled by the page's own script (401 until signed
   in). `POST /sign-out` ends the sign-in.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import secrets
 import time
 from collections import deque
@@ -45,6 +48,7 @@ ROUTES = (PAGE, DATA, SIGN_OUT)
 RECENT = 50  # requests kept for the page
 COOKIE_SECONDS = 12 * 3600
 FORM_BYTES = 4096
+FAILURES, FAILURE_SECONDS = 10, 60.0  # wrong keys a process takes in that many seconds
 _SAME_SITE = (b"same-origin", b"none")  # `none`: typed, or from a bookmark
 _TEXT = 200  # characters kept of any text from a client or a server
 
@@ -77,6 +81,7 @@ class StatusPage:
         self._check = check
         self._snapshot = snapshot
         self._title = title
+        self._failures: deque[float] = deque()  # when the recent wrong keys came
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = (scope.get("method"), scope.get("path")) if scope["type"] == "http" else None
@@ -112,6 +117,14 @@ class StatusPage:
         await _answer(send, 200, b"application/json", body.encode())
 
     async def _sign_in(self, scope: Scope, receive: Receive, send: Send) -> None:
+        now = time.monotonic()
+        while self._failures and now - self._failures[0] >= FAILURE_SECONDS:
+            self._failures.popleft()
+        if len(self._failures) >= FAILURES:
+            wait = math.ceil(self._failures[0] + FAILURE_SECONDS - now)
+            await self._form(send, 429, f"Too many wrong keys: try again in {wait} s.",
+                             [(b"retry-after", str(wait).encode())])
+            return
         try:
             body = bytes(await read_body(scope, receive, FORM_BYTES))
         except ClientGone:
@@ -121,15 +134,17 @@ class StatusPage:
             return
         sent = parse_qs(body.decode("utf-8", "replace"), max_num_fields=4).get("key", [""])[0].strip().encode()
         if not hmac.compare_digest(sent, self._key):
+            self._failures.append(now)
             await self._form(send, 401, "That is not this server's key.")
             return
         expires = int(time.time()) + COOKIE_SECONDS
         await _answer(send, 303, b"text/plain; charset=utf-8", b"", [
             (b"location", PAGE.encode()), (b"set-cookie", self._cookie(scope, self._token(expires), COOKIE_SECONDS))])
 
-    async def _form(self, send: Send, status: int, problem: str) -> None:
+    async def _form(self, send: Send, status: int, problem: str,
+                    headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
         nonce = secrets.token_urlsafe(18)
-        await _html(send, status, sign_in_form(self._title, nonce, problem), nonce)
+        await _html(send, status, sign_in_form(self._title, nonce, problem), nonce, headers)
 
     def _token(self, expires: int) -> str:
         mac = hmac.new(self._secret, str(expires).encode() + b"\0" + self._key, hashlib.sha256).hexdigest()
@@ -172,10 +187,11 @@ def _policy(nonce: str) -> bytes:
             "require-trusted-types-for 'script'; trusted-types 'none'").encode()
 
 
-async def _html(send: Send, status: int, document: str, nonce: str) -> None:
+async def _html(send: Send, status: int, document: str, nonce: str,
+                headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
     await _answer(send, status, b"text/html; charset=utf-8", document.encode(),
                   [(b"content-security-policy", _policy(nonce)), (b"x-frame-options", b"DENY"),
-                   (b"cross-origin-opener-policy", b"same-origin")])
+                   (b"cross-origin-opener-policy", b"same-origin"), *headers])
 
 
 async def _answer(send: Send, status: int, kind: bytes, body: bytes,

@@ -92,7 +92,7 @@ def _serve_http(expose: str, port: int, address: str, token_env: str | None, cwd
 
     import anyio
 
-    from hostlink.gateway.http import serve_http
+    from hostlink.gateway.http import PATH, serve_http
     from hostlink.gateway.server import Gateway
     from hostlink.serve.server import loopback_address
 
@@ -106,6 +106,7 @@ def _serve_http(expose: str, port: int, address: str, token_env: str | None, cwd
         key = f"${token_env}" if token_env is not None else f"$(cat {key_file})"
         click.echo(f"hostlink mcp serve: MCP (Streamable HTTP) at {url}")
         click.echo(f"Authorization: Bearer {key}")
+        click.echo(f"Status page: {url.removesuffix(PATH)}/ (sign in with the key)", err=True)
         click.echo("Ctrl-C stops the server.", err=True)
 
     gateway = Gateway("tools" if expose == "tools" else "proxy", verbose=loud)

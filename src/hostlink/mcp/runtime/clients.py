@@ -445,7 +445,7 @@ class McpRuntime:
         """Close the client and reset to idle, clearing a latched failure. Never connects."""
         self.config(name)
         self._drop_cache(name)
-        self._restarts.forget(name)
+        self._restarts.reconnected(name)
         conn = self._conns.pop(name, None)
         if conn is not None:
             await self._close(conn)

@@ -11,6 +11,7 @@ a reconnect. Each step is said: in the error of the call that meets it, and to t
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,7 @@ class Restarts:
         self._notifier, self._auto = notifier, auto
         self._down: dict[str, _Down] = {}
         self._restarted: dict[str, list[float]] = {}  # times of the restarts within the window
+        self.counts: Counter[tuple[str, str]] = Counter()  # (server, `restart` or `reconnect`) so far, for metrics
 
     def crashed(self, name: str, error: McpError) -> McpError:
         """`name` went down with `error`: the error to answer, naming how it comes back."""
@@ -75,8 +77,14 @@ class Restarts:
             raise _noted(down.error, _when(down.since + BACKOFF - now))
         recent.append(now)
         del self._down[name]
+        self.counts[name, "restart"] += 1
         self._tell(f"restarting MCP server {name!r} (restart {len(recent)} of at most {LIMIT} in {_span(WINDOW)})")
         return True
+
+    def reconnected(self, name: str) -> None:
+        """A reconnect was asked for (the `reconnect` action, a finished sign-in): counted, and forgotten."""
+        self.counts[name, "reconnect"] += 1
+        self.forget(name)
 
     def forget(self, name: str) -> None:
         """An explicit reconnect or a changed entry: the server starts afresh, its count too."""
