@@ -134,12 +134,9 @@ async def diagnose(environ: Mapping[str, str] | None = None) -> Diagnosis:
 
 
 def _platform() -> Check:
-    from importlib.metadata import PackageNotFoundError, version
+    from hostlink import installed_version
 
-    try:
-        hostlink_version = version("hostlink")
-    except PackageNotFoundError:
-        hostlink_version = "unknown"
+    hostlink_version = installed_version()
     facts = {
         "system": _code(platform.system()),
         "release": _code(platform.release()),

@@ -117,13 +117,15 @@ def client_factory(config: ServerConfig, elicit: Any = None, sample: Any = None,
     from mcp import Client
     from mcp_types import Implementation
 
+    from hostlink import installed_version
+
     timeout = config.request_timeout_ms / 1000
 
     def client_for(transport: Any, mode: str) -> Client:
         return Client(transport, mode=mode, read_timeout_seconds=timeout, elicitation_callback=elicit,
                       sampling_callback=sample, list_roots_callback=list_roots, message_handler=on_message,
                       logging_callback=on_log, extensions=list(extensions),
-                      client_info=Implementation(name="hostlink", version=_version()))
+                      client_info=Implementation(name="hostlink", version=installed_version()))
 
     return client_for
 
@@ -159,12 +161,3 @@ def describe(client: Client, tasks: bool = False) -> dict[str, Any]:
     return {"protocol_version": client.protocol_version, "server_name": info.name if info else None,
             "server_version": info.version if info else None, "capabilities": frozenset(present), "error": None,
             "task_tools": runs}
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("hostlink")
-    except PackageNotFoundError:
-        return "0"
