@@ -36,7 +36,8 @@ FACES = {
         "listings", "load_config", "model_visible", "project_config_files", "record_key", "registry_from",
         "search_pages", "server_record", "server_words", "sign_in", "sign_in_prompt", "signed_out",
         "status_rows", "stored_state", "table", "task_mark", "tool_line", "transport_of", "user_config_files",
-        "CANCEL_SECONDS", "ID_CHARS", "MAX_IN_FLIGHT", "TaskParams", "Tasks",
+        "CANCEL_SECONDS", "ID_CHARS", "MAX_IN_FLIGHT", "MAX_INPUTS", "Status", "TaskParams", "Tasks", "UpdateParams",
+        "STATES", "ServerNumbers", "call_labels",
     ],
     "hostlink.claude_code": [
         "EXTRA_USAGE_MODES", "MODELS", "PROVIDER_NAME", "ClaudeCodeExtension", "ClaudeTransportOptions",

@@ -20,7 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from hostlink.mcp.metering import STATES, ServerNumbers, call_labels
+from hostlink.mcp import STATES, ServerNumbers, call_labels
 from hostlink.serve.status import Recent
 
 if TYPE_CHECKING:

@@ -114,7 +114,7 @@ def _execution(tool: Any, tasks: bool) -> Any:
     mark, else "optional" (a server with tasks may run any call as one); None without tasks."""
     import mcp_types
 
-    from hostlink.mcp.runtime.visibility import task_mark
+    from hostlink.mcp import task_mark
 
     return mcp_types.ToolExecution(task_support=task_mark(tool) or "optional") if tasks else None
 

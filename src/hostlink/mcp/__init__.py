@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hostlink.mcp.config.schema import HttpServer, StdioServer
     from hostlink.mcp.errors import AuthRequired, CallFailed, McpError, error_code
     from hostlink.mcp.extension import McpExtension, default_auth
+    from hostlink.mcp.metering import STATES, ServerNumbers, call_labels
     from hostlink.mcp.registry.client import RegistryError, registry_from, search_pages, server_record
     from hostlink.mcp.registry.entry import InputError, build_entry
     from hostlink.mcp.registry.records import listing_line, listings
@@ -54,6 +55,7 @@ _WHERE = {
         "config.schema": ("HttpServer", "StdioServer"),
         "errors": ("AuthRequired", "CallFailed", "McpError", "error_code"),
         "extension": ("McpExtension", "default_auth"),
+        "metering": ("STATES", "ServerNumbers", "call_labels"),
         "registry.client": ("RegistryError", "registry_from", "search_pages", "server_record"),
         "registry.entry": ("InputError", "build_entry"),
         "registry.records": ("listing_line", "listings"),
@@ -78,6 +80,7 @@ __all__ = [
     "MAX_INPUTS",
     "MAX_IN_FLIGHT",
     "SEE_TOOLS",
+    "STATES",
     "AuthManager",
     "AuthRequired",
     "CachedTool",
@@ -92,6 +95,7 @@ __all__ = [
     "RegistryError",
     "ResourceSubscriptions",
     "SecureStore",
+    "ServerNumbers",
     "Status",
     "StdioServer",
     "TaskParams",
@@ -101,6 +105,7 @@ __all__ = [
     "asking_server",
     "build_entry",
     "cache_directory",
+    "call_labels",
     "default_auth",
     "enabled_config",
     "error_code",
