@@ -194,6 +194,13 @@ def test_nothing_is_written_without_yes_or_with_dry_run_and_conflicts_are_report
     assert target.read_bytes() == before
 
 
+def test_a_dry_run_creates_nothing(tmp_path):
+    place(tmp_path, "home/.cursor/mcp.json", json.dumps({"mcpServers": {"new": {"command": "new"}}}))
+    result = hostlink(tmp_path, "mcp", "import", "--from", "cursor", "--dry-run")
+    assert result.returncode == 0 and "dry run: nothing written" in result.stdout, result.stderr
+    assert not user_file(tmp_path).parent.exists()  # not even the directory the edit lock would make
+
+
 def test_a_yes_on_the_terminal_writes(tmp_path):
     place(tmp_path, "home/.cursor/mcp.json", json.dumps({"mcpServers": {"a": {"command": "a"}}}))
     (tmp_path / PROJECT).mkdir(exist_ok=True)

@@ -28,17 +28,19 @@ LITERAL_OPTION = click.option("--literal", is_flag=True,
 MAX_STDIN_BYTES = 1024 * 1024
 
 
-def open_target(scope: str) -> ConfigFile:
+def open_target(scope: str, locked: bool = True) -> ConfigFile:
     """The scope's file, read for an edit under the edit lock (held until the command ends);
-    a broken file is a usage failure."""
+    a broken file is a usage failure. Unlocked (a dry run) it only reads: the lock would
+    create the file's directory."""
     from hostlink.mcp.config.edit import EditRefused, lock_for_edit, open_file, target_file
 
     path = target_file(scope, os.environ, Path.cwd())
-    try:
-        release = lock_for_edit(path, lambda: warn([f"waiting for another edit of {path} to finish"]))
-    except OSError as exc:
-        raise Fail(f"cannot edit {path} ({exc.strerror or type(exc).__name__})", "error") from None
-    click.get_current_context().call_on_close(release)
+    if locked:
+        try:
+            release = lock_for_edit(path, lambda: warn([f"waiting for another edit of {path} to finish"]))
+        except OSError as exc:
+            raise Fail(f"cannot edit {path} ({exc.strerror or type(exc).__name__})", "error") from None
+        click.get_current_context().call_on_close(release)
     try:
         return open_file(path)
     except EditRefused as exc:

@@ -63,7 +63,7 @@ def import_command(program: str, path: Path | None, dry_run: bool, yes: bool, sc
     except ImportFailed as exc:
         raise Fail(str(exc), "usage") from None
     source = " + ".join(map(str, sources))
-    file = open_target(scope)
+    file = open_target(scope, locked=not dry_run)
     added, same, refused, warnings = _sort_entries(found, file, literal)
     click.echo(f"{PROGRAMS[program]} ({source}) -> {file.path}:")
     for name, entry in added.items():
