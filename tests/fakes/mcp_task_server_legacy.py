@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from task_modes import HANG, hostile
+from task_modes import HANG, hostile, write_counts
 
 MODE = sys.argv[1]
 COUNTS = Path(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -126,7 +126,7 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600, "message": str(exc)}})
             continue
         if COUNTS is not None:
-            COUNTS.write_text(json.dumps(seen))
+            write_counts(COUNTS, seen)
         if result is not None:
             send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         if message.get("method") == "tools/call" and "task" in result and MODE in ("ok", "undeclared"):

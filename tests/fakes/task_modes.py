@@ -13,7 +13,10 @@ of a task says in MODE, in the 2026-07-28 field names (each server puts them in 
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+from pathlib import Path
 
 HANG = "hang"  # no answer
 LOUD = "\x1b[31m\x1b]0;owned\x07" + "x" * 100_000
@@ -37,3 +40,10 @@ def hostile(mode: str, n: int) -> dict | str | None:
         interval = 0 if mode == "poll-zero" else 86_400_000
         return {"status": "working" if n < 4 else "completed", "pollIntervalMs": interval}
     return None
+
+
+def write_counts(path: Path, seen: dict) -> None:
+    """The requests seen so far, replaced whole: a test reading the file never sees half of it."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(json.dumps(seen))
+    os.replace(part, path)
