@@ -25,11 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adversarial.serve_attack import request
+from host_support import answering_host
 from hostlink.claude_code.catalog import CatalogError, build_catalog
-from hostlink.claude_code.models import MODELS
 from hostlink.claude_code.transcript import TranscriptError, serialize
-from hostlink.host import AssistantMessage, Done, ErrorEvent, ProviderSpec, TextContent, Usage
-from hostlink.host.session import HostSession
+from hostlink.host import AssistantMessage, Done, ErrorEvent, TextContent, Usage
 from hostlink.serve import create_app
 from peers import requires_claude
 from serve_support import (
@@ -160,22 +159,10 @@ async def prepared_answer(model, context, signal):
     yield Done(AssistantMessage((TextContent("ok"),), stop_reason="stop", usage=Usage()))
 
 
-class _PreparingProvider:
-    def register(self, registry) -> None:
-        registry.register_provider(ProviderSpec("claude-code", MODELS, prepared_answer))
-
-
-class _Quiet:
-    def notify(self, message: str, level: str = "info") -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    host = HostSession([_PreparingProvider()])
-    asyncio.run(host.start(cwd=tmp_path_factory.mktemp("cwd"), project_trusted=False, notifier=_Quiet()))
-    yield create_app(host, token=KEY, allowed_hosts=frozenset({"127.0.0.1:1"}))
-    asyncio.run(host.shutdown())
+    with answering_host(prepared_answer, tmp_path_factory) as host:
+        yield create_app(host, token=KEY, allowed_hosts=frozenset({"127.0.0.1:1"}))
 
 
 async def _call(app, path: str, body: bytes) -> tuple[int, bytes]:

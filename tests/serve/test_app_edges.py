@@ -4,24 +4,22 @@ provider that ends without a result, the models listing and the ASGI events that
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import httpx
 import pytest
 
+from host_support import answering_host
 from hostlink.claude_code.models import MODELS
 from hostlink.host import (
     AssistantMessage,
     Done,
     ErrorEvent,
-    ProviderSpec,
     TextContent,
     TextDelta,
     ThinkingContent,
     Usage,
 )
-from hostlink.host.session import HostSession
 from hostlink.serve import create_app
 from hostlink.serve.app import ServeState
 
@@ -49,24 +47,10 @@ async def answer(model, context, signal):
     yield Done(AssistantMessage((TextContent("ok"),), stop_reason="stop", usage=Usage(input_tokens=1, output_tokens=1)))
 
 
-class _Provider:
-    def register(self, registry) -> None:
-        registry.register_provider(ProviderSpec("claude-code", MODELS, answer))
-
-
-class _Quiet:
-    def notify(self, message: str, level: str = "info") -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def host(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path_factory.mktemp("runtime")))
-        session = HostSession([_Provider()])
-        asyncio.run(session.start(cwd=tmp_path_factory.mktemp("cwd"), project_trusted=False, notifier=_Quiet()))
+    with answering_host(answer, tmp_path_factory) as session:
         yield session
-        asyncio.run(session.shutdown())
 
 
 @pytest.fixture

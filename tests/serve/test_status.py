@@ -12,9 +12,8 @@ import time
 import httpx
 import pytest
 
-from hostlink.claude_code.models import MODELS
-from hostlink.host import AssistantMessage, Done, ProviderSpec, TextContent, Usage
-from hostlink.host.session import HostSession
+from host_support import answering_host
+from hostlink.host import AssistantMessage, Done, TextContent, Usage
 from hostlink.serve import create_app
 from hostlink.serve.status import RECENT, Recent
 
@@ -30,26 +29,12 @@ async def answer(model, context, signal):
                prewarmed_waiting=1)
 
 
-class _Provider:
-    def register(self, registry) -> None:
-        registry.register_provider(ProviderSpec("claude-code", MODELS, answer))
-
-
-class _Quiet:
-    def notify(self, message: str, level: str = "info") -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """The app, and the access-log lines it wrote."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path_factory.mktemp("runtime")))  # no plan report there
-        host = HostSession([_Provider()])
-        asyncio.run(host.start(cwd=tmp_path_factory.mktemp("cwd"), project_trusted=False, notifier=_Quiet()))
+    with answering_host(answer, tmp_path_factory) as host:
         lines: list[str] = []
         yield create_app(host, token=KEY, access=lines.append), lines, host
-        asyncio.run(host.shutdown())
 
 
 @pytest.fixture
