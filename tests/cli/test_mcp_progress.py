@@ -116,12 +116,15 @@ def test_without_the_option_toolTimeoutMs_bounds_a_silent_call_and_not_the_setup
 @pytest.mark.anyio
 async def test_progress_never_outlasts_the_hard_maximum():
     from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     from hostlink.mcp.errors import RequestTimedOut
     from hostlink.mcp.runtime.progress import call_with_progress
 
     server = StdioServerParameters(command=EVERY["command"], args=EVERY["args"])
-    async with Client(server, mode="auto") as client:
+    # the server's stderr to this test's: stdio_client's default is the sys.stderr of its first import, which
+    # an earlier in-process CLI test (click's runner) may have replaced
+    async with Client(stdio_client(server, errlog=sys.stderr), mode="auto") as client:
         started = anyio.current_time()
         with pytest.raises(RequestTimedOut, match=r"kept reporting progress but did not finish .* within 2 s"):
             await call_with_progress(client, "everything", LONG, {"duration": 6, "steps": 12}, 1000, max_seconds=2)
