@@ -1,5 +1,5 @@
 """Running `hostlink` on real configuration files in a temporary HOME (config commands
-and import tests)."""
+and import tests): in a fresh interpreter, or in this process where no process boundary is under test."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from mcp_cli_support import run_here
 
 
 def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -25,6 +27,13 @@ def hostlink(tmp_path: Path, *argv: str, env: dict[str, str] | None = None, stdi
                             env=env or environment(tmp_path), cwd=tmp_path / "project", timeout=60, **feed)
     assert "Traceback" not in result.stdout + result.stderr, result.stderr
     return result
+
+
+def hostlink_here(tmp_path: Path, *argv: str, env: dict[str, str] | None = None,
+                  stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`hostlink(...)` in this process (mcp_cli_support.hostlink_here says what stays the same)."""
+    (tmp_path / "project").mkdir(exist_ok=True)
+    return run_here(env or environment(tmp_path), tmp_path / "project", argv, stdin)
 
 
 def user_file(tmp_path: Path) -> Path:
