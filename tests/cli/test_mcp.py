@@ -1,4 +1,7 @@
-"""`hostlink mcp …` in real subprocesses, reading real config files."""
+"""`hostlink mcp …` in real subprocesses, reading real config files: the end-to-end runs of
+status, tools, connect, call, disconnect, reconnect and demo, and the exit codes of the real
+entry point. The listings of trusted and untrusted project servers, what the command decides,
+run in this process (hostlink_here)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_cli_support import hostlink_here
 from mcp_runtime_support import FIXTURE, fixture_children
 
 
@@ -27,10 +31,9 @@ def env(tmp_path):
     return environ
 
 
-def hostlink(env, tmp_path, *argv: str, extra_env: dict[str, str] | None = None):
-    merged = {**env, **(extra_env or {})}
+def hostlink(env, tmp_path, *argv: str):
     return subprocess.run([sys.executable, "-c", "from hostlink.cli import main; main()", *argv],
-                          capture_output=True, text=True, env=merged, cwd=tmp_path, timeout=120)
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
 
 
 def test_status_lists_servers_and_never_imports_the_sdk(env, tmp_path):
@@ -57,7 +60,7 @@ def test_status_lists_servers_and_never_imports_the_sdk(env, tmp_path):
 
 
 def test_status_json(env, tmp_path):
-    result = hostlink(env, tmp_path, "mcp", "status", "--json")
+    result = hostlink_here(env, tmp_path, "mcp", "status", "--json")
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
     assert [(r["name"], r["transport"], r["disabled"]) for r in rows] == [
@@ -110,12 +113,12 @@ def test_disconnect_and_reconnect_explain_and_never_connect(env, tmp_path):
 
 def test_project_servers_need_trust(env, tmp_path):
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {"command": "/bin/true"}}}))
-    untrusted = hostlink(env, tmp_path, "mcp", "status", "--json")
+    untrusted = hostlink_here(env, tmp_path, "mcp", "status", "--json")
     assert "proj" not in [row["name"] for row in json.loads(untrusted.stdout)]
     assert "ignored servers of the untrusted project" in untrusted.stderr and "proj" in untrusted.stderr
-    flag = hostlink(env, tmp_path, "mcp", "--trust-project", "status", "--json")
+    flag = hostlink_here(env, tmp_path, "mcp", "--trust-project", "status", "--json")
     assert "proj" in [row["name"] for row in json.loads(flag.stdout)]
-    setting = hostlink(env, tmp_path, "mcp", "status", "--json", extra_env={"HOSTLINK_TRUST_PROJECT": "1"})
+    setting = hostlink_here({**env, "HOSTLINK_TRUST_PROJECT": "1"}, tmp_path, "mcp", "status", "--json")
     source = {row["name"]: row["source"] for row in json.loads(setting.stdout)}["proj"]
     assert Path(source) == tmp_path / ".mcp.json"
 

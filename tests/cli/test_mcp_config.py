@@ -1,6 +1,9 @@
 """`hostlink mcp add|add-json|remove|get` against real files in a temporary HOME: round
 trips give back the same bytes, refusals leave them untouched, a crash mid-write cannot
-corrupt the file, and a secret is never written by accident nor shown."""
+corrupt the file, and a secret is never written by accident nor shown. What the commands decide
+runs in this process (hostlink_here); a real `hostlink` process runs the round trip through add,
+add-json, status and remove, `get` and `reload`, and whatever is about the process (a crash
+mid-write, edits from several processes at once, the commands under `llm`)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import sys
 import pytest
 
 from llm_support import LlmDirs, run_llm
-from mcp_config_support import environment, hostlink, seed, user_file
+from mcp_config_support import environment, hostlink, hostlink_here, seed, user_file
 
 OTHERS = {"mcpServers": {"files": {"command": "npx", "args": ["-y", "@scope/files", "${ROOT:-.}"],
                                    "env": {"API_KEY": "${API_KEY}"}},
@@ -35,7 +38,7 @@ def test_add_get_remove_gives_back_the_same_bytes(tmp_path, style):
     path = seed(tmp_path, STYLES[style])
     before = path.read_bytes()
 
-    added = hostlink(tmp_path, "mcp", "add", "fs", "--env", "TOKEN=${FS_TOKEN}", "--env", "DEBUG=1",
+    added = hostlink_here(tmp_path, "mcp", "add", "fs", "--env", "TOKEN=${FS_TOKEN}", "--env", "DEBUG=1",
                      "--cwd", "/srv", "--", "npx", "-y", "@scope/fs", "--flag")
     assert added.returncode == 0, added.stderr
     assert f"added MCP server 'fs' to {path}" in added.stdout
@@ -45,11 +48,11 @@ def test_add_get_remove_gives_back_the_same_bytes(tmp_path, style):
     assert document["mcpServers"]["fs"] == {"command": "npx", "args": ["-y", "@scope/fs", "--flag"],
                                             "env": {"TOKEN": "${FS_TOKEN}", "DEBUG": "1"}, "cwd": "/srv"}
 
-    shown = hostlink(tmp_path, "mcp", "get", "fs", "--json")
+    shown = hostlink_here(tmp_path, "mcp", "get", "fs", "--json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout) == {"name": "fs", "source": str(path), "entry": document["mcpServers"]["fs"]}
 
-    removed = hostlink(tmp_path, "mcp", "remove", "fs")
+    removed = hostlink_here(tmp_path, "mcp", "remove", "fs")
     assert removed.returncode == 0, removed.stderr
     assert path.read_bytes() == before
 
@@ -110,7 +113,7 @@ REFUSED = [
 def test_a_refused_edit_leaves_the_file_byte_identical(tmp_path, argv, said):
     path = seed(tmp_path, STYLES["four spaces, no newline"], mode=0o640)
     before, mtime = path.read_bytes(), path.stat().st_mtime_ns
-    result = hostlink(tmp_path, "mcp", *argv, env=environment(tmp_path, X="1"))
+    result = hostlink_here(tmp_path, "mcp", *argv, env=environment(tmp_path, X="1"))
     assert result.returncode == 2, result.stdout + result.stderr
     assert said in result.stderr
     assert "sk-live-123" not in result.stderr and "abc123" not in result.stderr and "hunter2" not in result.stderr
@@ -119,11 +122,11 @@ def test_a_refused_edit_leaves_the_file_byte_identical(tmp_path, argv, said):
 
 
 def test_a_url_made_of_variables_is_checked_when_used(tmp_path):
-    added = hostlink(tmp_path, "mcp", "add-json", "u", '{"url": "${MCP_URL}"}')
+    added = hostlink_here(tmp_path, "mcp", "add-json", "u", '{"url": "${MCP_URL}"}')
     assert added.returncode == 0, added.stderr
     assert "u: url depends on ${…} and is checked when the server is used" in added.stderr
     assert "MCP_URL is not set here" in added.stderr
-    status = hostlink(tmp_path, "mcp", "status", "--json",
+    status = hostlink_here(tmp_path, "mcp", "status", "--json",
                       env=environment(tmp_path, MCP_URL="https://mcp.example.com/mcp"))
     assert json.loads(status.stdout)[0]["error"] is None
 
@@ -131,10 +134,10 @@ def test_a_url_made_of_variables_is_checked_when_used(tmp_path):
 def test_a_broken_file_is_never_rewritten(tmp_path):
     path = seed(tmp_path, '{"mcpServers": {"a": {"command": "x"},}}')
     before = path.read_bytes()
-    result = hostlink(tmp_path, "mcp", "add", "b", "--", "y")
+    result = hostlink_here(tmp_path, "mcp", "add", "b", "--", "y")
     assert result.returncode == 2 and "invalid JSON at line 1" in result.stderr and "fix the file" in result.stderr
     assert path.read_bytes() == before
-    shown = hostlink(tmp_path, "mcp", "get", "a", "--json")
+    shown = hostlink_here(tmp_path, "mcp", "get", "a", "--json")
     assert shown.returncode == 2 and json.loads(shown.stdout)["error"]["code"] == "invalid_config"
     assert "no readable configuration file has a server named 'a'" in json.loads(shown.stdout)["error"]["message"]
 
@@ -170,11 +173,11 @@ def test_literal_secrets_need_literal_and_get_never_shows_them(tmp_path):
 
 
 def test_file_modes_new_and_kept(tmp_path):
-    assert hostlink(tmp_path, "mcp", "add", "a", "--", "x").returncode == 0
+    assert hostlink_here(tmp_path, "mcp", "add", "a", "--", "x").returncode == 0
     assert stat.S_IMODE(user_file(tmp_path).stat().st_mode) == 0o600
     assert stat.S_IMODE(user_file(tmp_path).parent.stat().st_mode) == 0o700
     user_file(tmp_path).chmod(0o644)
-    assert hostlink(tmp_path, "mcp", "add", "b", "--", "y").returncode == 0
+    assert hostlink_here(tmp_path, "mcp", "add", "b", "--", "y").returncode == 0
     assert stat.S_IMODE(user_file(tmp_path).stat().st_mode) == 0o644
 
 
@@ -184,24 +187,24 @@ def test_a_symlinked_config_stays_a_symlink(tmp_path):
     real.write_text(STYLES["two spaces"])
     user_file(tmp_path).parent.mkdir(parents=True)
     user_file(tmp_path).symlink_to(real)
-    assert hostlink(tmp_path, "mcp", "add", "a", "--", "x").returncode == 0
+    assert hostlink_here(tmp_path, "mcp", "add", "a", "--", "x").returncode == 0
     assert user_file(tmp_path).is_symlink() and "a" in json.loads(real.read_text())["mcpServers"]
 
 
 def test_project_scope_writes_mcp_json_in_the_working_directory(tmp_path):
-    result = hostlink(tmp_path, "mcp", "add", "p", "--scope", "project", "--", "srv")
+    result = hostlink_here(tmp_path, "mcp", "add", "p", "--scope", "project", "--", "srv")
     assert result.returncode == 0, result.stderr
     project = tmp_path / "project" / ".mcp.json"
     assert json.loads(project.read_text()) == {"mcpServers": {"p": {"command": "srv"}}}
     assert not user_file(tmp_path).exists()
-    shown = hostlink(tmp_path, "mcp", "get", "p")
+    shown = hostlink_here(tmp_path, "mcp", "get", "p")
     assert "not used: the project is not trusted" in shown.stdout
-    assert "project is not trusted" not in hostlink(tmp_path, "mcp", "--trust-project", "get", "p").stdout
-    assert "'p' is already configured" in hostlink(tmp_path, "mcp", "add", "p", "--scope", "project",
+    assert "project is not trusted" not in hostlink_here(tmp_path, "mcp", "--trust-project", "get", "p").stdout
+    assert "'p' is already configured" in hostlink_here(tmp_path, "mcp", "add", "p", "--scope", "project",
                                                    "--", "srv").stderr
-    user_only = hostlink(tmp_path, "mcp", "remove", "p")
+    user_only = hostlink_here(tmp_path, "mcp", "remove", "p")
     assert user_only.returncode == 2 and f"it is configured in {project}" in user_only.stderr
-    assert hostlink(tmp_path, "mcp", "remove", "p", "--scope", "project").returncode == 0
+    assert hostlink_here(tmp_path, "mcp", "remove", "p", "--scope", "project").returncode == 0
     assert json.loads(project.read_text()) == {"mcpServers": {}}
 
 
@@ -209,16 +212,16 @@ def test_shadowed_names_are_reported(tmp_path):
     shared = tmp_path / "config" / "mcp" / "mcp.json"
     shared.parent.mkdir(parents=True)
     shared.write_text('{"mcpServers": {"a": {"command": "old"}}}')
-    added = hostlink(tmp_path, "mcp", "add", "a", "--", "new")
+    added = hostlink_here(tmp_path, "mcp", "add", "a", "--", "new")
     assert f"this entry replaces the one in {shared}" in added.stderr
-    assert json.loads(hostlink(tmp_path, "mcp", "get", "a", "--json").stdout)["entry"] == {"command": "new"}
+    assert json.loads(hostlink_here(tmp_path, "mcp", "get", "a", "--json").stdout)["entry"] == {"command": "new"}
 
 
 def test_more_than_64_servers_over_all_files_are_refused(tmp_path):
     shared = tmp_path / "config" / "mcp" / "mcp.json"
     shared.parent.mkdir(parents=True)
     shared.write_text(json.dumps({"mcpServers": {f"s{i}": {"command": "x"} for i in range(64)}}))
-    result = hostlink(tmp_path, "mcp", "add", "one-more", "--", "x")
+    result = hostlink_here(tmp_path, "mcp", "add", "one-more", "--", "x")
     assert result.returncode == 2 and "more than 64 servers in all configuration files" in result.stderr
     assert not user_file(tmp_path).exists()
 

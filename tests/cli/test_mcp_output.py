@@ -1,6 +1,7 @@
 """`hostlink mcp call … --output FILE` / `--full` (issue 15, problem 6): the whole
 sanitized result instead of the 50 KiB inline window, against the demo server and the
-fixture server (escape-laden lines)."""
+fixture server (escape-laden lines). A real `hostlink` process where its stdout is what is under
+test (a pipe, a terminal); what the command writes to a file, in this process (hostlink_here)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from hostlink.cli.mcp.output import Sink, write_whole
 from hostlink.cli.session import Fail
 from hostlink.host import TextContent, ToolResult
 from hostlink.host.output import OutputSession, bound_content
-from mcp_cli_support import configure, hostlink
+from mcp_cli_support import configure, hostlink, hostlink_here
 from mcp_runtime_support import FIXTURE, fixture_children
 
 DEMO = {"command": sys.executable, "args": ["-m", "hostlink.demo"]}
@@ -41,17 +42,17 @@ def test_a_redirected_call_is_cut_and_says_how_to_get_all(tmp_path):
 def test_output_file_gets_every_line_and_is_private(tmp_path):
     env = configure(tmp_path, {"demo": DEMO})
     target = tmp_path / "result.txt"
-    written = hostlink(env, tmp_path, "mcp", "call", "demo", *BIG, "--output", str(target))
+    written = hostlink_here(env, tmp_path, "mcp", "call", "demo", *BIG, "--output", str(target))
     assert (written.returncode, written.stdout, written.stderr) == (0, "", "")
     assert target.read_text() == expected_fox(5000)
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     # an existing file is overwritten, its own mode kept
     target.chmod(0o640)
-    again = hostlink(env, tmp_path, "mcp", "call", "demo", "big_output", '{"lines": 3}', "-o", str(target))
+    again = hostlink_here(env, tmp_path, "mcp", "call", "demo", "big_output", '{"lines": 3}', "-o", str(target))
     assert again.returncode == 0 and target.read_text() == expected_fox(3)
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     as_json = tmp_path / "result.json"
-    assert hostlink(env, tmp_path, "mcp", "call", "demo", *BIG, "--json", "-o", str(as_json)).returncode == 0
+    assert hostlink_here(env, tmp_path, "mcp", "call", "demo", *BIG, "--json", "-o", str(as_json)).returncode == 0
     shown = json.loads(as_json.read_text())
     assert shown["isError"] is False and shown["content"][0]["text"] == expected_fox(5000)
     assert list(tmp_path.joinpath("rt").rglob("overflow-*")) == []  # the private copy is gone
@@ -79,7 +80,7 @@ def test_full_writes_everything_to_a_pipe_and_is_refused_on_a_terminal(tmp_path)
 def test_whole_output_is_still_sanitized(tmp_path):
     env = configure(tmp_path, {"fx": FX})
     target = tmp_path / "escapes.txt"
-    written = hostlink(env, tmp_path, "mcp", "call", "fx", "many_escapes", '{"lines": 3000}', "-o", str(target))
+    written = hostlink_here(env, tmp_path, "mcp", "call", "fx", "many_escapes", '{"lines": 3000}', "-o", str(target))
     assert written.returncode == 0, written.stderr
     data = target.read_text()
     lines = data.splitlines()
@@ -102,7 +103,7 @@ def test_output_refuses_what_is_not_a_regular_file_before_calling(tmp_path, wher
         os.mkfifo(target)
     else:
         target = tmp_path / "nowhere" / "file.txt"
-    refused = hostlink(env, tmp_path, "mcp", "call", "demo", *BIG, "-o", str(target))
+    refused = hostlink_here(env, tmp_path, "mcp", "call", "demo", *BIG, "-o", str(target))
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.startswith(f"hostlink mcp: --output {str(target)!r} ")
     assert "not written" in refused.stderr or "does not exist" in refused.stderr
@@ -113,14 +114,14 @@ def test_output_refuses_what_is_not_a_regular_file_before_calling(tmp_path, wher
 def test_a_failed_call_leaves_no_file_it_created(tmp_path):
     env = configure(tmp_path, {"demo": DEMO})
     target = tmp_path / "never.txt"
-    failed = hostlink(env, tmp_path, "mcp", "call", "demo", "big_outptu", "{}", "-o", str(target))
+    failed = hostlink_here(env, tmp_path, "mcp", "call", "demo", "big_outptu", "{}", "-o", str(target))
     assert failed.returncode == 2 and "did you mean 'big_output'" in failed.stderr
     assert not target.exists()
     kept = tmp_path / "kept.txt"
     kept.write_text("earlier result\n")
-    assert hostlink(env, tmp_path, "mcp", "call", "demo", "big_outptu", "{}", "-o", str(kept)).returncode == 2
+    assert hostlink_here(env, tmp_path, "mcp", "call", "demo", "big_outptu", "{}", "-o", str(kept)).returncode == 2
     assert kept.read_text() == "earlier result\n"  # a failed call leaves an existing file as it was
-    tool_error = hostlink(env, tmp_path, "mcp", "call", "demo", "fail", "{}", "-o", str(target))
+    tool_error = hostlink_here(env, tmp_path, "mcp", "call", "demo", "fail", "{}", "-o", str(target))
     assert tool_error.returncode == 1 and "failed on purpose" in target.read_text()
 
 

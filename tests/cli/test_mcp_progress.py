@@ -3,7 +3,8 @@ on a terminal, progress restarts the timeout up to a hard maximum, `--timeout` s
 
 With the real `server-everything` (`trigger-long-running-operation` reports progress
 `steps` times over `duration` seconds) and the fixture server (progress messages laden
-with escapes). The terminal is a real pseudo-terminal.
+with escapes). The terminal is a real pseudo-terminal, for a real `hostlink` process; without
+one, the command runs in this process (hostlink_here): the timeouts are the command's own.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 
 from hostlink.cli.progress_line import ERASE_LINE
 from hostlink.host.progress import CallWatch, watching
-from mcp_cli_support import EVERY, configure, hostlink, needs_everything
+from mcp_cli_support import EVERY, configure, hostlink_here, needs_everything
 from mcp_runtime_support import FIXTURE, fixture_children
 from terminal_support import on_a_terminal
 
@@ -55,9 +56,9 @@ def test_a_progress_message_is_drawn_sanitized_and_bounded(tmp_path):
 
 def test_with_verbose_the_servers_log_messages_are_lines_on_stderr(tmp_path):
     env = configure(tmp_path, {"fx": FX})
-    quiet = hostlink(env, tmp_path, "mcp", "call", "fx", "logs")
+    quiet = hostlink_here(env, tmp_path, "mcp", "call", "fx", "logs")
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "logged\n", "")  # no -v: none shown
-    told = hostlink(env, tmp_path, "mcp", "call", "fx", "logs", "-v")
+    told = hostlink_here(env, tmp_path, "mcp", "call", "fx", "logs", "-v")
     assert (told.returncode, told.stdout) == (0, "logged\n"), told.stderr
     lines = told.stderr.splitlines()
     assert [line.split(":")[0] for line in lines] == ["fx/deep log debug", "fx/worker log info", "fx log warning",
@@ -68,7 +69,7 @@ def test_with_verbose_the_servers_log_messages_are_lines_on_stderr(tmp_path):
 
 def test_without_a_terminal_no_progress_line_is_drawn(tmp_path):
     env = configure(tmp_path, {"fx": FX})
-    called = hostlink(env, tmp_path, "mcp", "call", "fx", "progress", '{"steps": 2}')
+    called = hostlink_here(env, tmp_path, "mcp", "call", "fx", "progress", '{"steps": 2}')
     assert (called.returncode, called.stdout, called.stderr) == (0, "done after 2 steps\n", "")
 
 
@@ -76,7 +77,7 @@ def test_without_a_terminal_no_progress_line_is_drawn(tmp_path):
 def test_a_call_that_reports_progress_outlives_its_timeout(tmp_path):
     env = configure(tmp_path, {"everything": EVERY})
     started = time.monotonic()
-    called = hostlink(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 4, "steps": 8}',
+    called = hostlink_here(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 4, "steps": 8}',
                       "--timeout", "1.5")
     assert called.returncode == 0, called.stderr
     assert "Duration: 4 seconds" in called.stdout
@@ -88,7 +89,7 @@ def test_a_call_that_reports_progress_outlives_its_timeout(tmp_path):
 def test_timeout_option_bounds_a_silent_call_and_names_itself(tmp_path):
     env = configure(tmp_path, {"everything": EVERY})
     started = time.monotonic()
-    called = hostlink(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 3, "steps": 1}',
+    called = hostlink_here(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 3, "steps": 1}',
                       "--timeout", "1")
     assert called.returncode == 3, called.stderr
     assert called.stderr.strip() == (
@@ -96,17 +97,17 @@ def test_timeout_option_bounds_a_silent_call_and_names_itself(tmp_path):
         "given; each progress notification restarts the wait); wait longer with --timeout SECONDS or a larger "
         "toolTimeoutMs (the call), or a larger requestTimeoutMs (the setup)")
     assert time.monotonic() - started < 30
-    as_json = hostlink(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 3, "steps": 1}',
+    as_json = hostlink_here(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 3, "steps": 1}',
                        "--timeout", "1", "--json")
     assert as_json.returncode == 3 and json.loads(as_json.stdout)["error"]["code"] == "timeout"
-    bad = hostlink(env, tmp_path, "mcp", "call", "everything", LONG, "{}", "--timeout", "0")
+    bad = hostlink_here(env, tmp_path, "mcp", "call", "everything", LONG, "{}", "--timeout", "0")
     assert bad.returncode == 2 and "--timeout" in bad.stderr
 
 
 @needs_everything
 def test_without_the_option_toolTimeoutMs_bounds_a_silent_call_and_not_the_setup(tmp_path):
     env = configure(tmp_path, {"everything": {**EVERY, "toolTimeoutMs": 2000}})  # the setup keeps its 15 s
-    called = hostlink(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 5, "steps": 1}')
+    called = hostlink_here(env, tmp_path, "mcp", "call", "everything", LONG, '{"duration": 5, "steps": 1}')
     assert called.returncode == 3, called.stderr
     assert f"did not answer the call of tool '{LONG}' within 2000 ms (its toolTimeoutMs;" in called.stderr
     assert "--timeout SECONDS" in called.stderr

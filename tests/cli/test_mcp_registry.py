@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from mcp_config_support import environment, hostlink, seed, user_file
+from mcp_config_support import environment, hostlink_here, seed, user_file
 from registry_support import EVERY_INPUT, MEMORY, OFFICIAL, fixture_registry, record
 
 MEMORY_NAME = "io.github.modelcontextprotocol/server-memory"
@@ -24,7 +24,7 @@ def registry():
 
 
 def run(tmp_path, registry, *argv, **extra):
-    return hostlink(tmp_path, "mcp", *argv, env=environment(tmp_path, HOSTLINK_MCP_REGISTRY=registry.url,
+    return hostlink_here(tmp_path, "mcp", *argv, env=environment(tmp_path, HOSTLINK_MCP_REGISTRY=registry.url,
                                                             XDG_STATE_HOME=str(tmp_path / "state"), **extra))
 
 
@@ -175,15 +175,15 @@ def test_the_registry_comes_from_the_setting_and_the_variable_overrides_it(tmp_p
     seed(tmp_path, json.dumps({"registry": registry.url, "mcpServers": {}}))
     env = environment(tmp_path)
     env.pop("HOSTLINK_MCP_REGISTRY", None)
-    found = hostlink(tmp_path, "mcp", "search", "memory", env=env)
+    found = hostlink_here(tmp_path, "mcp", "search", "memory", env=env)
     assert found.returncode == 0, found.stderr
     assert MEMORY_NAME in found.stdout
-    added = hostlink(tmp_path, "mcp", "add", "memory", "--from-registry", MEMORY_NAME, env=env)
+    added = hostlink_here(tmp_path, "mcp", "add", "memory", "--from-registry", MEMORY_NAME, env=env)
     assert added.returncode == 0, added.stderr
     assert servers(tmp_path)["memory"]["fromRegistry"]["registry"] == registry.url
     assert json.loads(user_file(tmp_path).read_text())["registry"] == registry.url  # the setting stays
 
-    elsewhere = hostlink(tmp_path, "mcp", "search", "memory",
+    elsewhere = hostlink_here(tmp_path, "mcp", "search", "memory",
                          env={**env, "HOSTLINK_MCP_REGISTRY": "http://registry.example.com"})
     assert elsewhere.returncode == 3
     assert ("the registry URL from HOSTLINK_MCP_REGISTRY is refused: http is only allowed on a loopback host"
@@ -191,7 +191,7 @@ def test_the_registry_comes_from_the_setting_and_the_variable_overrides_it(tmp_p
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     (project / ".mcp.json").write_text(json.dumps({"registry": "https://evil.example.com", "mcpServers": {}}))
-    trusted = hostlink(tmp_path, "mcp", "search", "memory", "--trust-project", env=env)
+    trusted = hostlink_here(tmp_path, "mcp", "search", "memory", "--trust-project", env=env)
     assert trusted.returncode == 0 and MEMORY_NAME in trusted.stdout  # the project's registry is not asked
 
 

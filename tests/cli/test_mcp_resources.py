@@ -1,5 +1,7 @@
 """`hostlink mcp resources | read | prompts | prompt` (issue 37): what the model's `mcp` tool
-answers to the action of the same name, with `call`'s errors, exit statuses and `--json`."""
+answers to the action of the same name, with `call`'s errors, exit statuses and `--json`. The tests of
+resources and read and of prompts and prompt run each command as a real `hostlink` process; the
+rest, about what the commands decide, in this process (hostlink_here)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import stat
 import sys
 
 from gateway_support import live_mentioning
-from mcp_cli_support import EVERY, configure, hostlink, needs_everything
+from mcp_cli_support import EVERY, configure, hostlink, hostlink_here, needs_everything
 
 DEMO = {"command": sys.executable, "args": ["-m", "hostlink.demo"], "requestTimeoutMs": 120_000}  # a loaded machine
 README = "hostlink demo server: tools echo, add, big_output, swatch, fail; a colour template; a prompt.\n"
@@ -34,7 +36,7 @@ def test_resources_and_read_answer_as_the_mcp_tool_does(tmp_path):
 def test_read_writes_the_whole_resource_to_a_file(tmp_path):
     env = configure(tmp_path, {"demo": DEMO})
     target = tmp_path / "readme.txt"
-    read = hostlink(env, tmp_path, "mcp", "read", "demo", "demo://readme", "--output", str(target))
+    read = hostlink_here(env, tmp_path, "mcp", "read", "demo", "demo://readme", "--output", str(target))
     assert (read.returncode, read.stdout) == (0, "")
     assert target.read_text() == f"[resource demo://readme (text/plain)]\n{README}"
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
@@ -42,12 +44,12 @@ def test_read_writes_the_whole_resource_to_a_file(tmp_path):
 
 def test_read_failures_have_call_s_codes(tmp_path):
     env = configure(tmp_path, {"demo": DEMO})
-    unknown = hostlink(env, tmp_path, "mcp", "read", "demo", "demo://colour/mauve", "--json")
+    unknown = hostlink_here(env, tmp_path, "mcp", "read", "demo", "demo://colour/mauve", "--json")
     assert unknown.returncode == 3 and json.loads(unknown.stdout)["error"] == {
         "code": "request_failed",
         "message": "MCP server 'demo' rejected resources/read: unknown colour; known: "
                    "amber, azure, crimson, emerald, indigo, ivory"}
-    misspelt = hostlink(env, tmp_path, "mcp", "read", "dmeo", "demo://readme")
+    misspelt = hostlink_here(env, tmp_path, "mcp", "read", "dmeo", "demo://readme")
     assert misspelt.returncode == 2 and "unknown MCP server 'dmeo'" in misspelt.stderr
     assert "demo" in misspelt.stderr
 
@@ -75,11 +77,11 @@ def test_prompts_and_prompt(tmp_path):
 def test_without_a_server_every_server_is_listed_and_a_failure_is_its_exit_status(tmp_path):
     env = configure(tmp_path, {"demo": DEMO, "gone": {"command": str(tmp_path / "no-such-server")},
                                "off": {**DEMO, "disabled": True}})
-    listed = hostlink(env, tmp_path, "mcp", "resources")
+    listed = hostlink_here(env, tmp_path, "mcp", "resources")
     assert listed.returncode == 3
     assert listed.stdout == "demo:\n- demo://readme (readme, text/plain): About this server.\n[resources 1-1 of 1]\n"
     assert listed.stderr.startswith("hostlink mcp: MCP server 'gone': command not found")
-    as_json = hostlink(env, tmp_path, "mcp", "prompts", "--json")
+    as_json = hostlink_here(env, tmp_path, "mcp", "prompts", "--json")
     assert as_json.returncode == 3 and [entry["name"] for entry in json.loads(as_json.stdout)] == ["poem"]
     assert live_mentioning(str(tmp_path)) == []
 
@@ -87,11 +89,11 @@ def test_without_a_server_every_server_is_listed_and_a_failure_is_its_exit_statu
 @needs_everything
 def test_server_everything_pages_and_says_what_it_lacks(tmp_path):
     env = configure(tmp_path, {"everything": {**EVERY, "requestTimeoutMs": 120_000}, "demo": DEMO})
-    listed = hostlink(env, tmp_path, "mcp", "resources", "everything", "--offset", "5")
+    listed = hostlink_here(env, tmp_path, "mcp", "resources", "everything", "--offset", "5")
     assert listed.returncode == 0 and listed.stdout.splitlines()[-1] == "[resources 6-7 of 7]"
-    assert len(json.loads(hostlink(env, tmp_path, "mcp", "resources", "everything", "--json").stdout)) == 7
-    prompts = hostlink(env, tmp_path, "mcp", "prompts", "everything")
+    assert len(json.loads(hostlink_here(env, tmp_path, "mcp", "resources", "everything", "--json").stdout)) == 7
+    prompts = hostlink_here(env, tmp_path, "mcp", "prompts", "everything")
     assert "- args-prompt(city, state?): A prompt with two arguments, one required and one optional\n" in prompts.stdout
-    got = hostlink(env, tmp_path, "mcp", "prompt", "everything", "args-prompt", '{"city": "Paris", "state": "TX"}')
+    got = hostlink_here(env, tmp_path, "mcp", "prompt", "everything", "args-prompt", '{"city": "Paris", "state": "TX"}')
     assert (got.returncode, got.stdout) == (0, "user: What's weather in Paris, TX?\n")
     assert live_mentioning(str(tmp_path)) == []

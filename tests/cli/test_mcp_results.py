@@ -1,6 +1,7 @@
 """`hostlink mcp call` shows a result as a person should read it (issue 37): a 41,600-byte file
 read prints the file and nothing else, an image or a binary file prints one line and no
-base64, and blocks come in the server's order."""
+base64, and blocks come in the server's order. In this process (hostlink_here): what is shown
+is the command's choice (tests/cli/test_mcp.py calls tools in a real `hostlink` process)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_cli_support import configure, hostlink
+from mcp_cli_support import configure, hostlink_here
 
 RESULTS = {"command": sys.executable, "args": [str(Path(__file__).parents[1] / "fakes" / "mcp_results_server.py")]}
 
@@ -22,7 +23,7 @@ def test_a_file_read_prints_the_file_once(tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("the quick brown fox jumps over the lazy dog 0123456\n" * 800)
     assert notes.stat().st_size == 41_600
-    shown = hostlink(env, tmp_path, "mcp", "call", "fs", "read_text_file", json.dumps({"path": str(notes)}))
+    shown = hostlink_here(env, tmp_path, "mcp", "call", "fs", "read_text_file", json.dumps({"path": str(notes)}))
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout == notes.read_text()  # at most its own size plus one line: here exactly the file
 
@@ -32,13 +33,13 @@ def test_media_prints_one_line_and_no_base64(tmp_path):
     picture, blob = tmp_path / "photo.png", tmp_path / "data.bin"
     picture.write_bytes(os.urandom(43_000))
     blob.write_bytes(b"hello binary world")
-    image = hostlink(env, tmp_path, "mcp", "call", "fs", "read_media_file", json.dumps({"path": str(picture)}))
+    image = hostlink_here(env, tmp_path, "mcp", "call", "fs", "read_media_file", json.dumps({"path": str(picture)}))
     encoded = base64.b64encode(picture.read_bytes()).decode()
     assert image.stdout == f"[image image/png, {len(encoded)} base64 chars]\n", image.stdout[:300]
-    binary = hostlink(env, tmp_path, "mcp", "call", "fs", "read_media_file", json.dumps({"path": str(blob)}))
+    binary = hostlink_here(env, tmp_path, "mcp", "call", "fs", "read_media_file", json.dumps({"path": str(blob)}))
     assert binary.stdout.count("\n") == 1 and "not shown" in binary.stdout
     assert base64.b64encode(blob.read_bytes()).decode() not in binary.stdout
-    mixed = hostlink(env, tmp_path, "mcp", "call", "fs", "mixed")
+    mixed = hostlink_here(env, tmp_path, "mcp", "call", "fs", "mixed")
     assert mixed.stdout.splitlines()[0] == "before" and mixed.stdout.splitlines()[2] == "after"
     assert mixed.stdout.splitlines()[1].startswith("[image image/png, ")
 

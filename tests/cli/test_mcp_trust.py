@@ -1,4 +1,6 @@
-"""Lasting project trust: `hostlink mcp trust` / `untrust` on real files in a temporary HOME."""
+"""Lasting project trust: `hostlink mcp trust` / `untrust` on real files in a temporary HOME. The
+commands run in this process (what they decide is under test here); the first `trust` and
+`untrust` of the first test run as a real `hostlink` process, their end-to-end run."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ import sys
 from pathlib import Path
 
 from hostlink.host.trust import find_project, project_trust, records_file
+from mcp_cli_support import run_here
 from mcp_config_support import environment
 
 SERVER = {"mcpServers": {"proj": {"command": "/bin/true"}}}
 
 
-def run(tmp_path: Path, cwd: Path, *argv: str, **extra: str) -> subprocess.CompletedProcess[str]:
+def run(tmp_path: Path, cwd: Path, *argv: str, real: bool = False, **extra: str) -> subprocess.CompletedProcess[str]:
+    if not real:
+        return run_here(environment(tmp_path, **extra), cwd, argv, None)
     code = "import sys\nfrom hostlink.cli import main\nsys.argv[0] = 'hostlink'\nmain()"
     result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=cwd,
                             env=environment(tmp_path, **extra), stdin=subprocess.DEVNULL, timeout=60)
@@ -40,7 +45,7 @@ def test_trust_lasts_from_any_subdirectory_until_the_files_change(tmp_path):
     root, deep = project(tmp_path)
     before = run(tmp_path, deep, "mcp", "status")
     assert not listed(before) and "ignored servers of the untrusted project" in before.stderr
-    trusted = run(tmp_path, deep, "mcp", "trust")
+    trusted = run(tmp_path, deep, "mcp", "trust", real=True)
     assert trusted.returncode == 0 and f"trusted {root}" in trusted.stdout and ".mcp.json" in trusted.stdout
     records = records_file(environment(tmp_path))
     assert stat.S_IMODE(records.stat().st_mode) == 0o600
@@ -60,7 +65,7 @@ def test_trust_lasts_from_any_subdirectory_until_the_files_change(tmp_path):
     (root / ".hostlink" / "mcp.json").write_text(json.dumps({"mcpServers": {}}))  # a new file counts too
     assert "changed since trusted" in run(tmp_path, deep, "mcp", "status").stderr
 
-    assert run(tmp_path, deep, "mcp", "untrust").stdout.strip() == f"{root}: no longer trusted"
+    assert run(tmp_path, deep, "mcp", "untrust", real=True).stdout.strip() == f"{root}: no longer trusted"
     assert run(tmp_path, deep, "mcp", "untrust").stdout.strip() == f"{root}: was not trusted"
     assert not listed(run(tmp_path, deep, "mcp", "status"))
 

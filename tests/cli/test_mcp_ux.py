@@ -1,15 +1,16 @@
 """`hostlink mcp …` as a person meets it (issue 15): per-server config problems, the
-server's own words, exit codes, `--json` errors, argument errors, progress, full output."""
+server's own words, exit codes, `--json` errors, argument errors, progress, full output. What the
+command decides, so in this process (hostlink_here); tests/cli/test_mcp.py runs the same commands
+as real processes."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
-from mcp_cli_support import EVERY, configure, hostlink, needs_everything
+from mcp_cli_support import EVERY, configure, hostlink_here, needs_everything
 from mcp_runtime_support import FIXTURE, fixture_children
 
 FX = {"command": sys.executable, "args": [FIXTURE]}
@@ -21,11 +22,11 @@ GITHUB = {"url": "https://api.example.com/mcp", "headers": {"Authorization": "Be
 
 def test_an_unset_variable_breaks_only_its_server_and_status_shows_why(tmp_path):
     env = configure(tmp_path, {"fx": FX, "github": GITHUB, "off": {**GITHUB, "disabled": True}})
-    listed = hostlink(env, tmp_path, "mcp", "tools", "fx")
+    listed = hostlink_here(env, tmp_path, "mcp", "tools", "fx")
     assert listed.returncode == 0, listed.stderr
     assert "echo" in listed.stdout
 
-    status = hostlink(env, tmp_path, "mcp", "status")
+    status = hostlink_here(env, tmp_path, "mcp", "status")
     assert status.returncode == 0, status.stderr
     rows = {line.split()[0]: line for line in status.stdout.splitlines()}
     assert "misconfigured" in rows["github"] and rows["off"].split()[3] == "yes"
@@ -33,12 +34,12 @@ def test_an_unset_variable_breaks_only_its_server_and_status_shows_why(tmp_path)
     assert (f"github: misconfigured: {source}: mcpServers.github.headers.Authorization: "
             "environment variable GITHUB_TOKEN is not set") in status.stdout.splitlines()
 
-    shown = json.loads(hostlink(env, tmp_path, "mcp", "status", "--json").stdout)
+    shown = json.loads(hostlink_here(env, tmp_path, "mcp", "status", "--json").stdout)
     by_name = {entry["name"]: entry for entry in shown}
     assert "GITHUB_TOKEN is not set" in by_name["github"]["error"]
     assert by_name["fx"]["error"] is None and by_name["off"]["disabled"] is True
 
-    used = hostlink(env, tmp_path, "mcp", "tools", "github")
+    used = hostlink_here(env, tmp_path, "mcp", "tools", "github")
     assert used.returncode != 0
     assert "GITHUB_TOKEN is not set" in used.stderr
     assert fixture_children() == []
@@ -49,7 +50,7 @@ def test_an_unset_variable_breaks_only_its_server_and_status_shows_why(tmp_path)
 
 def test_empty_status_names_the_config_paths(tmp_path):
     env = configure(tmp_path, {})
-    result = hostlink(env, tmp_path, "mcp", "status")
+    result = hostlink_here(env, tmp_path, "mcp", "status")
     assert result.returncode == 0
     assert str(tmp_path / "config" / "mcp" / "mcp.json") in result.stdout
     assert str(tmp_path / "config" / "hostlink" / "mcp.json") in result.stdout
@@ -77,9 +78,9 @@ AUTHED = {"url": "http://127.0.0.1:9/mcp", "auth": "bearer", "bearerTokenEnv": "
 ])
 def test_exit_codes_and_json_errors(tmp_path, argv, code, name):
     env = configure(tmp_path, {"fx": FX, "fatal": FATAL, "github": GITHUB, "authed": AUTHED})
-    plain = hostlink(env, tmp_path, "mcp", *argv)
+    plain = hostlink_here(env, tmp_path, "mcp", *argv)
     assert plain.returncode == code, plain.stderr
-    as_json = hostlink(env, tmp_path, "mcp", *argv, "--json")
+    as_json = hostlink_here(env, tmp_path, "mcp", *argv, "--json")
     assert as_json.returncode == code, as_json.stderr
     shown = json.loads(as_json.stdout)
     if name is None:
@@ -93,10 +94,11 @@ def test_exit_codes_and_json_errors(tmp_path, argv, code, name):
 @needs_everything
 def test_json_is_complete_with_the_real_server(tmp_path):
     env = configure(tmp_path, {"everything": EVERY})
-    tools = {t["name"]: t for t in json.loads(hostlink(env, tmp_path, "mcp", "tools", "everything", "--json").stdout)}
+    listed = hostlink_here(env, tmp_path, "mcp", "tools", "everything", "--json")
+    tools = {t["name"]: t for t in json.loads(listed.stdout)}
     assert tools["echo"]["title"] == "Echo Tool" and tools["echo"]["annotations"]["readOnlyHint"] is True
     assert tools["get-structured-content"]["outputSchema"]["type"] == "object"
-    called = hostlink(env, tmp_path, "mcp", "call", "everything", "get-structured-content",
+    called = hostlink_here(env, tmp_path, "mcp", "call", "everything", "get-structured-content",
                       '{"location": "New York"}', "--json")
     assert called.returncode == 0, called.stderr
     result = json.loads(called.stdout)
@@ -104,9 +106,8 @@ def test_json_is_complete_with_the_real_server(tmp_path):
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
 
 
-def test_status_help_says_array():
-    assert "JSON array" in subprocess.run([sys.executable, "-c", "from hostlink.cli import main; main()", "mcp",
-                                           "status", "--help"], capture_output=True, text=True).stdout
+def test_status_help_says_array(tmp_path):
+    assert "JSON array" in hostlink_here(configure(tmp_path, {}), tmp_path, "mcp", "status", "--help").stdout
 
 
 # --- 4. argument errors --------------------------------------------------------------------
@@ -115,7 +116,7 @@ def test_status_help_says_array():
 @needs_everything
 def test_argument_errors_list_every_violation_with_the_parameters(tmp_path):
     env = configure(tmp_path, {"everything": EVERY})
-    wrong = hostlink(env, tmp_path, "mcp", "call", "everything", "echo", '{"msg": "hi"}')
+    wrong = hostlink_here(env, tmp_path, "mcp", "call", "everything", "echo", '{"msg": "hi"}')
     assert wrong.returncode == 2
     assert wrong.stderr.splitlines() == [
         "arguments do not match the input schema of tool 'echo':",
@@ -123,24 +124,24 @@ def test_argument_errors_list_every_violation_with_the_parameters(tmp_path):
         "- unexpected property 'msg' (not a parameter of the tool)",
         "parameters: message (string, required)",
     ]
-    typo = hostlink(env, tmp_path, "mcp", "call", "everything", "ecoh", "{}")
+    typo = hostlink_here(env, tmp_path, "mcp", "call", "everything", "ecoh", "{}")
     assert typo.returncode == 2
     assert "did you mean 'echo'?" in typo.stderr and "`hostlink mcp tools everything`" in typo.stderr
     assert "action 'tools'" not in typo.stderr
-    piped = hostlink(env, tmp_path, "mcp", "call", "everything", "echo", "-", stdin='{\n "message": "from stdin"}')
+    piped = hostlink_here(env, tmp_path, "mcp", "call", "everything", "echo", "-", stdin='{\n "message": "from stdin"}')
     assert (piped.returncode, piped.stdout) == (0, "Echo: from stdin\n"), piped.stderr
 
 
 def test_json_errors_say_where_and_servers_get_a_suggestion(tmp_path):
     env = configure(tmp_path, {"fx": FX})
-    bad = hostlink(env, tmp_path, "mcp", "call", "fx", "add", '{"a": 1,\n "b": }')
+    bad = hostlink_here(env, tmp_path, "mcp", "call", "fx", "add", '{"a": 1,\n "b": }')
     assert bad.returncode == 2
     assert bad.stderr.strip() == ("hostlink mcp: the arguments are not valid JSON: Expecting value at line 2 column 7")
-    piped = hostlink(env, tmp_path, "mcp", "call", "fx", "add", "-", stdin="[1, 2]")
+    piped = hostlink_here(env, tmp_path, "mcp", "call", "fx", "add", "-", stdin="[1, 2]")
     assert "the arguments on stdin must be a JSON object" in piped.stderr and piped.returncode == 2
-    typo = hostlink(env, tmp_path, "mcp", "tools", "f")
+    typo = hostlink_here(env, tmp_path, "mcp", "tools", "f")
     assert typo.returncode == 2 and "unknown MCP server 'f' (known: fx)" in typo.stderr
-    near = hostlink(env, tmp_path, "mcp", "tools", "fxx")
+    near = hostlink_here(env, tmp_path, "mcp", "tools", "fxx")
     assert "did you mean 'fx'?" in near.stderr
 
 
@@ -150,14 +151,14 @@ def test_json_errors_say_where_and_servers_get_a_suggestion(tmp_path):
 @needs_everything
 def test_a_task_required_tool_is_hidden_and_counted(tmp_path):
     env = configure(tmp_path, {"everything": EVERY, "tasks": {**EVERY, "tasks": True}})
-    listed = hostlink(env, tmp_path, "mcp", "tools", "everything")
+    listed = hostlink_here(env, tmp_path, "mcp", "tools", "everything")
     names = [line.split()[0] for line in listed.stdout.splitlines()]
     assert "echo" in names and "simulate-research-query" not in names
-    as_json = json.loads(hostlink(env, tmp_path, "mcp", "tools", "everything", "--json").stdout)
+    as_json = json.loads(hostlink_here(env, tmp_path, "mcp", "tools", "everything", "--json").stdout)
     assert "simulate-research-query" not in [tool["name"] for tool in as_json]
-    connected = hostlink(env, tmp_path, "mcp", "connect", "everything")
+    connected = hostlink_here(env, tmp_path, "mcp", "connect", "everything")
     assert "1 hidden: they require tasks" in connected.stdout
-    called = hostlink(env, tmp_path, "mcp", "call", "everything", "simulate-research-query", '{"topic": "x"}')
+    called = hostlink_here(env, tmp_path, "mcp", "call", "everything", "simulate-research-query", '{"topic": "x"}')
     assert called.returncode == 2
     assert ("MCP server 'everything' runs tool 'simulate-research-query' only as a task; set \"tasks\": true in its "
             "configuration") in called.stderr
@@ -167,14 +168,14 @@ def test_a_task_required_tool_is_hidden_and_counted(tmp_path):
 @needs_everything
 def test_with_tasks_on_a_task_tool_is_marked_and_runs_in_the_2025_11_25_shape(tmp_path):
     env = configure(tmp_path, {"everything": {**EVERY, "tasks": True}})
-    listed = hostlink(env, tmp_path, "mcp", "tools", "everything").stdout.splitlines()
+    listed = hostlink_here(env, tmp_path, "mcp", "tools", "everything").stdout.splitlines()
     assert next(line for line in listed if line.startswith("simulate-research-query ")).split()[1:3] == [
         "[task", "required]"]
     assert "[task" not in next(line for line in listed if line.startswith("echo "))
     as_json = {tool["name"]: tool for tool in json.loads(
-        hostlink(env, tmp_path, "mcp", "tools", "everything", "--json").stdout)}
+        hostlink_here(env, tmp_path, "mcp", "tools", "everything", "--json").stdout)}
     assert as_json["simulate-research-query"]["task"] == "required" and as_json["echo"]["task"] is None
-    called = hostlink(env, tmp_path, "mcp", "call", "everything", "simulate-research-query", '{"topic": "x"}')
+    called = hostlink_here(env, tmp_path, "mcp", "call", "everything", "simulate-research-query", '{"topic": "x"}')
     assert called.returncode == 0, called.stderr
     assert "# Research Report: x" in called.stdout
 
@@ -184,19 +185,19 @@ def test_with_tasks_on_a_task_tool_is_marked_and_runs_in_the_2025_11_25_shape(tm
 
 def test_a_tool_error_under_json_is_the_result_object(tmp_path):
     env = configure(tmp_path, {"fx": FX, "demo": {"command": sys.executable, "args": ["-m", "hostlink.demo"]}})
-    fixture = hostlink(env, tmp_path, "mcp", "call", "fx", "fail", "--json")
+    fixture = hostlink_here(env, tmp_path, "mcp", "call", "fx", "fail", "--json")
     assert (fixture.returncode, fixture.stderr) == (1, "")
     assert json.loads(fixture.stdout) == {"isError": True, "content": [{"type": "text", "text": "fixture failure"}]}
-    raised = hostlink(env, tmp_path, "mcp", "call", "demo", "fail", '{"reason": "\\u001b[31mno\\u001b[0m luck"}',
+    raised = hostlink_here(env, tmp_path, "mcp", "call", "demo", "fail", '{"reason": "\\u001b[31mno\\u001b[0m luck"}',
                       "--json")
     assert raised.returncode == 1 and raised.stderr == ""
     shown = json.loads(raised.stdout)
     assert shown["isError"] is True and "error" not in shown
     assert "no luck" in shown["content"][0]["text"]
     assert "\x1b" not in raised.stdout and "\\u001b" not in raised.stdout
-    structured = hostlink(env, tmp_path, "mcp", "call", "fx", "fail", '{"structured": true}', "--json")
+    structured = hostlink_here(env, tmp_path, "mcp", "call", "fx", "fail", '{"structured": true}', "--json")
     assert structured.returncode == 1
     assert "\x1b" not in structured.stdout  # structured data stays data: JSON-escaped, never raw on the terminal
     assert json.loads(structured.stdout)["structuredContent"] == {"code": 7, "why": "\x1b[31mfixture\x1b[0m"}
-    plain = hostlink(env, tmp_path, "mcp", "call", "fx", "fail")
+    plain = hostlink_here(env, tmp_path, "mcp", "call", "fx", "fail")
     assert (plain.returncode, plain.stdout, plain.stderr) == (1, "", "fixture failure\n")
