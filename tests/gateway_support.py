@@ -9,17 +9,22 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, redirect_stderr
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hostlink.gateway.server import Face
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fakes" / "mcp_fixture_server.py"
 EVERYTHING = ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 NODE = shutil.which("node")
 HOSTLINK = str(Path(sys.executable).parent / "hostlink")
+POOLED = ("asyncio_", "AnyIO worker thread")  # the event loop's worker threads: they idle out, or end with the loop
 
 
 def fixture(*args: str) -> dict[str, Any]:
@@ -56,6 +61,67 @@ async def stdio_gateway(tmp_path: Path, servers: dict[str, Any], *args: str, err
                                    env=gateway_env(tmp_path, servers), cwd=str(tmp_path))
     async with Client(stdio_client(params, errlog=errlog or sys.stderr), **client) as session:
         yield session
+
+
+@asynccontextmanager
+async def gateway_in_process(tmp_path: Path, servers: dict[str, Any], face: Face = "proxy", *, errlog: Any = None,
+                             **client: Any):
+    """An SDK client on the gateway of `hostlink mcp serve --expose FACE` run in this process
+    over the SDK's memory streams: the server, configuration (the environment of `gateway_env`,
+    set for the while) and shutdown of the stdio mode, without a process of its own (each costs
+    about 2 s of CPU). For what the gateway does; its stdio, signals and process stay with
+    `stdio_gateway`. Its notices go to `errlog`. On the way out no process with its HOME, no
+    private file and no thread it started is left."""
+    import anyio
+    import pytest
+    from mcp import Client
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    from hostlink.gateway.server import Gateway
+
+    environ = gateway_env(tmp_path, servers)
+    threads = set(threading.enumerate())
+
+    @asynccontextmanager
+    async def connected(gateway: Gateway, server: Any):
+        """The host's ends of a connection the gateway serves; closing them ends it, as stdin closing does."""
+        async with create_client_server_memory_streams() as ((read, write), (served_read, served_write)):
+            done = anyio.Event()
+
+            async def serve() -> None:
+                try:
+                    await gateway.serve(server, served_read, served_write)
+                finally:
+                    done.set()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(serve)
+                try:
+                    yield read, write
+                finally:
+                    await write.aclose()
+                    with anyio.fail_after(30):
+                        await done.wait()
+
+    with pytest.MonkeyPatch.context() as patch, redirect_stderr(errlog or sys.stderr):
+        for key in set(os.environ) - set(environ):
+            patch.delenv(key)
+        for key, value in environ.items():
+            patch.setenv(key, value)
+        gateway = Gateway(face)
+        server = gateway.server()
+        try:
+            await gateway.start(tmp_path, environ, trust_flag=False)
+            async with Client(connected(gateway, server), **client) as session:
+                yield session
+        finally:
+            with anyio.CancelScope(shield=True):
+                await gateway.host.shutdown()
+    assert live_mentioning(str(tmp_path / "home")) == [] and leftovers(tmp_path) == []  # its servers and files
+    for thread in set(threading.enumerate()) - threads:
+        if not thread.name.startswith(POOLED):
+            thread.join(10)
+            assert not thread.is_alive(), f"the gateway left thread {thread.name} running"
 
 
 @dataclass

@@ -110,10 +110,11 @@ async def test_a_session_holds_a_bounded_number_and_what_is_left_is_cancelled_at
 
 
 async def test_at_the_bound_only_a_call_marked_as_a_task_is_refused_before_it_is_made(tmp_path):
-    """The real gateway over stdio, a 2026-07-28 host that declares tasks, and the 2025-11-25
-    fixture upstream (`job` marked "required", `plain` unmarked): with the session's tasks at
-    the bound, `job` is refused without reaching the server, and `plain` still runs."""
-    from gateway_support import stdio_gateway
+    """The gateway in this process (the SDK's memory streams), a 2026-07-28 host that declares
+    tasks, and the 2025-11-25 fixture upstream (`job` marked "required", `plain` unmarked): with
+    the session's tasks at the bound, `job` is refused without reaching the server, and `plain`
+    still runs."""
+    from gateway_support import gateway_in_process
     from hostlink.mcp.runtime.task_wire import TasksExtension
 
     async def follow(created: Any, _session: Any, _tool: str) -> CallToolResult:
@@ -126,8 +127,7 @@ async def test_at_the_bound_only_a_call_marked_as_a_task_is_refused_before_it_is
     fixture = Path(__file__).parents[1] / "fakes" / "mcp_task_server_legacy.py"
     servers = {"fx": {"command": sys.executable, "args": [str(fixture), "forever", str(counts)],
                       "protocolVersion": "legacy", "tasks": True}}
-    async with stdio_gateway(tmp_path, servers, "--expose", "tools",
-                             extensions=[TasksExtension(follow, heard)]) as client:
+    async with gateway_in_process(tmp_path, servers, "tools", extensions=[TasksExtension(follow, heard)]) as client:
         started = [(await client.call_tool("fx__job", {})).content[0].text for _ in range(MAX_IN_FLIGHT)]
         assert len(set(started)) == MAX_IN_FLIGHT
         refused = await client.call_tool("fx__job", {})
@@ -180,7 +180,7 @@ async def test_a_question_is_handed_to_a_host_that_can_answer_it_escaped_and_not
     removed; a request that is no question (sampling) is not handed on: it is answered as
     hostlink answers one (here: cancelled with an error naming the setting, the server having no
     "elicitation": true) (tests/fakes/mcp_task_server.py)."""
-    from gateway_support import stdio_gateway
+    from gateway_support import gateway_in_process
     from hostlink.mcp.runtime.task_wire import TasksExtension, get_task
 
     async def follow(created: Any, _session: Any, _tool: str) -> CallToolResult:
@@ -195,8 +195,8 @@ async def test_a_question_is_handed_to_a_host_that_can_answer_it_escaped_and_not
     counts = tmp_path / "counts.json"
     fixture = Path(__file__).parents[1] / "fakes" / "mcp_task_server.py"
     servers = {"fx": {"command": sys.executable, "args": [str(fixture), mode, str(counts)], "tasks": True}}
-    async with stdio_gateway(tmp_path, servers, "--expose", "tools", extensions=[TasksExtension(follow, heard)],
-                             elicitation_callback=never) as client:
+    async with gateway_in_process(tmp_path, servers, "tools", extensions=[TasksExtension(follow, heard)],
+                                  elicitation_callback=never) as client:
         asking = (await client.call_tool("fx__job", {})).content[0].text
         if not handed:
             with pytest.raises(MCPError, match=r"task 'task-1' asks for input.*the task was cancelled"):

@@ -22,8 +22,11 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
 
 
-@pytest.fixture
-def gateway(tmp_path):
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory):
+    """One gateway for the module's tests: each only asks (a refusal, a session of its own),
+    so none depends on what another did; stopped and checked after the last."""
+    tmp_path = tmp_path_factory.mktemp("gateway")
     with started([HOSTLINK, "mcp", "serve", "--http", "--port", "0"], stdout=subprocess.PIPE,
                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                  env=gateway_env(tmp_path, {"demo": demo()}), cwd=tmp_path) as proc:

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway_support import FIXTURE, fixture, stdio_gateway
+from gateway_support import FIXTURE, fixture, gateway_in_process
 from mcp_auth_support import follow_link
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_browser", "isolated_state")]
@@ -35,8 +35,8 @@ async def test_a_form_goes_to_the_mcp_host_and_its_answer_back(tmp_path):
         asked.append(params)
         return mcp_types.ElicitResult(action="accept", content={"name": "Ada", "age": 36})
 
-    async with stdio_gateway(tmp_path, {"asker": asker(elicitation=True)}, mode="legacy",
-                             elicitation_callback=elicit) as client:
+    async with gateway_in_process(tmp_path, {"asker": asker(elicitation=True)}, mode="legacy",
+                                  elicitation_callback=elicit) as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "ask_user"})
     assert answer(result) == {"action": "accept", "content": {"name": "Ada", "age": 36}}
     (params,) = asked
@@ -50,10 +50,10 @@ async def test_a_form_is_declined_without_the_opt_in_or_the_capability(tmp_path)
     async def elicit(context, params):
         raise AssertionError("asked without the opt-in")
 
-    async with stdio_gateway(tmp_path, {"asker": asker()}, mode="legacy", elicitation_callback=elicit) as client:
+    async with gateway_in_process(tmp_path, {"asker": asker()}, mode="legacy", elicitation_callback=elicit) as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "ask_user"})
     assert "error" in answer(result)  # the upstream server saw no elicitation capability
-    async with stdio_gateway(tmp_path / "b", {"asker": asker(elicitation=True)}, mode="legacy") as client:
+    async with gateway_in_process(tmp_path / "b", {"asker": asker(elicitation=True)}, mode="legacy") as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "ask_user"})
     assert answer(result)["action"] == "decline"
     assert mcp_types  # the SDK's types were importable for the callbacks above
@@ -70,7 +70,7 @@ async def test_sampling_goes_to_the_mcp_hosts_model(tmp_path):
                                              content=mcp_types.TextContent(type="text", text="Paris."))
 
     entry = asker(sampling={"model": "claude-code/haiku", "maxTokens": 50})
-    async with stdio_gateway(tmp_path, {"asker": entry}, mode="legacy", sampling_callback=sample) as client:
+    async with gateway_in_process(tmp_path, {"asker": entry}, mode="legacy", sampling_callback=sample) as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "sample",
                                                 "args": {"prompt": "Capital of France?"}})
     assert answer(result)["text"] == "Paris."
@@ -86,7 +86,7 @@ async def test_roots_are_the_mcp_hosts(tmp_path):
         return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri="file:///work/host-project", name="project")])
 
     entry = {**fixture(), "roots": True, "protocolVersion": "legacy"}
-    async with stdio_gateway(tmp_path, {"fx": entry}, mode="legacy", list_roots_callback=roots) as client:
+    async with gateway_in_process(tmp_path, {"fx": entry}, mode="legacy", list_roots_callback=roots) as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "fx", "tool": "roots"})
     listed = json.loads(result.content[0].text)
     assert "file:///work/host-project" in json.dumps(listed)
@@ -108,8 +108,8 @@ async def test_a_sign_in_link_is_offered_by_url_elicitation(tmp_path, fake_oauth
             changed.set()
 
     servers = {"web": {"url": fake_oauth.mcp, "auth": "oauth"}}
-    async with stdio_gateway(tmp_path, servers, "--expose", "tools", mode="legacy", elicitation_callback=elicit,
-                             message_handler=on_message) as client:
+    async with gateway_in_process(tmp_path, servers, "tools", mode="legacy", elicitation_callback=elicit,
+                                  message_handler=on_message) as client:
         listed = [tool.name for tool in (await client.list_tools()).tools]
         started = await client.call_tool("web__sign_in", {})
         assert not started.is_error

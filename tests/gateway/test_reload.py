@@ -1,8 +1,8 @@
 """A running `hostlink mcp serve` follows its configuration: `hostlink mcp add` and `remove`
-(the real commands, in another process) reach MCP hosts that hold it (the SDK's client over
-stdio and over HTTP) within two seconds and without a request of theirs; every host hears
-`list_changed`; `remove` takes the tools away and stops the server; a broken file keeps the
-last good configuration and says so once."""
+(the real commands, in another process) reach MCP hosts that hold it (the SDK's client on the
+gateway in this process, and over HTTP on the real command) within two seconds and without a
+request of theirs; every host hears `list_changed`; `remove` takes the tools away and stops
+the server; a broken file keeps the last good configuration and says so once."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway_support import HOSTLINK, demo, gateway_env, http_gateway, http_host, live_mentioning, stdio_gateway
+from gateway_support import HOSTLINK, demo, gateway_env, gateway_in_process, http_gateway, http_host, live_mentioning
 
 pytestmark = pytest.mark.anyio
 RECORDER = Path(__file__).parents[1] / "fakes" / "mcp_recording_server.py"
@@ -69,8 +69,8 @@ async def until_heard(*heard: Heard, seconds: float = 10) -> float:
 @pytest.mark.serial  # a timing bound
 async def test_stdio_host_sees_an_add_and_a_remove_without_asking(tmp_path):
     heard = Heard()
-    async with stdio_gateway(tmp_path, {"demo": demo()}, "--expose", "tools", message_handler=heard,
-                             mode="legacy") as host:
+    async with gateway_in_process(tmp_path, {"demo": demo()}, "tools", message_handler=heard,
+                                  mode="legacy") as host:
         assert "added__echo" not in await names(host)
         began = time.monotonic()
         log = add_recorder(tmp_path)
@@ -121,8 +121,8 @@ async def test_every_http_host_holding_a_stream_hears_an_add_before_any_request(
 async def test_a_broken_file_keeps_the_last_good_configuration_and_says_so_once(tmp_path):
     heard, errors = Heard(), tmp_path / "stderr.txt"
     with errors.open("w") as errlog:
-        async with stdio_gateway(tmp_path, {"demo": demo()}, "--expose", "tools", message_handler=heard,
-                                 mode="legacy", errlog=errlog) as host:
+        async with gateway_in_process(tmp_path, {"demo": demo()}, "tools", message_handler=heard,
+                                      mode="legacy", errlog=errlog) as host:
             config = tmp_path / "config" / "mcp" / "mcp.json"
             config.write_text('{"mcpServers": {"demo": ')
             await anyio.sleep(2.5)  # two or three looks at the files, and requests too
@@ -138,7 +138,7 @@ async def test_a_broken_file_keeps_the_last_good_configuration_and_says_so_once(
 
 async def test_the_proxy_faces_reload_action_reads_the_files_and_tells_the_host(tmp_path):
     heard = Heard()
-    async with stdio_gateway(tmp_path, {"demo": demo()}, message_handler=heard, mode="legacy") as host:
+    async with gateway_in_process(tmp_path, {"demo": demo()}, message_handler=heard, mode="legacy") as host:
         answer = await host.call_tool("mcp", {"action": "reload"})
         assert not answer.is_error and answer.content[0].text == "MCP configuration reloaded: 0 server(s) changed"
         await until_heard(heard)

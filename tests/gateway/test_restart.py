@@ -1,5 +1,6 @@
-"""A crashed server comes back behind `hostlink mcp serve`, driven by the SDK's client over real
-stdio and, with two MCP hosts, over loopback HTTP: by itself at the first call after the back-off
+"""A crashed server comes back behind `hostlink mcp serve`, driven by the SDK's client on the
+gateway in this process (the SDK's memory streams) and, with two MCP hosts, on the real command
+over loopback HTTP: by itself at the first call after the back-off
 (both faces), at most three times in five minutes, and at once by the `mcp` tool's action
 reconnect (proxy face)."""
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway_support import fixture, http_gateway, http_host, leftovers, live_mentioning, stdio_gateway
+from gateway_support import fixture, gateway_in_process, http_gateway, http_host, leftovers, live_mentioning
 
 pytestmark = pytest.mark.anyio
 BACKOFF = 2.0  # hostlink.mcp.runtime.restart.BACKOFF, as the docs promise it
@@ -51,7 +52,7 @@ async def test_a_call_within_the_backoff_says_so_and_the_one_after_it_works(tmp_
     call = calls(face)
     errors = tmp_path / "stderr"
     with errors.open("w") as errlog:
-        async with stdio_gateway(tmp_path, {"fx": fixture()}, "--expose", face, errlog=errlog) as client:
+        async with gateway_in_process(tmp_path, {"fx": fixture()}, face, errlog=errlog) as client:
             await client.list_tools()
             first = text(await call(client, "pid"))
             crashed = await call(client, "crash")
@@ -73,7 +74,7 @@ async def test_a_call_within_the_backoff_says_so_and_the_one_after_it_works(tmp_
 
 
 async def test_the_reconnect_action_brings_a_crashed_server_back_at_once(tmp_path):
-    async with stdio_gateway(tmp_path, {"fx": fixture()}) as client:
+    async with gateway_in_process(tmp_path, {"fx": fixture()}) as client:
         (mcp,) = (await client.list_tools()).tools
         assert "reconnect" in mcp.input_schema["properties"]["action"]["enum"]
         assert "reconnect (`server`)" in (mcp.description or "")
@@ -92,7 +93,7 @@ async def test_after_three_restarts_in_the_window_it_stays_down_and_says_so(tmp_
     call = calls("tools")
     errors = tmp_path / "stderr"
     with errors.open("w") as errlog:
-        async with stdio_gateway(tmp_path, {"fx": fixture()}, "--expose", "tools", errlog=errlog) as client:
+        async with gateway_in_process(tmp_path, {"fx": fixture()}, "tools", errlog=errlog) as client:
             await client.list_tools()
             for _ in range(4):  # the first crash, then each of the three restarts crashes too
                 assert (await call(client, "crash")).is_error

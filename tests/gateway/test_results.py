@@ -1,8 +1,10 @@
 """`hostlink mcp serve` and what it hands on of a server's answers (issue 37), driven by the
-SDK's client over real stdio: the tools face passes a result through as the server sent it,
+SDK's client: the tools face passes a result through as the server sent it,
 the proxy face shows each piece once and in order, prompts and completions need no listing
 first, a request starts only the server its name belongs to, and what a server does not have
-is no warning."""
+is no warning. The gateway runs in this process over the SDK's memory streams, and as the
+command over real stdio where its process is the point: a host that speaks JSON-RPC itself,
+and what reaches its stderr."""
 
 from __future__ import annotations
 
@@ -15,7 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from gateway_support import HOSTLINK, fixture, gateway_env, leftovers, live_mentioning, stdio_gateway
+from gateway_support import (
+    HOSTLINK,
+    fixture,
+    gateway_env,
+    gateway_in_process,
+    leftovers,
+    live_mentioning,
+    stdio_gateway,
+)
 from process_support import started
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +51,7 @@ async def test_the_tools_face_passes_a_result_through_as_the_server_sent_it(tmp_
     notes.write_text("hello from fs\n")
     picture = tmp_path / "photo.png"
     picture.write_bytes(os.urandom(3000))
-    async with stdio_gateway(tmp_path, {"fs": results()}, "--expose", "tools") as client:
+    async with gateway_in_process(tmp_path, {"fs": results()}, "tools") as client:
         read = await client.call_tool("fs__read_text_file", {"path": str(notes)})
         assert [block.type for block in read.content] == ["text"] and read.content[0].text == "hello from fs\n"
         assert read.structured_content == {"content": "hello from fs\n"} and not read.is_error
@@ -61,7 +71,7 @@ async def test_the_proxy_face_shows_each_piece_once_in_order_and_no_base64(tmp_p
     notes.write_text("hello from fs\n")
     picture = tmp_path / "photo.png"
     picture.write_bytes(os.urandom(3000))
-    async with stdio_gateway(tmp_path, {"fs": results()}) as client:
+    async with gateway_in_process(tmp_path, {"fs": results()}) as client:
         def call(tool, **args):
             return client.call_tool("mcp", {"action": "call", "server": "fs", "tool": tool, "args": args})
 
@@ -75,12 +85,12 @@ async def test_the_proxy_face_shows_each_piece_once_in_order_and_no_base64(tmp_p
 
 
 async def test_prompts_and_completions_need_no_listing_first(tmp_path):
-    async with stdio_gateway(tmp_path, {"rs": results(), "fx": fixture()}, "--expose", "tools") as client:
+    async with gateway_in_process(tmp_path, {"rs": results(), "fx": fixture()}, "tools") as client:
         got = await client.get_prompt("rs__hello")
         assert got.messages[0].content.text == "hello from hello"
     import mcp_types
 
-    async with stdio_gateway(tmp_path, {"rs": results(), "fx": fixture()}, "--expose", "tools") as client:
+    async with gateway_in_process(tmp_path, {"rs": results(), "fx": fixture()}, "tools") as client:
         done = await client.complete(mcp_types.PromptReference(type="ref/prompt", name="fx__greet"),
                                      {"name": "name", "value": "A"})
         assert sorted(done.completion.values) == ["Ada", "Alan"]

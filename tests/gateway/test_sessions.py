@@ -122,71 +122,77 @@ async def test_every_host_hears_that_the_lists_changed_with_the_capabilities_of_
 PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
 
 
+@pytest.fixture(scope="module")
+def bound_gateway(tmp_path_factory):
+    """One gateway for the tests of the bound on sessions: each opens as many sessions as the
+    bound holds, so whatever another left idle is ended to make room before it counts."""
+    with http_gateway(tmp_path_factory.mktemp("bound"), {"demo": demo()}) as gateway:
+        yield gateway
+
+
 def in_session(session: str) -> dict[str, str]:
     return {"mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
 
 
-async def test_sessions_never_closed_by_one_client_leave_room_for_another(tmp_path):
+async def test_sessions_never_closed_by_one_client_leave_room_for_another(bound_gateway):
     """1,000 sessions opened and never closed: each newcomer past the bound ends the least
     recently used idle one, whose host then gets 404; another host opens a session and calls
     a tool at once."""
     from hostlink.gateway.http import MAX_SESSIONS
 
-    with http_gateway(tmp_path, {"demo": demo()}) as gateway:
-        async with httpx2.AsyncClient(headers={**gateway.headers, **ACCEPT}, timeout=30) as http:
-            sessions = []
-            for _ in range(1000):
-                opened = await http.post(gateway.url, json=INIT)
-                assert opened.status_code == 200, opened.text
-                sessions.append(opened.headers["mcp-session-id"])
-            gone = await http.post(gateway.url, json=PING, headers=in_session(sessions[-MAX_SESSIONS - 1]))
-            assert gone.status_code == 404 and gone.json()["error"]["message"] == "Session not found"
-            kept = await http.post(gateway.url, json=PING, headers=in_session(sessions[-MAX_SESSIONS]))
-            assert kept.status_code == 200
-            with anyio.fail_after(20):  # at once: no wait for an idle timeout (15 minutes)
-                async with http_host(gateway) as other:
-                    echoed = await other.call_tool("mcp", {"action": "call", "server": "demo", "tool": "echo",
-                                                           "args": {"text": "room"}})
-            assert echoed.content[0].text == "room"
-    said = gateway.stderr.read_text()
+    async with httpx2.AsyncClient(headers={**bound_gateway.headers, **ACCEPT}, timeout=30) as http:
+        sessions = []
+        for _ in range(1000):
+            opened = await http.post(bound_gateway.url, json=INIT)
+            assert opened.status_code == 200, opened.text
+            sessions.append(opened.headers["mcp-session-id"])
+        gone = await http.post(bound_gateway.url, json=PING, headers=in_session(sessions[-MAX_SESSIONS - 1]))
+        assert gone.status_code == 404 and gone.json()["error"]["message"] == "Session not found"
+        kept = await http.post(bound_gateway.url, json=PING, headers=in_session(sessions[-MAX_SESSIONS]))
+        assert kept.status_code == 200
+        with anyio.fail_after(20):  # at once: no wait for an idle timeout (15 minutes)
+            async with http_host(bound_gateway) as other:
+                echoed = await other.call_tool("mcp", {"action": "call", "server": "demo", "tool": "echo",
+                                                       "args": {"text": "room"}})
+        assert echoed.content[0].text == "room"
+    said = bound_gateway.stderr.read_text()
     assert said.count("the least recently used idle one ended to make room") >= 1000 - MAX_SESSIONS, said[-2000:]
 
 
-async def test_only_when_every_session_is_busy_does_a_newcomer_get_503(tmp_path):
+async def test_only_when_every_session_is_busy_does_a_newcomer_get_503(bound_gateway):
     """A session with its GET stream open is busy: never ended to make room."""
     from hostlink.gateway.http import MAX_SESSIONS
 
     limits = httpx2.Limits(max_connections=MAX_SESSIONS + 10, max_keepalive_connections=MAX_SESSIONS + 10)
-    with http_gateway(tmp_path, {"demo": demo()}) as gateway:
-        async with httpx2.AsyncClient(headers={**gateway.headers, **ACCEPT}, timeout=30, limits=limits) as http:
-            sessions = [(await http.post(gateway.url, json=INIT)).headers["mcp-session-id"]
-                        for _ in range(MAX_SESSIONS)]
-            streaming = {session: anyio.Event() for session in sessions}
-            stop = {session: anyio.Event() for session in sessions}
+    async with httpx2.AsyncClient(headers={**bound_gateway.headers, **ACCEPT}, timeout=30, limits=limits) as http:
+        sessions = [(await http.post(bound_gateway.url, json=INIT)).headers["mcp-session-id"]
+                    for _ in range(MAX_SESSIONS)]
+        streaming = {session: anyio.Event() for session in sessions}
+        stop = {session: anyio.Event() for session in sessions}
 
-            async def hold(session: str) -> None:
-                async with http.stream("GET", gateway.url, headers=in_session(session)) as stream:
-                    assert stream.status_code == 200
-                    streaming[session].set()
-                    await stop[session].wait()
+        async def hold(session: str) -> None:
+            async with http.stream("GET", bound_gateway.url, headers=in_session(session)) as stream:
+                assert stream.status_code == 200
+                streaming[session].set()
+                await stop[session].wait()
 
-            async with anyio.create_task_group() as group:
-                for session in sessions:
-                    group.start_soon(hold, session)
-                with anyio.fail_after(30):
-                    for event in streaming.values():
-                        await event.wait()
-                refused = await http.post(gateway.url, json=INIT)
-                assert refused.status_code == 503
-                assert refused.json()["jsonrpc"] == "2.0" and "sessions" in refused.json()["error"]["message"]
-                stop[sessions[7]].set()  # that host closes its stream: its session is idle now
-                with anyio.fail_after(10):
-                    while (await http.post(gateway.url, json=INIT)).status_code != 200:
-                        await anyio.sleep(0.05)
-                assert (await http.post(gateway.url, json=PING, headers=in_session(sessions[7]))).status_code == 404
-                assert (await http.post(gateway.url, json=PING, headers=in_session(sessions[8]))).status_code == 200
-                for event in stop.values():
-                    event.set()
+        async with anyio.create_task_group() as group:
+            for session in sessions:
+                group.start_soon(hold, session)
+            with anyio.fail_after(30):
+                for event in streaming.values():
+                    await event.wait()
+            refused = await http.post(bound_gateway.url, json=INIT)
+            assert refused.status_code == 503
+            assert refused.json()["jsonrpc"] == "2.0" and "sessions" in refused.json()["error"]["message"]
+            stop[sessions[7]].set()  # that host closes its stream: its session is idle now
+            with anyio.fail_after(10):
+                while (await http.post(bound_gateway.url, json=INIT)).status_code != 200:
+                    await anyio.sleep(0.05)
+            assert (await http.post(bound_gateway.url, json=PING, headers=in_session(sessions[7]))).status_code == 404
+            assert (await http.post(bound_gateway.url, json=PING, headers=in_session(sessions[8]))).status_code == 200
+            for event in stop.values():
+                event.set()
 
 
 async def test_list_changed_after_a_reload_reaches_every_open_session(tmp_path):

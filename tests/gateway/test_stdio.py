@@ -1,5 +1,7 @@
-"""`hostlink mcp serve` driven by the MCP SDK's own client over real stdio, as an MCP host
-drives it: both faces, bounds, errors, progress, cancellation, reload, and shutdown."""
+"""`hostlink mcp serve` driven by the MCP SDK's own client, as an MCP host drives it: both
+faces, bounds, errors, malformed messages and shutdown over real stdio; progress,
+cancellation, reload and log messages, which are the gateway's and not its stdio's, on the
+gateway in this process over the SDK's memory streams (`gateway_in_process`)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from gateway_support import (
     demo,
     fixture,
     gateway_env,
+    gateway_in_process,
     leftovers,
     live_mentioning,
     stdio_gateway,
@@ -55,7 +58,7 @@ async def test_proxy_definition_is_the_same_whatever_the_servers(tmp_path):
     sizes = []
     for count in (1, 3):
         servers = {f"s{i}": demo() for i in range(count)}
-        async with stdio_gateway(tmp_path / str(count), servers) as client:
+        async with gateway_in_process(tmp_path / str(count), servers) as client:
             listed = await client.list_tools()
             sizes.append(len(json.dumps([tool.model_dump(mode="json") for tool in listed.tools])))
     assert sizes[0] == sizes[1]
@@ -112,7 +115,7 @@ async def test_progress_reaches_the_host_with_its_own_token(tmp_path):
     async def on_progress(progress, total, message):
         seen.append((progress, message))
 
-    async with stdio_gateway(tmp_path, {"fx": fixture()}, "--expose", "tools") as client:
+    async with gateway_in_process(tmp_path, {"fx": fixture()}, "tools") as client:
         await client.list_tools()
         done = await client.call_tool("fx__progress", {"steps": 3, "pause": 0.05}, progress_callback=on_progress)
         assert not done.is_error
@@ -123,7 +126,7 @@ async def test_progress_reaches_the_host_with_its_own_token(tmp_path):
 async def test_cancelling_a_call_stops_the_upstream_call(tmp_path):
     log = tmp_path / "received.jsonl"
     recorder = {"command": sys.executable, "args": [str(RECORDER), str(log)], "protocolVersion": "legacy"}
-    async with stdio_gateway(tmp_path, {"rec": recorder}, "--expose", "tools") as client:
+    async with gateway_in_process(tmp_path, {"rec": recorder}, "tools") as client:
         await client.list_tools()
         with anyio.move_on_after(2):
             await client.call_tool("rec__wait", {})
@@ -144,8 +147,8 @@ async def test_a_changed_configuration_is_read_again_and_announced(tmp_path):
         if getattr(message, "method", None) == "notifications/tools/list_changed":
             changes.append(message)
 
-    async with stdio_gateway(tmp_path, {"demo": demo()}, "--expose", "tools", message_handler=on_message,
-                             mode="legacy") as client:  # list_changed is a handshake-era notification
+    async with gateway_in_process(tmp_path, {"demo": demo()}, "tools", message_handler=on_message,
+                                  mode="legacy") as client:  # list_changed is a handshake-era notification
         before = {tool.name for tool in (await client.list_tools()).tools}
         config = tmp_path / "config" / "mcp" / "mcp.json"
         time.sleep(0.01)
@@ -226,8 +229,8 @@ async def test_server_log_messages_reach_the_host_that_asked_at_its_level(tmp_pa
             found.append(params)
 
         level = {"log_level": "info"} if mode != "legacy" else {}
-        async with stdio_gateway(tmp_path / mode, {"fx": fixture()}, "--expose", "tools", logging_callback=on_log,
-                                 mode=mode, **level) as client:
+        async with gateway_in_process(tmp_path / mode, {"fx": fixture()}, "tools", logging_callback=on_log,
+                                      mode=mode, **level) as client:
             await client.list_tools()
             if mode == "legacy":
                 assert text(await client.call_tool("fx__logs", {})) == "logged"

@@ -1,5 +1,6 @@
 """Resource subscriptions through `hostlink mcp serve --expose tools`, driven by the MCP SDK's
-client over real stdio: updates of the real `server-everything` reach the host under the
+client on the gateway in this process (the SDK's memory streams; over real HTTP for host
+connections that end): updates of the real `server-everything` reach the host under the
 gateway's URI after `resources/subscribe` and stop after `resources/unsubscribe`; a
 server without subscriptions is refused with an error naming it; a 2026-07-28 server is
 followed through a `subscriptions/listen` stream."""
@@ -25,9 +26,9 @@ from gateway_support import (
     everything,
     fixture,
     gateway_env,
+    gateway_in_process,
     leftovers,
     live_mentioning,
-    stdio_gateway,
 )
 from process_support import started
 
@@ -60,8 +61,8 @@ class Updates:
 @pytest.mark.skipif(not (EVERYTHING.is_file() and NODE), reason="no server-everything")
 async def test_updates_arrive_after_subscribe_and_stop_after_unsubscribe(tmp_path):
     updates = Updates()
-    async with stdio_gateway(tmp_path, {"everything": everything()}, "--expose", "tools", mode="legacy",
-                             message_handler=updates.on_message) as client:
+    async with gateway_in_process(tmp_path, {"everything": everything()}, "tools", mode="legacy",
+                                  message_handler=updates.on_message) as client:
         assert client.server_capabilities.resources.subscribe is True
         listed = [str(item.uri) for item in (await client.list_resources()).resources]
         kept, dropped = [uri for uri in listed if uri.startswith("hostlink://everything/demo://resource/static/")][:2]
@@ -84,7 +85,7 @@ async def test_updates_arrive_after_subscribe_and_stop_after_unsubscribe(tmp_pat
 
 async def test_a_server_without_subscriptions_is_refused_by_name(tmp_path):
     servers = {"plain": {**demo(), "protocolVersion": "legacy"}}  # demo on the handshake era offers none
-    async with stdio_gateway(tmp_path, servers, "--expose", "tools", mode="legacy") as client:
+    async with gateway_in_process(tmp_path, servers, "tools", mode="legacy") as client:
         with pytest.raises(MCPError) as refused:
             await client.session.subscribe_resource("hostlink://plain/demo://readme")
         assert "MCP server 'plain' does not offer resource subscriptions" in refused.value.error.message
@@ -99,8 +100,8 @@ async def test_a_2026_server_is_followed_through_a_listen_stream(tmp_path):
     sends an update of the resource its tool change_tools names."""
     updates = Updates()
     readme, escapes = "hostlink://fx/fixture://readme", "hostlink://fx/fixture://escapes"
-    async with stdio_gateway(tmp_path, {"fx": fixture()}, "--expose", "tools", mode="legacy",
-                             message_handler=updates.on_message) as client:
+    async with gateway_in_process(tmp_path, {"fx": fixture()}, "tools", mode="legacy",
+                                  message_handler=updates.on_message) as client:
         await client.session.subscribe_resource(readme)
         await client.session.subscribe_resource(escapes)
         await client.call_tool("fx__change_tools", {"name": "one", "updated": "fixture://escapes"})

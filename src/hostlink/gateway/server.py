@@ -437,6 +437,17 @@ class Gateway:
             server.middleware.append(self._task_call)
         return server
 
+    async def serve(self, server: Server, read: Any, write: Any) -> None:
+        """Serve one MCP host on a started gateway over the SDK's message streams of a
+        connection, `read` and `write`, until the host ends them, the configuration followed;
+        what the host left running is cancelled upstream then. The stdio mode gives it stdin and
+        stdout; the tests give it the SDK's memory streams (the same server, no process)."""
+        try:
+            async with self.following():
+                await server.run(read, write, server.create_initialization_options())
+        finally:
+            await self.host_tasks.aclose()  # what the host left running, cancelled upstream
+
 
 _INSTRUCTIONS = {
     "proxy": "hostlink: the user's configured MCP servers behind one tool, `mcp` (action status lists them, "

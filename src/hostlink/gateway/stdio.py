@@ -91,10 +91,9 @@ async def serve_stdio(gateway: Gateway, *, cwd: Path, environ: Mapping[str, str]
         stdout = await _StdoutLines.open() if _pipe_like(1) else None
         try:
             streams = stdio_server(stdin=stdin, stdout=stdout)  # type: ignore[arg-type]  # duck-typed anyio AsyncFiles
-            async with streams as (read, write), gateway.following():
-                await server.run(read, write, server.create_initialization_options())
+            async with streams as (read, write):
+                await gateway.serve(server, read, write)
         finally:
-            await gateway.host_tasks.aclose()  # what the host left running, cancelled upstream
             if stdout is not None:
                 stdout.close()
 
