@@ -107,6 +107,17 @@ async def test_a_child_that_cannot_join_its_job_never_runs():
     assert names[names.index("assign"):] == ["assign", "terminate_job", "close", "kill"]
 
 
+async def test_a_child_that_cannot_start_leaves_no_job_open():
+    api = StandIn()
+
+    async def missing(argv: Any, **options: Any) -> SuspendedChild:
+        raise FileNotFoundError("claude.exe")
+
+    with pytest.raises(FileNotFoundError):
+        await start_windows(["claude.exe"], missing, api, WINDOWS_ENV, env={}, cwd=None)
+    assert api.calls == [("create_job",), ("close", JOB)]
+
+
 async def test_no_job_no_child():
     api = StandIn(fail="create_job")
     with pytest.raises(OSError, match="create_job failed"):
