@@ -174,6 +174,12 @@ def test_arguments_cmd_would_interpret_are_refused_by_name(arg):
         assert (repr(character) if character in "\r\n" else character) in str(refused.value)
 
 
+def test_a_batch_file_whose_path_cmd_would_interpret_is_refused_by_name():
+    refused = r"the batch file's path holds characters cmd\.exe would interpret: ! %$"
+    with pytest.raises(commands.CommandRefused, match=refused):
+        commands.windows_command("npx", ["-y"], r"C:\Users\100%!\npx.cmd")
+
+
 def test_windows_lines_for_a_person(monkeypatch):
     from hostlink.host.platform import console, folders, shell
 
