@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp_auth_support import FAKES
+from mcp_auth_support import FAKES, keyring_daemon_running
 from peers import CONFORMANCE as HARNESS
 
 BASELINE = Path(__file__).parent / "conformance" / "auth-baseline.yml"
@@ -49,4 +49,8 @@ def run_scenario(harness: str, scenario: str, cwd: Path) -> None:
     result = subprocess.run(["unshare", "--map-root-user", "--net", "sh", "-c", run], cwd=cwd,
                             capture_output=True, text=True, timeout=180)
     summary = [line for line in result.stdout.splitlines() if "Passed:" in line or "OVERALL" in line]
-    assert result.returncode == 0, "\n".join([*summary, result.stdout[-3000:], result.stderr[-2000:]])
+    # The shared keyring daemon aborting mid-scenario (a gnome-keyring assertion seen under the
+    # parallel suite) fails the client's sign-in: said so, the failure is rerun once (conftest.py).
+    daemon_gone = result.returncode != 0 and not keyring_daemon_running()
+    cause = ["the OS keyring's daemon ended during the scenario"] if daemon_gone else []
+    assert result.returncode == 0, "\n".join([*cause, *summary, result.stdout[-3000:], result.stderr[-2000:]])
