@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp import MCPError
 
 from gateway_support import (
     HOSTLINK,
@@ -94,6 +95,13 @@ async def test_prompts_and_completions_need_no_listing_first(tmp_path):
         done = await client.complete(mcp_types.PromptReference(type="ref/prompt", name="fx__greet"),
                                      {"name": "name", "value": "A"})
         assert sorted(done.completion.values) == ["Ada", "Alan"]
+        template = mcp_types.ResourceTemplateReference(type="ref/resource", uri="hostlink://fx/fixture://items/{item_id}")
+        items = await client.complete(template, {"name": "item_id", "value": "b"})
+        assert items.completion.values == ["beta"]  # the fixture's template, under the gateway's URI
+        with pytest.raises(MCPError) as unknown:
+            await client.get_prompt("fx__nope")
+        assert unknown.value.error.message == "Unknown prompt: fx__nope (not among the prompts listed)"
+        assert unknown.value.error.code == -32602
     assert live_mentioning(str(tmp_path)) == []
 
 
