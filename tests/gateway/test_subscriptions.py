@@ -116,6 +116,25 @@ async def test_a_2026_server_is_followed_through_a_listen_stream(tmp_path):
         assert (await client.read_resource(readme)).contents
 
 
+async def test_one_unsubscribe_undoes_a_uri_subscribed_twice_and_an_unprintable_update_is_not_passed(tmp_path):
+    """Updates of a followed resource and of what is under it reach the host, but not one whose
+    URI holds a terminal escape; unsubscribing what was never followed asks the server nothing."""
+    log = tmp_path / "received.jsonl"
+    recorder = {"command": sys.executable, "args": [str(RECORDER), str(log)], "protocolVersion": "legacy"}
+    updates = Updates()
+    async with gateway_in_process(tmp_path, {"rec": recorder}, "tools", mode="legacy",
+                                  message_handler=updates.on_message) as client:
+        await client.session.unsubscribe_resource("hostlink://rec/note://never")
+        await client.session.subscribe_resource("hostlink://rec/note://x")
+        await client.session.subscribe_resource("hostlink://rec/note://x")
+        await client.call_tool("rec__update", {"uris": ["note://x/\x1b[2Jcleared", "note://x/child"]})
+        await updates.wait_for("hostlink://rec/note://x/child")
+        assert updates.uris == ["hostlink://rec/note://x/child"]
+        await client.session.unsubscribe_resource("hostlink://rec/note://x")
+        assert _received(log).count("resources/unsubscribe") == 1  # once was enough
+        assert _received(log).count("resources/subscribe") == 1
+
+
 def _received(log) -> list[str]:
     return [json.loads(line)["method"] for line in log.read_text().splitlines()] if log.exists() else []
 
