@@ -1,5 +1,6 @@
 """A Messages API request in process: a server-side tool is refused by name, a redacted
-thinking block replayed is dropped, and a stream's empty text delta opens no block."""
+thinking block replayed is dropped, tool calls replayed with one id are refused, and a
+stream's empty text delta opens no block."""
 
 from __future__ import annotations
 
@@ -39,6 +40,14 @@ def test_a_redacted_thinking_block_replayed_is_dropped_and_the_rest_kept():
         {"type": "text", "text": "hello"}]}
     parsed = _parse(messages=[HI, replayed, {"role": "user", "content": "and?"}])
     assert parsed.context.messages[1].content == (ThinkingContent("hm"), TextContent("hello"))
+
+
+def test_two_replayed_tool_calls_sharing_an_id_are_a_bad_request():
+    call = {"type": "tool_use", "id": "c1", "name": "weather", "input": {}}
+    replayed = {"role": "assistant", "content": [call, {**call, "input": {"city": "Paris"}}]}
+    with pytest.raises(ApiError) as refused:
+        _parse(messages=[HI, replayed])
+    assert (refused.value.status, refused.value.message) == (400, "messages.1: two tool calls share one id")
 
 
 def test_an_empty_text_delta_in_a_stream_opens_no_block():
