@@ -124,6 +124,14 @@ def test_the_http_layers_refusals_are_json_rpc_errors(gateway, method, path, hea
     assert message in assert_json_rpc_error(answer, status, -32600)
 
 
+def test_a_body_sent_in_chunks_past_the_bound_is_refused(gateway):
+    """No Content-Length to refuse by: the body is counted as it comes."""
+    url, key_file, _ = gateway
+    chunks = (b" " * 65536 for _ in range(4 * 16 + 1))
+    answer = httpx2.post(url, content=chunks, headers=keyed(key_file, **{"Content-Type": "application/json"}))
+    assert "the request body is over 4 MiB" in assert_json_rpc_error(answer, 413, -32600)
+
+
 def test_a_body_that_is_not_json_is_a_parse_error(gateway):
     """The id check leaves a body it cannot read to the SDK, which says why."""
     url, key_file, _ = gateway
