@@ -151,3 +151,14 @@ def test_warn_marks_answers_and_plan_refusals_are_403_never_retried(api, tmp_pat
         assert "hostlink-extra-usage" not in headers
     finally:
         stop(server)
+
+
+def test_a_report_says_nothing_of_a_window_that_reset_or_one_the_api_does_not_name():
+    from hostlink.serve.usage import unified_headers
+
+    now = 1_000_000
+    report = plan.PlanUsage(seen_at=now - 10, status="rejected", window="five_hour", resets_at=now - 1, windows=(
+        plan.Window("five_hour", utilization=1.0, resets_at=now - 1),
+        plan.Window("seven_day", utilization=0.4, resets_at=now + 3600),
+        plan.Window("next_century", utilization=0.9, resets_at=now + 3600)))
+    assert dict(unified_headers(report, now)) == {PREFIX + "7d-utilization": "0.4", PREFIX + "7d-reset": "1003600"}
