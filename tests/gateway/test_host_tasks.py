@@ -263,3 +263,16 @@ async def test_a_question_is_handed_to_a_host_that_can_answer_it_escaped_and_not
         state = await get_task(client.session, asking, 10)
         assert state.status == "input_required"
         assert state.input_requests["q"]["params"]["message"] == "Which name?"
+
+
+async def test_a_2025_11_25_task_call_with_parameters_of_the_wrong_shape_is_invalid_params(tmp_path):
+    """The gateway reads a task call itself (not the SDK's handler path), so it checks the shape itself."""
+    from gateway_support import fixture, gateway_in_process
+
+    async with gateway_in_process(tmp_path, {"fx": fixture()}, "tools", mode="legacy") as client:
+        with pytest.raises(MCPError) as refused:  # the host's wire for task calls, as hostlink's own (task_wire_legacy)
+            await client.session._dispatcher.send_raw_request(
+                "tools/call", {"name": ["fx__echo"], "arguments": {}, "task": {"ttl": 1000}}, {})
+        echoed = await client.call_tool("fx__echo", {"text": "still served"})
+    assert (refused.value.error.code, refused.value.error.message) == (-32602, "Invalid request parameters")
+    assert echoed.content[0].text == "still served"
