@@ -188,3 +188,21 @@ async def test_a_responses_tool_choice_names_the_function_beside_its_type(app):
     assert answered.status_code == 200, answered.text
     (context,) = SEEN
     assert "In this answer you must call the tool get_weather." in context.system_prompt
+
+
+async def test_a_client_gone_before_its_count_tokens_body_came_gets_no_answer(app):
+    scope = {"type": "http", "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/v1/messages/count_tokens", "raw_path": b"/v1/messages/count_tokens", "root_path": "",
+             "query_string": b"", "server": ("127.0.0.1", 8484), "client": ("127.0.0.1", 50000),
+             "headers": [(b"host", b"127.0.0.1:8484"), (b"content-type", b"application/json"),
+                         *((name.encode(), value.encode()) for name, value in HEADERS.items())]}
+    sent = []
+
+    async def receive():
+        return {"type": "http.disconnect"}
+
+    async def send(event):
+        sent.append(event)
+
+    await app(scope, receive, send)
+    assert sent == []
