@@ -53,6 +53,9 @@ async def test_the_tools_face_passes_a_result_through_as_the_server_sent_it(tmp_
     picture = tmp_path / "photo.png"
     picture.write_bytes(os.urandom(3000))
     async with gateway_in_process(tmp_path, {"fs": results()}, "tools") as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert listed["fs__failing"].annotations.title == "Fails loudly"  # the server's hint, its escapes gone
+        assert listed["fs__failing"].annotations.read_only_hint is True
         read = await client.call_tool("fs__read_text_file", {"path": str(notes)})
         assert [block.type for block in read.content] == ["text"] and read.content[0].text == "hello from fs\n"
         assert read.structured_content == {"content": "hello from fs\n"} and not read.is_error
