@@ -1,7 +1,8 @@
 """A stdio MCP server (stdlib only, legacy handshake) that records what it receives:
 `python mcp_recording_server.py LOG`. Each message's method (and for a cancellation its
 `requestId`) goes to LOG as one JSON line. Tool `wait` never answers; `echo` answers
-`text`; `resources/subscribe` and `resources/unsubscribe` are accepted."""
+`text`; `update` sends an update of each resource in `uris`, in order, then answers;
+`resources/subscribe` and `resources/unsubscribe` are accepted."""
 
 import json
 import sys
@@ -24,10 +25,14 @@ for raw in sys.stdin:
               "serverInfo": {"name": "recording", "version": "1"}}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": ident, "result": {"tools": [
-            {"name": name, "inputSchema": {"type": "object"}} for name in ("wait", "echo")]}})
+            {"name": name, "inputSchema": {"type": "object"}} for name in ("wait", "echo", "update")]}})
     elif method == "tools/call" and params.get("name") == "echo":
         text = (params.get("arguments") or {}).get("text", "")
         send({"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": text}]}})
+    elif method == "tools/call" and params.get("name") == "update":
+        for uri in (params.get("arguments") or {}).get("uris", []):
+            send({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}})
+        send({"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": "sent"}]}})
     elif method in ("resources/subscribe", "resources/unsubscribe"):
         send({"jsonrpc": "2.0", "id": ident, "result": {}})
     elif ident is not None and method != "tools/call":

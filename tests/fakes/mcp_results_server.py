@@ -26,7 +26,8 @@ TOOLS = [
     {"name": "pictured", "description": "Text plus structured content that holds an image block.",
      "inputSchema": {"type": "object", "properties": {}}},
     {"name": "failing", "description": "An isError result with structured content.",
-     "inputSchema": {"type": "object", "properties": {}}},
+     "inputSchema": {"type": "object", "properties": {}},
+     "annotations": {"title": "Fails \x1b[31mloudly\x1b[0m", "readOnlyHint": True}},
     {"name": "find", "description": "Parameters of every shape a pydantic-based server gives.",
      "inputSchema": {"type": "object", "required": ["flag"], "properties": {
          "pattern": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},

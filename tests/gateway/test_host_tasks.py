@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,15 +16,22 @@ from mcp import MCPError
 from mcp_types import CallToolResult, TextContent
 
 from hostlink.gateway.tasks import TASKS_EXTENSION, HostTasks, declares_tasks
+from hostlink.mcp import McpError
 from hostlink.mcp.runtime.tasks import MAX_IN_FLIGHT, Status
 
 pytestmark = pytest.mark.anyio
 
 
+class Connection(SimpleNamespace):
+    """A connection is itself (2025-11-25 keys a session's tasks by its connection)."""
+
+    __hash__ = object.__hash__
+
+
 def request(stream: object | None, *, declared: bool = True, version: str = "2026-07-28") -> Any:
     capabilities = SimpleNamespace(extensions={TASKS_EXTENSION: {}} if declared else None)
-    connection = SimpleNamespace(outbound=stream, has_standalone_channel=stream is not None,
-                                 client_capabilities=capabilities)
+    connection = Connection(outbound=stream, has_standalone_channel=stream is not None,
+                            client_capabilities=capabilities, exit_stack=AsyncExitStack())
     return SimpleNamespace(protocol_version=version, session=SimpleNamespace(_connection=connection))
 
 
@@ -32,8 +39,14 @@ class Upstream:
     def __init__(self) -> None:
         self.status: dict[str, str] = {}
         self.cancelled: list[str] = []
+        self.ends_after: dict[str, int] = {}  # task -> the poll at which it has completed
+        self.cancel_answer: str | McpError = "cancelled"
 
     async def status_of(self, server: str, task_id: str, *, forward: bool = False) -> Status:
+        if task_id in self.ends_after:
+            self.ends_after[task_id] -= 1
+            if not self.ends_after[task_id]:
+                self.status[task_id] = "completed"
         status = self.status.get(task_id, "working")
         if status == "completed":
             done = TextContent(type="text", text=f"done \x1b[31m{task_id}")
@@ -45,7 +58,9 @@ class Upstream:
 
     async def cancel(self, server: str, task_id: str) -> str:
         self.cancelled.append(task_id)
-        return "cancelled"
+        if isinstance(self.cancel_answer, McpError):
+            raise self.cancel_answer
+        return self.cancel_answer
 
 
 class Peer:
@@ -107,6 +122,48 @@ async def test_a_session_holds_a_bounded_number_and_what_is_left_is_cancelled_at
     upstream.cancelled.clear()
     await host_tasks.aclose()
     assert sorted(upstream.cancelled) == sorted(f"up-{index}" for index in range(MAX_IN_FLIGHT))
+
+
+async def test_a_2025_11_25_result_waits_for_the_end_and_a_cancel_reports_what_the_server_says():
+    host_tasks, upstream = book()
+    one = request(object(), version="2025-11-25")
+    own = (await host_tasks.created(one, "slow", {"taskId": "up-1", "status": "working"}))["task"]["taskId"]
+    upstream.ends_after["up-1"] = 2  # still working at the first poll
+    result = await host_tasks.result(one, SimpleNamespace(task_id=own))
+    assert result["content"][0]["text"] == "done up-1" and upstream.ends_after["up-1"] == 0
+    with pytest.raises(MCPError, match="Unknown task"):  # collected
+        await host_tasks.get(one, SimpleNamespace(task_id=own))
+    kept = (await host_tasks.created(one, "slow", {"taskId": "up-2", "status": "working"}))["task"]["taskId"]
+    upstream.cancel_answer = "working"  # the server has not stopped it yet
+    assert (await host_tasks.cancel(one, SimpleNamespace(task_id=kept)))["status"] == "working"
+    assert (await host_tasks.get(one, SimpleNamespace(task_id=kept)))["status"] == "working"  # still the host's
+
+
+async def test_a_task_that_ended_at_once_takes_no_input_and_its_cancel_reaches_no_server():
+    host_tasks, upstream = book()
+    one = request(object())
+    ended = CallToolResult(content=[TextContent(type="text", text="at once")])
+    own = host_tasks.finished(one, "slow", ended)["taskId"]
+    with pytest.raises(MCPError, match=f"task '{own}' asked for no such input"):
+        await host_tasks.update(one, SimpleNamespace(task_id=own, input_responses={"q": {}}))
+    assert await host_tasks.cancel(one, SimpleNamespace(task_id=own)) == {"taskId": own, "status": "completed"}
+    assert upstream.cancelled == []
+    with pytest.raises(MCPError, match="Unknown task"):  # collected
+        await host_tasks.get(one, SimpleNamespace(task_id=own))
+
+
+async def test_too_many_input_answers_are_refused_and_a_failing_cancel_at_the_end_is_quiet():
+    from hostlink.gateway.tasks import MAX_INPUTS
+
+    host_tasks, upstream = book()
+    one = request(object())
+    own = (await host_tasks.created(one, "slow", {"taskId": "up-1", "status": "working"}))["taskId"]
+    answers = {f"q{index}": {} for index in range(MAX_INPUTS + 1)}
+    with pytest.raises(MCPError, match="asked for no such input"):
+        await host_tasks.update(one, SimpleNamespace(task_id=own, input_responses=answers))
+    upstream.cancel_answer = McpError("the server is gone")
+    await host_tasks.aclose()
+    assert upstream.cancelled == ["up-1"]
 
 
 async def test_at_the_bound_only_a_call_marked_as_a_task_is_refused_before_it_is_made(tmp_path):
@@ -206,3 +263,16 @@ async def test_a_question_is_handed_to_a_host_that_can_answer_it_escaped_and_not
         state = await get_task(client.session, asking, 10)
         assert state.status == "input_required"
         assert state.input_requests["q"]["params"]["message"] == "Which name?"
+
+
+async def test_a_2025_11_25_task_call_with_parameters_of_the_wrong_shape_is_invalid_params(tmp_path):
+    """The gateway reads a task call itself (not the SDK's handler path), so it checks the shape itself."""
+    from gateway_support import fixture, gateway_in_process
+
+    async with gateway_in_process(tmp_path, {"fx": fixture()}, "tools", mode="legacy") as client:
+        with pytest.raises(MCPError) as refused:  # the host's wire for task calls, as hostlink's own (task_wire_legacy)
+            await client.session._dispatcher.send_raw_request(
+                "tools/call", {"name": ["fx__echo"], "arguments": {}, "task": {"ttl": 1000}}, {})
+        echoed = await client.call_tool("fx__echo", {"text": "still served"})
+    assert (refused.value.error.code, refused.value.error.message) == (-32602, "Invalid request parameters")
+    assert echoed.content[0].text == "still served"

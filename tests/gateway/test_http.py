@@ -124,6 +124,22 @@ def test_the_http_layers_refusals_are_json_rpc_errors(gateway, method, path, hea
     assert message in assert_json_rpc_error(answer, status, -32600)
 
 
+def test_a_body_sent_in_chunks_past_the_bound_is_refused(gateway):
+    """No Content-Length to refuse by: the body is counted as it comes."""
+    url, key_file, _ = gateway
+    chunks = (b" " * 65536 for _ in range(4 * 16 + 1))
+    answer = httpx2.post(url, content=chunks, headers=keyed(key_file, **{"Content-Type": "application/json"}))
+    assert "the request body is over 4 MiB" in assert_json_rpc_error(answer, 413, -32600)
+
+
+def test_a_body_that_is_not_json_is_a_parse_error(gateway):
+    """The id check leaves a body it cannot read to the SDK, which says why."""
+    url, key_file, _ = gateway
+    answer = httpx2.post(url, content=b'{"jsonrpc": "2.0", "id": 1,',
+                         headers=keyed(key_file, **{"Content-Type": "application/json"}))
+    assert "Parse error" in assert_json_rpc_error(answer, 400, -32700)
+
+
 def test_the_key_is_taken_only_as_a_bearer_token(gateway):
     """Before: `x-api-key` was taken too, though MCP hosts send the key as a bearer token and
     the docs name only that. Now the gateway takes the key as `hostlink serve` takes its

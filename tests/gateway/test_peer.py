@@ -124,3 +124,61 @@ async def test_a_sign_in_link_is_offered_by_url_elicitation(tmp_path, fake_oauth
     assert params.url in started.content[0].text  # the link is in the answer all the same
     assert "web__whoami" in after and "web__sign_in" not in after
     assert not whoami.is_error
+
+
+async def test_a_form_the_mcp_host_fails_to_answer_is_cancelled(tmp_path):
+    import mcp_types
+
+    async def broken(context, params):
+        return mcp_types.ErrorData(code=-32603, message="the host's form broke")
+
+    async with gateway_in_process(tmp_path, {"asker": asker(elicitation=True)}, mode="legacy",
+                                  elicitation_callback=broken) as client:
+        result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "ask_user"})
+    assert answer(result) == {"action": "cancel", "content": None}
+
+
+async def test_sampling_the_mcp_host_refuses_is_an_error_the_server_reads(tmp_path):
+    import mcp_types
+
+    async def refuse(context, params):
+        return mcp_types.ErrorData(code=-32600, message="the user said no")
+
+    entry = asker(sampling={"model": "claude-code/haiku", "maxTokens": 50})
+    call = {"action": "call", "server": "asker", "tool": "sample", "args": {"prompt": "Capital of France?"}}
+    async with gateway_in_process(tmp_path, {"asker": entry}, mode="legacy", sampling_callback=refuse) as client:
+        refused = answer(await client.call_tool("mcp", call))
+    assert "the MCP host did not answer: the user said no" in refused["error"]
+
+
+async def test_roots_the_mcp_host_fails_to_list_are_the_gateways_own(tmp_path):
+    import mcp_types
+
+    async def broken(context):
+        return mcp_types.ErrorData(code=-32603, message="no roots today")
+
+    entry = {**fixture(), "roots": True, "protocolVersion": "legacy"}
+    async with gateway_in_process(tmp_path, {"fx": entry}, mode="legacy", list_roots_callback=broken) as client:
+        result = await client.call_tool("mcp", {"action": "call", "server": "fx", "tool": "roots"})
+    assert json.loads(result.content[0].text)["roots"] == []  # the gateway itself has none
+
+
+async def test_a_sign_in_link_the_mcp_host_cannot_take_is_in_the_answer_alone(tmp_path, fake_oauth, keyring_required):
+    """A host without URL elicitation is not asked; one whose elicitation fails does not fail the sign-in."""
+    import mcp_types
+
+    offered = []
+
+    async def broken(context, params):
+        offered.append(params)
+        return mcp_types.ErrorData(code=-32603, message="the host's browser broke")
+
+    servers = {"web": {"url": fake_oauth.mcp, "auth": "oauth"}}
+    async with gateway_in_process(tmp_path, servers, "tools", mode="legacy") as client:
+        unasked = await client.call_tool("web__sign_in", {})
+    async with gateway_in_process(tmp_path / "b", servers, "tools", mode="legacy",
+                                  elicitation_callback=broken) as client:
+        failed = await client.call_tool("web__sign_in", {})
+    assert not unasked.is_error and fake_oauth.issuer in unasked.content[0].text
+    (params,) = offered
+    assert not failed.is_error and params.url in failed.content[0].text

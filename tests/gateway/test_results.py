@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp import MCPError
 
 from gateway_support import (
     HOSTLINK,
@@ -52,6 +53,9 @@ async def test_the_tools_face_passes_a_result_through_as_the_server_sent_it(tmp_
     picture = tmp_path / "photo.png"
     picture.write_bytes(os.urandom(3000))
     async with gateway_in_process(tmp_path, {"fs": results()}, "tools") as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert listed["fs__failing"].annotations.title == "Fails loudly"  # the server's hint, its escapes gone
+        assert listed["fs__failing"].annotations.read_only_hint is True
         read = await client.call_tool("fs__read_text_file", {"path": str(notes)})
         assert [block.type for block in read.content] == ["text"] and read.content[0].text == "hello from fs\n"
         assert read.structured_content == {"content": "hello from fs\n"} and not read.is_error
@@ -94,6 +98,13 @@ async def test_prompts_and_completions_need_no_listing_first(tmp_path):
         done = await client.complete(mcp_types.PromptReference(type="ref/prompt", name="fx__greet"),
                                      {"name": "name", "value": "A"})
         assert sorted(done.completion.values) == ["Ada", "Alan"]
+        template = mcp_types.ResourceTemplateReference(type="ref/resource", uri="hostlink://fx/fixture://items/{item_id}")
+        items = await client.complete(template, {"name": "item_id", "value": "b"})
+        assert items.completion.values == ["beta"]  # the fixture's template, under the gateway's URI
+        with pytest.raises(MCPError) as unknown:
+            await client.get_prompt("fx__nope")
+        assert unknown.value.error.message == "Unknown prompt: fx__nope (not among the prompts listed)"
+        assert unknown.value.error.code == -32602
     assert live_mentioning(str(tmp_path)) == []
 
 

@@ -54,6 +54,22 @@ async def test_proxy_face_offers_the_one_mcp_tool_and_calls_through_it(tmp_path)
     assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
 
 
+async def test_unreadable_trust_records_are_told_and_the_projects_servers_left_out(tmp_path):
+    """A project's own servers run only in a trusted project; records that cannot be read
+    trust none, and the person hears why."""
+    import io
+
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": demo()}}))
+    records = tmp_path / "config" / "hostlink" / "trusted-projects.json"
+    records.parent.mkdir(parents=True)
+    records.write_text("not what hostlink wrote")
+    errlog = io.StringIO()
+    async with gateway_in_process(tmp_path, {"demo": demo()}, errlog=errlog) as client:
+        status = text(await client.call_tool("mcp", {"action": "status"}))
+    assert f"the project {tmp_path} is untrusted: the trusted-projects records cannot be read" in errlog.getvalue()
+    assert "demo" in status and "proj" not in status
+
+
 async def test_proxy_definition_is_the_same_whatever_the_servers(tmp_path):
     sizes = []
     for count in (1, 3):

@@ -3,7 +3,8 @@ client on the gateway in this process (the SDK's memory streams; over real HTTP 
 connections that end): updates of the real `server-everything` reach the host under the
 gateway's URI after `resources/subscribe` and stop after `resources/unsubscribe`; a
 server without subscriptions is refused with an error naming it; a 2026-07-28 server is
-followed through a `subscriptions/listen` stream."""
+followed through a `subscriptions/listen` stream; what waits for a host connection that does
+not read is bounded, and what was dropped is told."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import httpx2
 import pytest
 from mcp import MCPError
@@ -116,6 +118,25 @@ async def test_a_2026_server_is_followed_through_a_listen_stream(tmp_path):
         assert (await client.read_resource(readme)).contents
 
 
+async def test_one_unsubscribe_undoes_a_uri_subscribed_twice_and_an_unprintable_update_is_not_passed(tmp_path):
+    """Updates of a followed resource and of what is under it reach the host, but not one whose
+    URI holds a terminal escape; unsubscribing what was never followed asks the server nothing."""
+    log = tmp_path / "received.jsonl"
+    recorder = {"command": sys.executable, "args": [str(RECORDER), str(log)], "protocolVersion": "legacy"}
+    updates = Updates()
+    async with gateway_in_process(tmp_path, {"rec": recorder}, "tools", mode="legacy",
+                                  message_handler=updates.on_message) as client:
+        await client.session.unsubscribe_resource("hostlink://rec/note://never")
+        await client.session.subscribe_resource("hostlink://rec/note://x")
+        await client.session.subscribe_resource("hostlink://rec/note://x")
+        await client.call_tool("rec__update", {"uris": ["note://x/\x1b[2Jcleared", "note://x/child"]})
+        await updates.wait_for("hostlink://rec/note://x/child")
+        assert updates.uris == ["hostlink://rec/note://x/child"]
+        await client.session.unsubscribe_resource("hostlink://rec/note://x")
+        assert _received(log).count("resources/unsubscribe") == 1  # once was enough
+        assert _received(log).count("resources/subscribe") == 1
+
+
 def _received(log) -> list[str]:
     return [json.loads(line)["method"] for line in log.read_text().splitlines()] if log.exists() else []
 
@@ -155,3 +176,53 @@ async def test_a_host_connection_ending_drops_its_subscriptions(tmp_path):
             assert proc.wait(timeout=20) == 128 + signal.SIGTERM
         assert b"Traceback" not in proc.stderr.read()
     assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
+
+
+class Stalled:
+    """A host connection that takes nothing until `reading` is set, and what it was sent."""
+
+    def __init__(self) -> None:
+        self.reading = anyio.Event()
+        self.stalled = anyio.Event()  # the outbox waits on it
+        self.sent: list[tuple[str, dict | None]] = []
+
+    async def notify(self, method: str, params) -> None:
+        await self._wait()
+        self.sent.append((method, None))
+
+    async def send_resource_updated(self, uri: str, meta: dict | None = None) -> None:
+        await self._wait()
+        self.sent.append((uri, meta))
+
+    async def _wait(self) -> None:
+        self.stalled.set()
+        await self.reading.wait()
+
+
+async def test_a_connection_that_does_not_read_holds_a_bounded_outbox_and_hears_what_was_dropped():
+    from hostlink.gateway.hosts import DROPPED, MAX_WAITING_URIS, Outbox
+    from mcp_runtime_support import Notes
+
+    connection, notes = Stalled(), Notes()
+    outbox = Outbox(connection, notes)
+    outbox.updated("r://first")
+    await connection.stalled.wait()  # its first update is being sent, and the connection takes nothing
+    for index in range(MAX_WAITING_URIS + 3):
+        outbox.updated(f"r://{index}")
+    assert notes.seen == [("warning", f"an MCP host connection does not read its stream: resource updates beyond "
+                                      f"{MAX_WAITING_URIS} waiting are dropped, and counted")]  # told once
+    connection.reading.set()
+    with anyio.fail_after(10):
+        while len(connection.sent) < 1 + MAX_WAITING_URIS:
+            await anyio.lowlevel.checkpoint()
+    assert connection.sent[:2] == [("r://first", None), ("r://0", {DROPPED: 3})]  # the next one says how many
+    assert [uri for uri, _ in connection.sent[1:]] == [f"r://{index}" for index in range(MAX_WAITING_URIS)]
+
+    outbox.updated("r://late")
+    outbox.list_changed("tools")
+    outbox.close()  # the connection ended with something waiting to be sent
+    assert notes.seen[-1] == ("warning", "3 resource updates to an MCP host connection were dropped: it did not "
+                                         "read them")
+    for _ in range(10):  # the scheduler's turns a sending task would take
+        await anyio.lowlevel.checkpoint()
+    assert len(connection.sent) == 1 + MAX_WAITING_URIS  # nothing more is sent

@@ -6,11 +6,14 @@ is unknown by name."""
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
 from hostlink.gateway import tools_face
 from hostlink.gateway.tools_face import ToolsFace, Unknown
+from hostlink.mcp.config.schema import parse_server
 from hostlink.mcp.extension import McpExtension
 from mcp_runtime_support import Host, Notes, fixture_children, stdio
 
@@ -52,3 +55,31 @@ async def test_a_prompt_never_listed_is_unknown_by_name(runtime):
     assert face.prompt("fx__greet")[0] == "fx"
     with pytest.raises(Unknown, match=r"^Unknown prompt: fx__nope \(not among the prompts listed\)$"):
         face.prompt("fx__nope")
+
+
+async def test_a_name_more_than_one_server_prefixes_or_whose_server_fails_is_looked_up_in_every_listing(
+        tmp_path, runtime_dir):
+    """Server `a` and server `a__b` both prefix `a__b__echo`: it is found by listing every
+    server; a server that cannot start leaves its names unknown, with a warning naming it, and
+    the resources of a server that offers none are not asked for."""
+    tasks_only = Path(__file__).parents[1] / "fakes" / "mcp_task_server_legacy.py"
+    servers = {"a": stdio(), "a__b": stdio(), "down": parse_server({"command": str(tmp_path / "missing")}),
+               "jobs": parse_server({"command": sys.executable, "args": [str(tasks_only), "ok"],
+                                     "protocolVersion": "legacy"})}
+    extension = McpExtension(servers=servers)
+    async with Host(extension, tmp_path):
+        runtime = extension.runtime
+        notes, face = Notes(), ToolsFace()
+        await face.resolve_tool(runtime, notes, "a__b__echo")
+        assert face.tool("a__b__echo") == ("a__b", "echo")
+        notes, face = Notes(), ToolsFace()
+        await face.resolve_tool(runtime, notes, "down__echo")
+        with pytest.raises(Unknown, match=r"^Unknown tool: down__echo "):
+            face.tool("down__echo")
+        assert any(level == "warning" and "MCP server 'down' left out" in said for level, said in notes.seen)
+        notes = Notes()
+        listed = {str(item.uri).split("/")[2] for item in await face.list_resources(runtime, notes)}
+        assert listed == {"a", "a__b"}
+        assert [said for _, said in notes.seen if "resources" in said and "'jobs'" in said] == []
+        assert any("resources of MCP server 'down' left out" in said for _, said in notes.seen)
+    assert fixture_children() == []

@@ -34,12 +34,16 @@ SEEN: list = []  # the contexts the provider was given, as the model would see t
 
 async def answer(model, context, signal):
     """The last user text says how to answer: `stopped` streams a delta then the host's abort,
-    `nothing` ends without a result, anything else is a plain answer."""
+    `nothing` ends without a result, `broken` streams a delta then raises, anything else is a
+    plain answer."""
     SEEN.append(context)
     prompt = context.messages[-1].content[0].text
     if prompt == "nothing":
         yield TextDelta("half")
         return
+    if prompt == "broken":
+        yield TextDelta("half")
+        raise RuntimeError("a bug in the provider, mid-stream")
     if prompt == "stopped":
         yield TextDelta("half")
         yield ErrorEvent("the request was cancelled", code="aborted")
@@ -104,6 +108,29 @@ async def test_a_stream_stopped_by_the_host_ends_in_the_stopping_error(app):
     assert answered.status_code == 200
     events = [json.loads(line[6:]) for line in answered.text.splitlines() if line.startswith("data: ")]
     assert events[-1] == {"type": "error", "error": {"type": "overloaded_error", "message": "the server is stopping"}}
+
+
+async def test_a_bug_after_a_stream_started_ends_it_with_one_log_line_and_nothing_more_sent(app, caplog):
+    import anyio
+
+    body = json.dumps(message("broken", stream=True)).encode()
+    incoming = [{"type": "http.request", "body": body, "more_body": False}]
+    sent = []
+
+    async def receive():
+        if incoming:
+            return incoming.pop()
+        await anyio.sleep_forever()  # the client stays
+
+    async def send(event):
+        sent.append(event)
+
+    await app(http_scope("/v1/messages"), receive, send)
+    assert [event["type"] for event in sent][:1] == ["http.response.start"] and sent[0]["status"] == 200
+    said = b"".join(event.get("body", b"") for event in sent[1:]).decode()
+    assert '"text": "half"' in said and "message_stop" not in said and "error" not in said  # no 500 after a 200
+    (line,) = [record.getMessage() for record in caplog.records if "internal error" in record.getMessage()]
+    assert "RuntimeError at test_app_edges.py:" in line and "a bug" not in line
 
 
 async def test_a_provider_that_ends_without_a_result_is_a_500_in_the_apis_shape(app):
@@ -188,3 +215,25 @@ async def test_a_responses_tool_choice_names_the_function_beside_its_type(app):
     assert answered.status_code == 200, answered.text
     (context,) = SEEN
     assert "In this answer you must call the tool get_weather." in context.system_prompt
+
+
+def http_scope(path: str) -> dict:
+    """An HTTP request to `path` with the key, as uvicorn hands it to the app."""
+    return {"type": "http", "http_version": "1.1", "method": "POST", "scheme": "http", "path": path,
+            "raw_path": path.encode(), "root_path": "", "query_string": b"", "server": ("127.0.0.1", 8484),
+            "client": ("127.0.0.1", 50000),
+            "headers": [(b"host", b"127.0.0.1:8484"), (b"content-type", b"application/json"),
+                        *((name.encode(), value.encode()) for name, value in HEADERS.items())]}
+
+
+async def test_a_client_gone_before_its_count_tokens_body_came_gets_no_answer(app):
+    sent = []
+
+    async def receive():
+        return {"type": "http.disconnect"}
+
+    async def send(event):
+        sent.append(event)
+
+    await app(http_scope("/v1/messages/count_tokens"), receive, send)
+    assert sent == []

@@ -97,3 +97,16 @@ def test_the_bound_closes_a_stalled_writer_before_older_idle_connections(server)
         finally:
             for sock in idle:
                 sock.close()
+
+
+def test_the_connection_bound_follows_the_descriptor_limit(monkeypatch):
+    """Unlimited descriptors: the most connections; a limit: what it leaves after each request's
+    children and the accept batches, at most the most."""
+    monkeypatch.setattr(connections, "descriptor_limit", lambda: None)
+    assert connections.connection_bound(4) == connections.MAX_CONNECTIONS
+    reserve = (connections.BASE_DESCRIPTORS + connections.ACCEPT_BATCHES_IN_FLIGHT * connections.ACCEPT_BACKLOG
+               + connections.DESCRIPTORS_PER_REQUEST * 2 * 4)
+    monkeypatch.setattr(connections, "descriptor_limit", lambda: reserve + connections.MIN_CONNECTIONS + 10)
+    assert connections.connection_bound(4) == connections.MIN_CONNECTIONS + 10
+    monkeypatch.setattr(connections, "descriptor_limit", lambda: 1 << 20)
+    assert connections.connection_bound(4) == connections.MAX_CONNECTIONS

@@ -151,3 +151,29 @@ def test_warn_marks_answers_and_plan_refusals_are_403_never_retried(api, tmp_pat
         assert "hostlink-extra-usage" not in headers
     finally:
         stop(server)
+
+
+def test_a_report_says_nothing_of_a_window_that_reset_or_one_the_api_does_not_name():
+    from hostlink.serve.usage import unified_headers
+
+    now = 1_000_000
+    report = plan.PlanUsage(seen_at=now - 10, status="rejected", window="five_hour", resets_at=now - 1, windows=(
+        plan.Window("five_hour", utilization=1.0, resets_at=now - 1),
+        plan.Window("seven_day", utilization=0.4, resets_at=now + 3600),
+        plan.Window("next_century", utilization=0.9, resets_at=now + 3600)))
+    assert dict(unified_headers(report, now)) == {PREFIX + "7d-utilization": "0.4", PREFIX + "7d-reset": "1003600"}
+
+
+def test_the_plan_metrics_show_of_each_window_only_what_it_reported():
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from hostlink.serve.metrics import ServeMetrics
+
+    report = plan.PlanUsage(seen_at=1_000_000, status="allowed", windows=(
+        plan.Window("five_hour", utilization=0.3), plan.Window("seven_day", resets_at=1_003_600)))
+    scraped = ServeMetrics(lambda: 0, 1, lambda: report).text().decode()
+    plans = {(sample.name, sample.labels["window"]): sample.value
+             for family in text_string_to_metric_families(scraped) for sample in family.samples
+             if sample.name.startswith("hostlink_plan_")}
+    assert plans == {("hostlink_plan_utilization", "five_hour"): 0.3,
+                     ("hostlink_plan_resets_at_seconds", "seven_day"): 1_003_600}

@@ -61,3 +61,15 @@ def test_a_stored_answer_is_its_output_items_and_continuing_it_gives_claude_the_
         AssistantMessage((TextContent("Let me look."), CALL)),  # Claude's thinking is not replayed
         ToolResultMessage("call_1", "weather", (TextContent("sunny"),)),
     ]
+
+
+def test_an_empty_text_delta_in_a_stream_opens_no_output_item():
+    from hostlink.host import TextDelta
+    from hostlink.serve.responses_stream import ResponsesWire, Streamer
+
+    store = ResponseStore()
+    parsed = responses.parse({"model": "sonnet", "input": "hi", "stream": True}, PROVIDER_SPEC, store)
+    streamer = Streamer(parsed, ResponsesWire(store))
+    assert streamer.feed(TextDelta("")) == b""
+    said = streamer.feed(TextDelta("hello")).decode()
+    assert said.startswith("event: response.output_item.added\n") and '"output_index": 0' in said

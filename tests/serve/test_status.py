@@ -82,6 +82,24 @@ async def test_wrong_keys_past_the_limit_get_429_for_any_key_until_the_window_pa
         assert (await own.post("/", data={"key": KEY})).status_code == 303
 
 
+async def test_a_client_gone_before_its_key_came_gets_no_answer(served, client):
+    scope = {"type": "http", "http_version": "1.1", "method": "POST", "scheme": "http", "path": "/",
+             "raw_path": b"/", "root_path": "", "query_string": b"", "server": ("127.0.0.1", 8484),
+             "client": ("127.0.0.1", 50000),
+             "headers": [(b"host", b"127.0.0.1:8484"), (b"content-type", b"application/x-www-form-urlencoded")]}
+    sent = []
+
+    async def receive():
+        return {"type": "http.disconnect"}
+
+    async def send(event):
+        sent.append(event)
+
+    await served[0](scope, receive, send)
+    assert sent == []
+    assert (await sign_in(client)).status_code == 303  # the right key still signs in at once
+
+
 async def test_the_right_key_sets_a_derived_strict_cookie_for_the_page_only(client):
     answer = await sign_in(client)
     assert answer.status_code == 303 and answer.headers["location"] == "/"

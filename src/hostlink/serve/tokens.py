@@ -17,7 +17,6 @@ import math
 from hostlink.host import (
     AssistantMessage,
     Context,
-    ImageContent,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -46,7 +45,7 @@ def estimate(context: Context) -> int:
                 chars += len(part.thinking) if isinstance(message, AssistantMessage) else 0
             elif isinstance(part, ToolCall):
                 chars += len(part.name) + len(json.dumps(dict(part.arguments), separators=(",", ":")))
-            elif isinstance(part, ImageContent):
+            else:  # an image: the content types are these four
                 tokens += IMAGE_TOKENS
     for tool in context.tools:
         tokens += TOOL_TOKENS
