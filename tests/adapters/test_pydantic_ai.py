@@ -247,6 +247,93 @@ async def test_without_the_claude_cli_the_error_says_how_to_install_it(tmp_path)
         ClaudeCodeModel("gpt-5")
 
 
+# --- ClaudeCodeModel over a scripted claude-code provider ------------------------------------
+
+
+@pytest.fixture
+def scripted(monkeypatch, tmp_path):
+    """The `claude-code` provider of every ClaudeCodeModel made from now on streams the given
+    replies' events in turn (the host session and its conversation rounds stay the real ones)."""
+    from host_support import Notices
+    from hostlink.claude_code.models import MODELS
+    from hostlink.host import ProviderSpec
+    from hostlink.host.session import HostSession
+
+    replies: list[list] = []
+
+    async def answer(model, context, signal):
+        for event in replies.pop(0):
+            yield event
+
+    class Provider:
+        def register(self, registry) -> None:
+            registry.register_provider(ProviderSpec("claude-code", MODELS, answer))
+
+    async def open_session(self) -> HostSession:
+        host = HostSession([Provider()])
+        await host.start(cwd=tmp_path, project_trusted=False, notifier=Notices())
+        return host
+
+    monkeypatch.setattr(ClaudeCodeModel, "_open_session", open_session)
+    return replies
+
+
+def _done(*content, stop_reason: str = "stop"):
+    from hostlink.host import AssistantMessage, Done, Usage
+
+    return Done(AssistantMessage(content, stop_reason=stop_reason, usage=Usage(input_tokens=7, output_tokens=3),
+                                 model="sonnet"))
+
+
+@pytest.mark.anyio
+async def test_a_streamed_run_runs_the_tool_claude_proposes(scripted):
+    from hostlink.host import TextContent, TextDelta, ToolCall, ToolCallEvent
+
+    call = ToolCall("toolu_1", "weather", {"city": "Paris"})
+    scripted.extend([[ToolCallEvent(call), _done(call, stop_reason="toolUse")],
+                     [TextDelta("It is "), TextDelta("sunny."), _done(TextContent("It is sunny."))]])
+    ran = []
+    agent = Agent(ClaudeCodeModel("sonnet"))
+
+    @agent.tool_plain
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        ran.append(city)
+        return f"sunny in {city}"
+
+    async with agent.run_stream("weather in Paris?") as result:
+        text = "".join([piece async for piece in result.stream_text(delta=True, debounce_by=None)])
+    assert text == "It is sunny." and ran == ["Paris"]
+    proposed = [part for message in result.all_messages() for part in getattr(message, "parts", ())
+                if isinstance(part, ToolCallPart)]
+    assert [(part.tool_name, part.args, part.tool_call_id) for part in proposed] == [
+        ("weather", {"city": "Paris"}, "toolu_1")]
+
+
+@pytest.mark.anyio
+async def test_a_failure_mid_stream_is_the_model_error_of_its_code(scripted):
+    from hostlink.host import ErrorEvent, TextDelta
+
+    resets = int(time.time()) + 3600
+    scripted.append([TextDelta("the start"), ErrorEvent("usage limit reached", code="quota_exceeded",
+                                                         resets_at=resets)])
+    with pytest.raises(ModelQuotaExceededError, match="usage limit reached") as raised:
+        async with Agent(ClaudeCodeModel("sonnet")).run_stream("hello") as result:
+            [piece async for piece in result.stream_text(delta=True, debounce_by=None)]
+    assert raised.value.provider_error_code == "quota_exceeded" and 3500 < raised.value.retry_after <= 3600
+
+
+@pytest.mark.anyio
+async def test_a_provider_that_ends_without_an_answer_is_unexpected_behaviour(scripted):
+    from pydantic_ai.exceptions import UnexpectedModelBehavior
+
+    from hostlink.host import TextDelta
+
+    scripted.append([TextDelta("cut off")])
+    with pytest.raises(UnexpectedModelBehavior, match="ended without an answer"):
+        await Agent(ClaudeCodeModel("sonnet")).run("hello")
+
+
 # --- ClaudeCodeModel with the real claude CLI ----------------------------------------------
 
 
