@@ -254,23 +254,13 @@ async def test_without_the_claude_cli_the_error_says_how_to_install_it(tmp_path)
 def scripted(monkeypatch, tmp_path):
     """The `claude-code` provider of every ClaudeCodeModel made from now on streams the given
     replies' events in turn (the host session and its conversation rounds stay the real ones)."""
-    from host_support import Notices
-    from hostlink.claude_code.models import MODELS
-    from hostlink.host import ProviderSpec
+    from host_support import Notices, ScriptedClaudeCode
     from hostlink.host.session import HostSession
 
     replies: list[list] = []
 
-    async def answer(model, context, signal):
-        for event in replies.pop(0):
-            yield event
-
-    class Provider:
-        def register(self, registry) -> None:
-            registry.register_provider(ProviderSpec("claude-code", MODELS, answer))
-
     async def open_session(self) -> HostSession:
-        host = HostSession([Provider()])
+        host = HostSession([ScriptedClaudeCode(replies)])
         await host.start(cwd=tmp_path, project_trusted=False, notifier=Notices())
         return host
 
