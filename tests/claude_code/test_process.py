@@ -195,9 +195,11 @@ async def test_the_stderr_tail_is_the_last_whole_lines_with_private_paths_hidden
 
 
 @pytest.mark.anyio
-async def test_overlong_line_is_refused(tmp_path, monkeypatch):
+@pytest.mark.parametrize("code", ["print('x' * 5000)",  # a whole line, too long
+                                  "import sys; sys.stdout.write('x' * 5000)"])  # no end of line within the bound
+async def test_overlong_line_is_refused(tmp_path, monkeypatch, code):
     monkeypatch.setattr(process, "MAX_LINE_BYTES", 1000)
-    child = await ClaudeProcess.start([sys.executable, "-c", "print('x' * 5000)"], dict(os.environ), tmp_path,
+    child = await ClaudeProcess.start([sys.executable, "-c", code], dict(os.environ), tmp_path,
                                       tmp_path / "stderr.log")  # fmt: skip
     with pytest.raises(process.ProcessError, match="longer than"):
         await child.receive_line()
