@@ -191,6 +191,23 @@ def test_importing_the_adapter_loads_neither_the_mcp_sdk_nor_the_provider():
     assert out.strip() == "['hostlink.claude_code.models']"
 
 
+def test_a_notice_outside_a_request_is_logged_and_kept_with_none(caplog):
+    from hostlink.adapters.notices import REQUEST_NOTICES, KeptNotices
+
+    notifier = KeptNotices("hostlink.claude_code")
+    notifier.notify("a prewarmed claude was not stopped cleanly", "warning")
+    kept: list[str] = []
+    token = REQUEST_NOTICES.set(kept)
+    try:
+        notifier.notify("the plan is 90% used", "warning")
+    finally:
+        REQUEST_NOTICES.reset(token)
+    assert kept == ["the plan is 90% used"]
+    assert [(record.name, record.levelname, record.getMessage()) for record in caplog.records] == [
+        ("hostlink.claude_code", "WARNING", "a prewarmed claude was not stopped cleanly"),
+        ("hostlink.claude_code", "WARNING", "the plan is 90% used")]
+
+
 # --- over a scripted claude-code provider ---------------------------------------------------
 
 

@@ -787,3 +787,15 @@ def test_a_response_that_ignores_the_interrupt_is_cancelled_after_the_cleanup_bo
     with pytest.raises(KeyboardInterrupt):
         model_of(host).prompt("hi").text()
     assert cancelled.wait(10)
+
+
+def test_extensions_cannot_be_replaced_once_the_plugin_made_its_host(monkeypatch):
+    import hostlink.adapters.llm as plugin
+
+    monkeypatch.setattr(plugin, "_host", None)
+    monkeypatch.setattr(plugin, "_extensions", None)
+    plugin.use_extensions([Echo()])
+    assert [tool.name for tool in plugin.host().tools()] == ["echo", "fails", "picture"]
+    with pytest.raises(RuntimeError, match="already running"):
+        plugin.use_extensions([Scripted()])
+    assert [model.model_id for model in plugin.host().models()] == []  # still the first extensions

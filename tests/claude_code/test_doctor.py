@@ -175,6 +175,23 @@ def test_no_cli_on_path(tmp_path, runtime_dir):
     assert not found["auth"].ok and found["bridge"].ok and not diagnosis.ok
 
 
+def test_hostlink_run_from_a_source_tree_reports_its_version_unknown(tmp_path, runtime_dir, monkeypatch):
+    import importlib.metadata
+
+    installed = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name == "hostlink":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return installed(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    platform_check = checks(run({"HOME": str(tmp_path), "PATH": str(empty)}))["platform"]
+    assert platform_check.line.endswith(", hostlink unknown") and platform_check.facts["hostlink"] == "unknown"
+
+
 def test_a_hanging_cli_is_bounded_and_stopped(tmp_path, runtime_dir, monkeypatch):
     monkeypatch.setattr(preflight, "CLI_TIMEOUT_SECONDS", 0.5)
     bin_dir = tmp_path / "bin"

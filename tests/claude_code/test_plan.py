@@ -207,6 +207,13 @@ def test_usage_fresh_shows_each_window_in_local_time_and_the_guard():
     assert data["extra_usage_guard"] == {"mode": "refuse", "refusing": True, "refused_until": NOW + 3600}
 
 
+def test_usage_of_a_window_without_a_reset_time_says_no_reset():
+    report = plan.PlanUsage(seen_at=NOW, status="allowed", windows=(plan.Window("seven_day", 0.5),
+                                                                    plan.Window("five_hour")))
+    lines = usage.describe(report, "warn", now=NOW).splitlines()
+    assert "  7-day window: 50% used" in lines and "  5-hour window: use not reported" in lines
+
+
 def test_usage_expired_windows_are_unknown_until_the_next_request():
     usage_ = plan.parse(OVERAGE, now=NOW)
     later = NOW + 2 * 3600
