@@ -242,6 +242,16 @@ def test_the_doctor_says_whether_the_last_request_used_a_prewarmed_child(runtime
     (runtime_dir / metrics.FILE_NAME).unlink()
 
 
+def test_the_doctor_leaves_the_plan_to_the_usage_command(runtime_dir):
+    from hostlink.claude_code import plan
+
+    metrics.record({"outcome": "done", "plan": plan.PlanUsage(seen_at=1_900_000_000, status="allowed").to_json()})
+    lines = doctor.Diagnosis([], metrics.last()).text().splitlines()
+    assert lines[0].startswith("     last request: ") and "plan" not in lines[0] and "allowed" not in lines[0]
+    assert lines[1:] == ["     plan usage: see `claude-code usage`"]  # and no child it did not report
+    (runtime_dir / metrics.FILE_NAME).unlink()
+
+
 def test_the_doctor_says_when_the_next_rounds_child_was_started(runtime_dir):
     metrics.record({"outcome": "done", "child": "prewarmed", "next_child": "ahead", "prewarmed_waiting": 2,
                     "prewarm_slots": 4})

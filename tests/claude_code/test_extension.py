@@ -142,6 +142,24 @@ async def test_a_failed_request_is_counted_in_the_metrics_by_its_error_without_t
 
 
 @pytest.mark.anyio
+async def test_an_extra_usage_option_it_does_not_know_is_refused_by_name_before_claude_starts(tmp_path, runtime_dir):
+    from dataclasses import replace
+
+    fake = FakeClaude(tmp_path)
+    host = HostSession([ClaudeCodeExtension(environ=fake_environ(fake))])
+    await host.start(cwd=fake.home, project_trusted=False, notifier=Notices())
+    try:
+        events = await stream(host.registry, replace(context(PROMPT), options={"extra_usage": "sometimes"}))
+    finally:
+        await host.shutdown()
+    (event,) = events
+    assert isinstance(event, ErrorEvent) and event.code == "invalid_request"
+    assert "extra_usage" in event.message and "sometimes" in event.message
+    assert fake.log() == []  # no claude started
+    (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)
+
+
+@pytest.mark.anyio
 async def test_stale_private_dirs_are_recovered_at_session_start_not_registration(tmp_path, runtime_dir):
     runtime_dir.mkdir()
     stale = runtime_dir / "claude-request-stale"

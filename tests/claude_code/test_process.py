@@ -315,6 +315,21 @@ def test_proposal_server_usage_and_a_quiet_end_of_input(monkeypatch, capsys, cat
     assert capsys.readouterr() == ("", "")
 
 
+def test_proposal_server_leaves_quietly_with_130_when_interrupted(monkeypatch, capsys, catalog_file, tmp_path):
+    """The SIGINT Claude stops it with, in process (the real child below runs without site, so
+    unmeasured): no traceback, status 130."""
+
+    class Interrupted(io.BytesIO):
+        def readline(self, size=-1):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "argv", ["proposal_server.py", str(catalog_file), str(tmp_path / "m")])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(Interrupted()))
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_path(str(PROPOSAL_SERVER), run_name="__main__")
+    assert exited.value.code == 130 and capsys.readouterr() == ("", "")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="Claude stops its MCP servers with SIGINT on POSIX")
 def test_proposal_server_as_claude_starts_and_stops_it(catalog_file, tmp_path):
     """The real `python -I -S` child: it answers, marks a call, and leaves with 130 on SIGINT."""
