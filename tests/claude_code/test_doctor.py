@@ -310,6 +310,13 @@ def test_a_broken_proposal_server_fails_the_bridge_check(tmp_path, runtime_dir, 
     assert live_processes_mentioning(str(broken)) == []
 
 
+def test_a_range_of_one_verified_version_is_named_as_that_version(monkeypatch):
+    monkeypatch.setattr(compatibility, "VERIFIED_MAX", compatibility.VERIFIED_MIN)
+    only = compatibility.show(compatibility.VERIFIED_MIN)
+    assert compatibility.unverified_hint("9.9.9") == (
+        f"claude 9.9.9 is newer than the verified range ({only}): look for a newer hostlink")
+
+
 def test_advice_for_a_cli_outside_the_verified_range_or_one_that_exited_early():
     shown = compatibility.verified_range()
     assert compatibility.unverified_hint("9.9.9") == (
