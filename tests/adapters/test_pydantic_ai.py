@@ -112,6 +112,19 @@ async def test_an_untrusted_project_configures_nothing(project, marker):
     assert leftover_processes(marker) == []
 
 
+@pytest.mark.anyio
+async def test_an_agent_tool_named_mcp_is_refused_naming_the_hostlink_toolset(tmp_path):
+    agent = Agent(FunctionModel(calls_the_demo), toolsets=[HostlinkMcp(cwd=tmp_path)])
+
+    @agent.tool_plain
+    def mcp() -> str:
+        """An application tool that happens to share the name."""
+        return "mine"
+
+    with pytest.raises(UserError, match=r"Hostlink MCP defines a tool whose name conflicts with .* the agent: 'mcp'"):
+        await agent.run("use the demo")
+
+
 ENDS_ENTERED = """
 import asyncio, sys
 from pydantic_ai import Agent
