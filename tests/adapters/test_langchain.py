@@ -10,10 +10,8 @@ import asyncio
 import base64
 import json
 import os
-import signal as signal_module
 import subprocess
 import sys
-import threading
 import warnings
 from pathlib import Path
 from typing import TypedDict
@@ -208,20 +206,7 @@ def test_a_notice_outside_a_request_is_logged_and_kept_with_none(caplog):
         ("hostlink.claude_code", "WARNING", "the plan is 90% used")]
 
 
-# --- over a scripted claude-code provider ---------------------------------------------------
-
-
-@pytest.fixture
-def scripted(monkeypatch):
-    """The `claude-code` provider of every ChatClaudeCode made from now on streams the given
-    replies in turn (host_support.ScriptedClaudeCode); its sessions and loops stay the real ones."""
-    from host_support import ScriptedClaudeCode
-    from hostlink.adapters.claude_request import Conversations
-    from hostlink.host.session import HostSession
-
-    replies: list = []
-    monkeypatch.setattr(Conversations, "_host", lambda self: HostSession([ScriptedClaudeCode(replies)]))
-    return replies
+# --- over a scripted claude-code provider (conftest's scripted_conversations) ------------------
 
 
 def _done(text: str):
@@ -236,10 +221,11 @@ def _quota_error(text: str = "usage limit reached"):
     return ErrorEvent(text, code="quota_exceeded")
 
 
-def test_a_failure_mid_stream_raises_the_model_error_after_the_text_so_far(scripted, tmp_path):
+def test_a_failure_mid_stream_raises_the_model_error_after_the_text_so_far(scripted_conversations, tmp_path):
     from hostlink.host import TextDelta
 
-    scripted.extend([[TextDelta("the start"), _quota_error()], [TextDelta("async start"), _quota_error()]])
+    scripted_conversations.extend([[TextDelta("the start"), _quota_error()],
+                                   [TextDelta("async start"), _quota_error()]])
     model = ChatClaudeCode(cwd=tmp_path)
     chunks = model.stream("hi")
     assert next(chunks).text == "the start"
@@ -256,24 +242,24 @@ def test_a_failure_mid_stream_raises_the_model_error_after_the_text_so_far(scrip
     model.close()
 
 
-def test_a_provider_that_ends_without_an_answer_is_an_error_not_an_empty_reply(scripted, tmp_path):
+def test_a_provider_that_ends_without_an_answer_is_an_error_not_an_empty_reply(scripted_conversations, tmp_path):
     from hostlink.host import TextDelta
 
-    scripted.append([TextDelta("cut off")])
+    scripted_conversations.append([TextDelta("cut off")])
     model = ChatClaudeCode(cwd=tmp_path)
     with pytest.raises(RuntimeError, match="ended without an answer"):
         model.invoke("hi")
     model.close()
 
 
-def test_the_v3_event_streams_carry_the_tokens_to_the_callbacks(scripted, tmp_path):
+def test_the_v3_event_streams_carry_the_tokens_to_the_callbacks(scripted_conversations, tmp_path):
     """LangChain's v3 streams (beta) leave the tokens to the model: sync and async, callbacks get them."""
     from langchain_core._api import LangChainBetaWarning
 
     from hostlink.host import TextDelta
 
     for _ in range(2):
-        scripted.append([TextDelta("sun"), TextDelta("ny"), _done("sunny")])
+        scripted_conversations.append([TextDelta("sun"), TextDelta("ny"), _done("sunny")])
     model, handler = ChatClaudeCode(cwd=tmp_path), _Tokens()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LangChainBetaWarning)  # when this langchain-core says so
@@ -286,26 +272,6 @@ def test_the_v3_event_streams_carry_the_tokens_to_the_callbacks(scripted, tmp_pa
 
         handler.tokens.clear()
         assert asyncio.run(astream()) == "sunny" and handler.tokens == ["sun", "ny"]
-    model.close()
-
-
-def test_ctrl_c_in_a_synchronous_call_waits_for_the_request_to_stop(scripted, tmp_path):
-    """The interrupt goes on only after the provider's own cleanup ran (its claude stopped)."""
-    stopped = threading.Event()
-
-    async def stalls(context, signal):
-        signal_module.pthread_kill(threading.main_thread().ident, signal_module.SIGINT)
-        try:
-            await asyncio.wait_for(asyncio.Event().wait(), 30)  # only the cancel ends it (30 s: a bound)
-        finally:
-            stopped.set()
-        yield _quota_error("not cancelled")
-
-    scripted.append(stalls)
-    model = ChatClaudeCode(cwd=tmp_path)
-    with pytest.raises(KeyboardInterrupt):
-        model.invoke("hi")
-    assert stopped.is_set()
     model.close()
 
 
