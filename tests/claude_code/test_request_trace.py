@@ -13,6 +13,7 @@ from hostlink.host import (
     AssistantMessage,
     Context,
     ErrorEvent,
+    GenerationSettings,
     ImageContent,
     TextContent,
     ThinkingContent,
@@ -29,13 +30,14 @@ IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQG
 def test_a_failed_request_s_span_has_its_error_code_and_no_answer(monkeypatch):
     monkeypatch.delenv(CONTENT_SWITCH, raising=False)
     exporter = recording()
-    request = RequestTrace("sonnet", Context("", (UserMessage((TextContent("hi"),)),)))
+    request = RequestTrace("sonnet", Context("", (UserMessage((TextContent("hi"),)),),
+                                             settings=GenerationSettings(max_output_tokens=64)))
     request.phase("claude start")
     request.finish([ErrorEvent("usage limit reached", code="quota_exceeded")], "fresh")
     phase, chat = exporter.get_finished_spans()
     assert chat.name == "chat sonnet" and phase.parent.span_id == chat.context.span_id
     assert chat.attributes["error.type"] == "quota_exceeded" and chat.status.status_code == trace.StatusCode.ERROR
-    assert chat.attributes["hostlink.prewarmed"] is False
+    assert chat.attributes["hostlink.prewarmed"] is False and chat.attributes["gen_ai.request.max_tokens"] == 64
     assert not [key for key in chat.attributes if key.startswith(("gen_ai.response.", "gen_ai.usage."))]
     assert "usage limit" not in json.dumps(dict(chat.attributes))  # the code, never the message
 
@@ -49,6 +51,7 @@ def test_under_the_content_switch_the_input_messages_keep_their_parts_but_no_ima
                 ToolResultMessage("c1", "chart", (TextContent("the chart"),)))
     RequestTrace("sonnet", Context("Be brief.", messages)).finish([], "fresh")
     [chat] = exporter.get_finished_spans()
+    assert "gen_ai.request.max_tokens" not in chat.attributes  # none asked for
     assert json.loads(chat.attributes["gen_ai.input.messages"]) == [
         {"role": "user", "parts": [{"type": "text", "content": "chart Paris"},
                                    {"type": "blob", "modality": "image"}]},
