@@ -48,3 +48,28 @@ def answering_host(answer: Callable[..., AsyncIterator[Any]], tmp_path_factory: 
             yield host
         finally:
             asyncio.run(host.shutdown())
+
+
+class ScriptedClaudeCode:
+    """An extension whose `claude-code` provider (the real models) streams `replies`, one a
+    request, in turn: a list of events, or an async generator function of (context, signal).
+    For the adapters' tests over the real host session."""
+
+    def __init__(self, replies: list[list[Any]]) -> None:
+        self.replies = replies
+
+    def register(self, registry: Any) -> None:
+        from hostlink.claude_code.models import MODELS
+        from hostlink.host import ProviderSpec
+
+        async def answer(model: Any, context: Any, signal: Any) -> AsyncIterator[Any]:
+            reply = self.replies.pop(0)
+            async for event in reply(context, signal) if callable(reply) else _listed(reply):
+                yield event
+
+        registry.register_provider(ProviderSpec("claude-code", MODELS, answer))
+
+
+async def _listed(events: list[Any]) -> AsyncIterator[Any]:
+    for event in events:
+        yield event

@@ -101,3 +101,16 @@ def cold_starts(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(provider_module, "start_child", counted)
     return starts
+
+
+@pytest.fixture
+def scripted_conversations(monkeypatch):
+    """The `claude-code` provider of every LangChain or LiteLLM model's conversations streams the
+    replies appended here, in turn (host_support.ScriptedClaudeCode); sessions and loops stay real."""
+    from host_support import ScriptedClaudeCode
+    from hostlink.adapters.claude_request import Conversations
+    from hostlink.host.session import HostSession
+
+    replies: list = []
+    monkeypatch.setattr(Conversations, "_host", lambda self: HostSession([ScriptedClaudeCode(replies)]))
+    return replies

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import TypedDict
 
@@ -186,6 +187,92 @@ def test_importing_the_adapter_loads_neither_the_mcp_sdk_nor_the_provider():
             "or m.startswith(('hostlink.claude_code.', 'hostlink.mcp'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['hostlink.claude_code.models']"
+
+
+def test_a_notice_outside_a_request_is_logged_and_kept_with_none(caplog):
+    from hostlink.adapters.notices import REQUEST_NOTICES, KeptNotices
+
+    notifier = KeptNotices("hostlink.claude_code")
+    notifier.notify("a prewarmed claude was not stopped cleanly", "warning")
+    kept: list[str] = []
+    token = REQUEST_NOTICES.set(kept)
+    try:
+        notifier.notify("the plan is 90% used", "warning")
+    finally:
+        REQUEST_NOTICES.reset(token)
+    assert kept == ["the plan is 90% used"]
+    assert [(record.name, record.levelname, record.getMessage()) for record in caplog.records] == [
+        ("hostlink.claude_code", "WARNING", "a prewarmed claude was not stopped cleanly"),
+        ("hostlink.claude_code", "WARNING", "the plan is 90% used")]
+
+
+# --- over a scripted claude-code provider (conftest's scripted_conversations) ------------------
+
+
+def _done(text: str):
+    from hostlink.host import AssistantMessage, Done, TextContent
+
+    return Done(AssistantMessage((TextContent(text),)))
+
+
+def _quota_error(text: str = "usage limit reached"):
+    from hostlink.host import ErrorEvent
+
+    return ErrorEvent(text, code="quota_exceeded")
+
+
+def test_a_failure_mid_stream_raises_the_model_error_after_the_text_so_far(scripted_conversations, tmp_path):
+    from hostlink.host import TextDelta
+
+    scripted_conversations.extend([[TextDelta("the start"), _quota_error()],
+                                   [TextDelta("async start"), _quota_error()]])
+    model = ChatClaudeCode(cwd=tmp_path)
+    chunks = model.stream("hi")
+    assert next(chunks).text == "the start"
+    with pytest.raises(ClaudeQuotaExceededError, match="usage limit reached"):
+        next(chunks)
+
+    async def astream() -> None:
+        chunks = model.astream("hi")
+        assert (await anext(chunks)).text == "async start"
+        with pytest.raises(ClaudeQuotaExceededError, match="usage limit reached"):
+            await anext(chunks)
+
+    asyncio.run(astream())
+    model.close()
+
+
+def test_a_provider_that_ends_without_an_answer_is_an_error_not_an_empty_reply(scripted_conversations, tmp_path):
+    from hostlink.host import TextDelta
+
+    scripted_conversations.append([TextDelta("cut off")])
+    model = ChatClaudeCode(cwd=tmp_path)
+    with pytest.raises(RuntimeError, match="ended without an answer"):
+        model.invoke("hi")
+    model.close()
+
+
+def test_the_v3_event_streams_carry_the_tokens_to_the_callbacks(scripted_conversations, tmp_path):
+    """LangChain's v3 streams (beta) leave the tokens to the model: sync and async, callbacks get them."""
+    from langchain_core._api import LangChainBetaWarning
+
+    from hostlink.host import TextDelta
+
+    for _ in range(2):
+        scripted_conversations.append([TextDelta("sun"), TextDelta("ny"), _done("sunny")])
+    model, handler = ChatClaudeCode(cwd=tmp_path), _Tokens()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LangChainBetaWarning)  # when this langchain-core says so
+        stream = model.stream_events("weather?", {"callbacks": [handler]}, version="v3")
+        assert stream.output.text == "sunny" and handler.tokens == ["sun", "ny"]
+
+        async def astream() -> str:
+            stream = await model.astream_events("weather?", {"callbacks": [handler]}, version="v3")
+            return (await stream).text
+
+        handler.tokens.clear()
+        assert asyncio.run(astream()) == "sunny" and handler.tokens == ["sun", "ny"]
+    model.close()
 
 
 # --- with the real claude CLI ----------------------------------------------------------------

@@ -144,6 +144,18 @@ def test_leaving_a_stream_early_stops_claude(api, runtime_dir, litellm):
     assert live_processes_mentioning(str(runtime_dir)) == []
 
 
+def test_thinking_is_not_streamed_as_content_and_an_answerless_stream_is_an_error(scripted_conversations, litellm):
+    """Over a scripted claude-code provider (conftest's scripted_conversations)."""
+    from hostlink.host import AssistantMessage, Done, TextContent, TextDelta, ThinkingDelta
+
+    scripted_conversations.extend([[ThinkingDelta("let me see"), TextDelta("sunny"), Done(AssistantMessage(
+        (TextContent("sunny"),)))], [TextDelta("cut off")]])
+    chunks = litellm.completion(model="claude-code/sonnet", messages=user("weather?"), stream=True)
+    assert "".join(chunk.choices[0].delta.content or "" for chunk in chunks) == "sunny"
+    with pytest.raises(litellm.InternalServerError, match="the Claude Code stream ended without an answer"):
+        litellm.completion(model="claude-code/sonnet", messages=user("weather?"))
+
+
 def test_importing_the_adapter_loads_neither_the_mcp_sdk_nor_the_provider():
     code = ("import sys, hostlink.adapters.litellm; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp' "

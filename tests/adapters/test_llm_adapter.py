@@ -627,3 +627,175 @@ def test_failed_shutdown_is_reported_not_raised(make_host, capsys):
     assert host.tools()[0].implementation() == "ran"
     host.close()
     assert "hostlink error: session shutdown failed: server would not stop" in capsys.readouterr().err
+
+
+def test_a_tool_that_raises_raises_to_llm(make_host):
+    class Broken:
+        def register(self, registry):
+            async def broken(args, signal):
+                raise RuntimeError("disk full")
+
+            registry.register_tool(ToolSpec("broken", "", {"type": "object"}, broken))
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        make_host(Broken()).tools()[0].implementation()
+
+
+def test_a_provider_that_raises_raises_to_llm(make_host):
+    async def run(context, signal):
+        yield TextDelta("partial")
+        raise RuntimeError("provider bug")
+
+    with pytest.raises(RuntimeError, match="provider bug"):
+        model_of(make_host(Scripted(run))).prompt("hi").text()
+
+
+def test_a_provider_stream_without_aclose_still_answers(make_host):
+    """A provider's stream may be any async iterator, not only an async generator."""
+
+    class Events:
+        def __init__(self, *events) -> None:
+            self.events = iter(events)
+
+        def __aiter__(self):
+            return self
+
+        async def __anext__(self):
+            try:
+                return next(self.events)
+            except StopIteration:
+                raise StopAsyncIteration from None
+
+    class Plain:
+        def register(self, registry):
+            registry.register_provider(ProviderSpec(
+                name="plain", models=(ModelSpec("one", "Plain One"),),
+                stream=lambda model, context, signal: Events(TextDelta("plain answer"), done("plain answer"))))
+
+    assert model_of(make_host(Plain()), "plain/one").prompt("hi").text() == "plain answer"
+
+
+def test_first_use_from_a_thread_leaves_the_signal_handlers_alone(make_host):
+    """Signal handlers can only be set from the main thread: a program that runs llm in a
+    worker thread keeps its own, and its calls work."""
+    signal_module = __import__("signal")
+    host = make_host(Echo())
+    previous = signal_module.signal(signal_module.SIGTERM, signal_module.SIG_DFL)
+    try:
+        outcome = {}
+        worker = threading.Thread(target=lambda: outcome.update(text=host.tools()[0].implementation(text="x")))
+        worker.start()
+        worker.join(30)
+        assert outcome == {"text": "echo: x"}
+        assert signal_module.getsignal(signal_module.SIGTERM) is signal_module.SIG_DFL
+    finally:
+        signal_module.signal(signal_module.SIGTERM, previous)
+
+
+def _interrupt_before_begun(monkeypatch, gate: threading.Event) -> None:
+    """The interrupt lands in the caller after it handed the work to the loop but before the loop
+    began it (the loop held busy until `gate` opens); once, the next call runs as usual."""
+    import hostlink.adapters.llm.llm_host as llm_host
+
+    start = llm_host._Loop.start
+
+    def start_then_interrupt(self, make, future):
+        monkeypatch.setattr(llm_host._Loop, "start", start)
+        self._loop.call_soon_threadsafe(gate.wait, 30)
+        start(self, make, future)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(llm_host._Loop, "start", start_then_interrupt)
+
+
+def test_a_tool_call_interrupted_before_it_began_never_runs(make_host, monkeypatch):
+    echo = Echo()
+    host = make_host(echo)
+    host.tools()[0].implementation(text="first")  # the loop and the session are up
+    gate = threading.Event()
+    _interrupt_before_begun(monkeypatch, gate)
+    with pytest.raises(KeyboardInterrupt):
+        host.tools()[0].implementation(text="interrupted")
+    gate.set()
+    assert host.tools()[0].implementation(text="last") == "echo: last"
+    assert echo.calls == [{"text": "first"}, {"text": "last"}]
+
+
+def test_a_response_interrupted_before_it_began_never_reaches_the_provider(make_host, monkeypatch):
+    provider = Scripted(reply(TextDelta("first"), done("first")), reply(TextDelta("second"), done("second")))
+    host = make_host(provider)
+    model = model_of(host)
+    assert model.prompt("1").text() == "first"
+    gate = threading.Event()
+    _interrupt_before_begun(monkeypatch, gate)
+    with pytest.raises(KeyboardInterrupt):
+        model.prompt("interrupted").text()
+    gate.set()
+    assert model.prompt("2").text() == "second"
+    assert [context.messages[-1] for context in provider.contexts] == [UserMessage((TextContent("1"),)),
+                                                                      UserMessage((TextContent("2"),))]
+
+
+def _ignores_its_signal(cancelled: threading.Event):
+    """A wait that only a cancelled task ends: an extension deaf to its cancel signal."""
+
+    async def wait() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    return wait()
+
+
+def test_a_tool_that_ignores_the_interrupt_is_cancelled_after_the_cleanup_bound(make_host, monkeypatch, caplog):
+    import hostlink.adapters.llm.llm_host as llm_host
+
+    monkeypatch.setattr(llm_host, "CLEANUP_SECONDS", 0.2)
+    cancelled = threading.Event()
+
+    class Deaf:
+        def register(self, registry):
+            async def deaf(args, signal):
+                _interrupt_main_thread()
+                await _ignores_its_signal(cancelled)
+
+            registry.register_tool(ToolSpec("deaf", "", {"type": "object"}, deaf))
+
+    host = make_host(Deaf())
+    with pytest.raises(KeyboardInterrupt):
+        host.tools()[0].implementation()
+    assert cancelled.wait(10)
+    host.close()
+    assert [record.getMessage() for record in caplog.records if record.name == "asyncio"] == []  # settled cleanly
+
+
+def test_a_response_that_ignores_the_interrupt_is_cancelled_after_the_cleanup_bound(make_host, monkeypatch):
+    import hostlink.adapters.llm.llm_host as llm_host
+
+    monkeypatch.setattr(llm_host, "CLEANUP_SECONDS", 0.2)
+    cancelled = threading.Event()
+
+    async def run(context, signal):
+        yield TextDelta("working")
+        _interrupt_main_thread()
+        await _ignores_its_signal(cancelled)
+        yield done("never")
+
+    host = make_host(Scripted(run))
+    with pytest.raises(KeyboardInterrupt):
+        model_of(host).prompt("hi").text()
+    assert cancelled.wait(10)
+
+
+def test_extensions_cannot_be_replaced_once_the_plugin_made_its_host(monkeypatch):
+    import hostlink.adapters.llm as plugin
+
+    monkeypatch.setattr(plugin, "_host", None)
+    monkeypatch.setattr(plugin, "_extensions", None)
+    plugin.use_extensions([Echo()])
+    assert [tool.name for tool in plugin.host().tools()] == ["echo", "fails", "picture"]
+    with pytest.raises(RuntimeError, match="already running"):
+        plugin.use_extensions([Scripted()])
+    assert [model.model_id for model in plugin.host().models()] == []  # still the first extensions

@@ -112,6 +112,19 @@ async def test_an_untrusted_project_configures_nothing(project, marker):
     assert leftover_processes(marker) == []
 
 
+@pytest.mark.anyio
+async def test_an_agent_tool_named_mcp_is_refused_naming_the_hostlink_toolset(tmp_path):
+    agent = Agent(FunctionModel(calls_the_demo), toolsets=[HostlinkMcp(cwd=tmp_path)])
+
+    @agent.tool_plain
+    def mcp() -> str:
+        """An application tool that happens to share the name."""
+        return "mine"
+
+    with pytest.raises(UserError, match=r"Hostlink MCP defines a tool whose name conflicts with .* the agent: 'mcp'"):
+        await agent.run("use the demo")
+
+
 ENDS_ENTERED = """
 import asyncio, sys
 from pydantic_ai import Agent
@@ -245,6 +258,83 @@ async def test_without_the_claude_cli_the_error_says_how_to_install_it(tmp_path)
     assert raised.value.provider_error_code == "unavailable"
     with pytest.raises(UserError, match="use one of"):
         ClaudeCodeModel("gpt-5")
+
+
+# --- ClaudeCodeModel over a scripted claude-code provider ------------------------------------
+
+
+@pytest.fixture
+def scripted(monkeypatch, tmp_path):
+    """The `claude-code` provider of every ClaudeCodeModel made from now on streams the given
+    replies' events in turn (the host session and its conversation rounds stay the real ones)."""
+    from host_support import Notices, ScriptedClaudeCode
+    from hostlink.host.session import HostSession
+
+    replies: list[list] = []
+
+    async def open_session(self) -> HostSession:
+        host = HostSession([ScriptedClaudeCode(replies)])
+        await host.start(cwd=tmp_path, project_trusted=False, notifier=Notices())
+        return host
+
+    monkeypatch.setattr(ClaudeCodeModel, "_open_session", open_session)
+    return replies
+
+
+def _done(*content, stop_reason: str = "stop"):
+    from hostlink.host import AssistantMessage, Done, Usage
+
+    return Done(AssistantMessage(content, stop_reason=stop_reason, usage=Usage(input_tokens=7, output_tokens=3),
+                                 model="sonnet"))
+
+
+@pytest.mark.anyio
+async def test_a_streamed_run_runs_the_tool_claude_proposes(scripted):
+    from hostlink.host import TextContent, TextDelta, ToolCall, ToolCallEvent
+
+    call = ToolCall("toolu_1", "weather", {"city": "Paris"})
+    scripted.extend([[ToolCallEvent(call), _done(call, stop_reason="toolUse")],
+                     [TextDelta("It is "), TextDelta("sunny."), _done(TextContent("It is sunny."))]])
+    ran = []
+    agent = Agent(ClaudeCodeModel("sonnet"))
+
+    @agent.tool_plain
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        ran.append(city)
+        return f"sunny in {city}"
+
+    async with agent.run_stream("weather in Paris?") as result:
+        text = "".join([piece async for piece in result.stream_text(delta=True, debounce_by=None)])
+    assert text == "It is sunny." and ran == ["Paris"]
+    proposed = [part for message in result.all_messages() for part in getattr(message, "parts", ())
+                if isinstance(part, ToolCallPart)]
+    assert [(part.tool_name, part.args, part.tool_call_id) for part in proposed] == [
+        ("weather", {"city": "Paris"}, "toolu_1")]
+
+
+@pytest.mark.anyio
+async def test_a_failure_mid_stream_is_the_model_error_of_its_code(scripted):
+    from hostlink.host import ErrorEvent, TextDelta
+
+    resets = int(time.time()) + 3600
+    scripted.append([TextDelta("the start"), ErrorEvent("usage limit reached", code="quota_exceeded",
+                                                         resets_at=resets)])
+    with pytest.raises(ModelQuotaExceededError, match="usage limit reached") as raised:
+        async with Agent(ClaudeCodeModel("sonnet")).run_stream("hello") as result:
+            [piece async for piece in result.stream_text(delta=True, debounce_by=None)]
+    assert raised.value.provider_error_code == "quota_exceeded" and 3500 < raised.value.retry_after <= 3600
+
+
+@pytest.mark.anyio
+async def test_a_provider_that_ends_without_an_answer_is_unexpected_behaviour(scripted):
+    from pydantic_ai.exceptions import UnexpectedModelBehavior
+
+    from hostlink.host import TextDelta
+
+    scripted.append([TextDelta("cut off")])
+    with pytest.raises(UnexpectedModelBehavior, match="ended without an answer"):
+        await Agent(ClaudeCodeModel("sonnet")).run("hello")
 
 
 # --- ClaudeCodeModel with the real claude CLI ----------------------------------------------

@@ -175,6 +175,23 @@ def test_no_cli_on_path(tmp_path, runtime_dir):
     assert not found["auth"].ok and found["bridge"].ok and not diagnosis.ok
 
 
+def test_hostlink_run_from_a_source_tree_reports_its_version_unknown(tmp_path, runtime_dir, monkeypatch):
+    import importlib.metadata
+
+    installed = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name == "hostlink":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return installed(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    platform_check = checks(run({"HOME": str(tmp_path), "PATH": str(empty)}))["platform"]
+    assert platform_check.line.endswith(", hostlink unknown") and platform_check.facts["hostlink"] == "unknown"
+
+
 def test_a_hanging_cli_is_bounded_and_stopped(tmp_path, runtime_dir, monkeypatch):
     monkeypatch.setattr(preflight, "CLI_TIMEOUT_SECONDS", 0.5)
     bin_dir = tmp_path / "bin"
@@ -222,6 +239,16 @@ def test_the_doctor_says_whether_the_last_request_used_a_prewarmed_child(runtime
     assert "last request's claude: prewarmed (started while the host ran the tools" in text
     metrics.record({"outcome": "done", "child": "something else"})
     assert "child" not in metrics.last()  # a closed set of codes
+    (runtime_dir / metrics.FILE_NAME).unlink()
+
+
+def test_the_doctor_leaves_the_plan_to_the_usage_command(runtime_dir):
+    from hostlink.claude_code import plan
+
+    metrics.record({"outcome": "done", "plan": plan.PlanUsage(seen_at=1_900_000_000, status="allowed").to_json()})
+    lines = doctor.Diagnosis([], metrics.last()).text().splitlines()
+    assert lines[0].startswith("     last request: ") and "plan" not in lines[0] and "allowed" not in lines[0]
+    assert lines[1:] == ["     plan usage: see `claude-code usage`"]  # and no child it did not report
     (runtime_dir / metrics.FILE_NAME).unlink()
 
 
@@ -281,6 +308,13 @@ def test_a_broken_proposal_server_fails_the_bridge_check(tmp_path, runtime_dir, 
     found = checks(run({"HOME": str(tmp_path), "PATH": str(empty)}))
     assert not found["bridge"].ok and found["bridge"].line == line
     assert live_processes_mentioning(str(broken)) == []
+
+
+def test_a_range_of_one_verified_version_is_named_as_that_version(monkeypatch):
+    monkeypatch.setattr(compatibility, "VERIFIED_MAX", compatibility.VERIFIED_MIN)
+    only = compatibility.show(compatibility.VERIFIED_MIN)
+    assert compatibility.unverified_hint("9.9.9") == (
+        f"claude 9.9.9 is newer than the verified range ({only}): look for a newer hostlink")
 
 
 def test_advice_for_a_cli_outside_the_verified_range_or_one_that_exited_early():

@@ -125,6 +125,41 @@ async def test_not_signed_in_fails_the_first_request_with_an_explanation(tmp_pat
 
 
 @pytest.mark.anyio
+async def test_a_failed_request_is_counted_in_the_metrics_by_its_error_without_tokens(tmp_path, runtime_dir):
+    from tracing_support import metering, points
+
+    reader = metering()
+    fake = FakeClaude(tmp_path)
+    fake.script({"op": "control", "account": {"tokenSource": "none"}})
+    (event,) = await stream(registered(fake_environ(fake)))
+    found = points(reader.get_metrics_data())
+    (runtime_dir / metrics.FILE_NAME).unlink()
+    [request] = found["gen_ai.client.operation.duration"]
+    assert request.count == 1 and dict(request.attributes) == {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "claude-code", "gen_ai.request.model": "sonnet",
+        "error.type": event.code}
+    assert sorted(found) == ["gen_ai.client.operation.duration"]  # no first token, no tokens, no prewarm outcome
+
+
+@pytest.mark.anyio
+async def test_an_extra_usage_option_it_does_not_know_is_refused_by_name_before_claude_starts(tmp_path, runtime_dir):
+    from dataclasses import replace
+
+    fake = FakeClaude(tmp_path)
+    host = HostSession([ClaudeCodeExtension(environ=fake_environ(fake))])
+    await host.start(cwd=fake.home, project_trusted=False, notifier=Notices())
+    try:
+        events = await stream(host.registry, replace(context(PROMPT), options={"extra_usage": "sometimes"}))
+    finally:
+        await host.shutdown()
+    (event,) = events
+    assert isinstance(event, ErrorEvent) and event.code == "invalid_request"
+    assert "extra_usage" in event.message and "sometimes" in event.message
+    assert fake.log() == []  # no claude started
+    (runtime_dir / metrics.FILE_NAME).unlink(missing_ok=True)
+
+
+@pytest.mark.anyio
 async def test_stale_private_dirs_are_recovered_at_session_start_not_registration(tmp_path, runtime_dir):
     runtime_dir.mkdir()
     stale = runtime_dir / "claude-request-stale"

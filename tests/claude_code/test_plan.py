@@ -207,6 +207,27 @@ def test_usage_fresh_shows_each_window_in_local_time_and_the_guard():
     assert data["extra_usage_guard"] == {"mode": "refuse", "refusing": True, "refused_until": NOW + 3600}
 
 
+def test_an_unusable_runtime_directory_fails_no_request_and_the_guard_goes_by_what_it_saw(tmp_path, monkeypatch):
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(blocked))
+    metrics.record({"outcome": "done"})  # best effort: the request goes on
+    assert blocked.read_text() == ""
+    guard = PlanGuard(environ={})
+    assert guard.latest() is None
+    newer, older = plan.parse(OVERAGE, now=NOW), plan.parse(OVERAGE, now=NOW - 60)
+    guard.observe(newer, "allow")
+    guard.observe(older, "allow")  # a report that arrived late changes nothing
+    assert guard.latest() == newer and guard.refusing("refuse") is not None
+
+
+def test_usage_of_a_window_without_a_reset_time_says_no_reset():
+    report = plan.PlanUsage(seen_at=NOW, status="allowed", windows=(plan.Window("seven_day", 0.5),
+                                                                    plan.Window("five_hour")))
+    lines = usage.describe(report, "warn", now=NOW).splitlines()
+    assert "  7-day window: 50% used" in lines and "  5-hour window: use not reported" in lines
+
+
 def test_usage_expired_windows_are_unknown_until_the_next_request():
     usage_ = plan.parse(OVERAGE, now=NOW)
     later = NOW + 2 * 3600

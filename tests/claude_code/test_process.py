@@ -195,9 +195,11 @@ async def test_the_stderr_tail_is_the_last_whole_lines_with_private_paths_hidden
 
 
 @pytest.mark.anyio
-async def test_overlong_line_is_refused(tmp_path, monkeypatch):
+@pytest.mark.parametrize("code", ["print('x' * 5000)",  # a whole line, too long
+                                  "import sys; sys.stdout.write('x' * 5000)"])  # no end of line within the bound
+async def test_overlong_line_is_refused(tmp_path, monkeypatch, code):
     monkeypatch.setattr(process, "MAX_LINE_BYTES", 1000)
-    child = await ClaudeProcess.start([sys.executable, "-c", "print('x' * 5000)"], dict(os.environ), tmp_path,
+    child = await ClaudeProcess.start([sys.executable, "-c", code], dict(os.environ), tmp_path,
                                       tmp_path / "stderr.log")  # fmt: skip
     with pytest.raises(process.ProcessError, match="longer than"):
         await child.receive_line()
@@ -311,6 +313,21 @@ def test_proposal_server_usage_and_a_quiet_end_of_input(monkeypatch, capsys, cat
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
     runpy.run_path(str(PROPOSAL_SERVER), run_name="__main__")  # the client closed its end: a plain return
     assert capsys.readouterr() == ("", "")
+
+
+def test_proposal_server_leaves_quietly_with_130_when_interrupted(monkeypatch, capsys, catalog_file, tmp_path):
+    """The SIGINT Claude stops it with, in process (the real child below runs without site, so
+    unmeasured): no traceback, status 130."""
+
+    class Interrupted(io.BytesIO):
+        def readline(self, size=-1):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "argv", ["proposal_server.py", str(catalog_file), str(tmp_path / "m")])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(Interrupted()))
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_path(str(PROPOSAL_SERVER), run_name="__main__")
+    assert exited.value.code == 130 and capsys.readouterr() == ("", "")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Claude stops its MCP servers with SIGINT on POSIX")

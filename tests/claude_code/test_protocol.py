@@ -183,6 +183,11 @@ def test_each_stream_claude_must_not_send_fails_the_request_saying_what_happened
     assert str(failed.value) == says
 
 
+def test_retries_before_content_are_told_a_bounded_number_of_times():
+    _, actions = feed_all([{"type": "system", "subtype": "api_retry"}] * (protocol.MAX_NOTICES + 2))
+    assert actions == [protocol.Notice("Claude Code is retrying the request after an API error")] * protocol.MAX_NOTICES
+
+
 def test_records_that_carry_no_content_change_nothing_and_a_retry_before_content_is_a_notice():
     records = [{"type": "system", "subtype": "api_retry"}, {"type": "user"}, {"type": "system", "subtype": "status"},
                {"type": "tool_progress"},

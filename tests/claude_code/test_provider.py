@@ -157,6 +157,14 @@ async def test_bad_account_fails_before_the_prompt_is_written(fake, runtime_dir,
     assert not any("secret prompt" in line for line in fake.logged("stdin"))
 
 
+async def test_ui_chatter_before_init_is_passed_over(fake, runtime_dir):
+    chatter = {"op": "emit", "record": {"type": "system", "subtype": "ui_invalidate"}}
+    fake.script(chatter, {"op": "control"}, {"op": "read_user"}, chatter, {"op": "init"},
+                {"op": "message", "blocks": [{"text": "answered"}]}, {"op": "result"})
+    events = await collect(fake.provider(), context())
+    assert [e.delta for e in events if isinstance(e, TextDelta)] == ["answered"] and isinstance(events[-1], Done)
+
+
 async def test_output_before_init_is_a_protocol_error(fake, runtime_dir):
     fake.script({"op": "control"}, {"op": "read_user"}, {"op": "message", "blocks": [{"text": "early"}]},
                 {"op": "init"})

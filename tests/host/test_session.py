@@ -64,12 +64,15 @@ async def test_shutdown_is_idempotent_and_a_closed_session_runs_nothing(tmp_path
     host = HostSession([McpExtension(servers={"fx": fixture_server()})])
     await host.shutdown()  # before start: nothing to do
     host = HostSession([McpExtension(servers={"fx": fixture_server()})])
+    assert not host.started
     await host.start(cwd=tmp_path, project_trusted=False, notifier=Notes())
+    assert host.started
     await host.run_tool("mcp", {"action": "call", "server": "fx", "tool": "echo", "args": {"text": "x"}},
                         CancelSignal())
     assert len(fixture_children()) == 1
     await host.shutdown()
     await host.shutdown()
+    assert not host.started
     assert fixture_children() == []
     with pytest.raises(RuntimeError, match="closed"):
         await host.run_tool("mcp", {"action": "status"}, CancelSignal())

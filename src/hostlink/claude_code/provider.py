@@ -383,7 +383,7 @@ class _Request:
                 elif isinstance(action, protocol.Stop):
                     if action.reason in ("tool_use", "max_tokens"):
                         return
-                elif isinstance(action, protocol.Finished):
+                else:  # protocol.Finished, the last kind of action
                     if action.error is not None:
                         raise _Failed(action.error)
                     if self.mapper.stop_reason is None:

@@ -89,9 +89,8 @@ def provider_request(provider: str, model: str, *, seconds: float, error: str | 
                      first_token: float | None = None, response_model: str | None = None,
                      tokens: tuple[int, int] | None = None, prewarmed: bool | None = None) -> None:
     """One provider request for `model` (a registered id): `error` its code when it failed,
-    `first_token` seconds to its first token or call, `tokens` (input, output) when answered."""
-    if not recording():
-        return
+    `first_token` seconds to its first token or call, `tokens` (input, output) when answered.
+    Called only while `recording()`: the caller checks first, to skip gathering the values."""
     made = _instruments()
     attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider, "gen_ai.request.model": model}
     if response_model is not None:
@@ -109,9 +108,8 @@ def provider_request(provider: str, model: str, *, seconds: float, error: str | 
 
 
 def mcp_call(server: str, tool: str, outcome: str, seconds: float) -> None:
-    """One MCP tool call: `outcome` is `ok`, `tool_error` or hostlink's error code."""
-    if not recording():
-        return
+    """One MCP tool call: `outcome` is `ok`, `tool_error` or hostlink's error code. Called only
+    while `recording()`, as `provider_request`."""
     attributes = {"mcp.method.name": "tools/call", "hostlink.mcp.server": server, "gen_ai.tool.name": tool}
     if outcome != "ok":
         attributes["error.type"] = outcome

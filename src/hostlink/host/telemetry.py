@@ -84,10 +84,9 @@ def _kind(kind: str) -> Any:
 def start(name: str, attributes: Attributes | None = None, *, kind: str = "internal",
           parent: Span | None = None) -> Span:
     """A span that is not made current: for work that spans the yields of a generator, where a
-    current span would leak into the consumer's code. `parent` defaults to the current span."""
+    current span would leak into the consumer's code. `parent` defaults to the current span.
+    Called only while `recording()`: the caller holds `idle()` otherwise."""
     trace = _api()
-    if not recording():
-        return idle()
     context = trace.set_span_in_context(parent) if parent is not None else None
     return tracer().start_span(name, context=context, kind=_kind(kind), attributes=attributes)
 

@@ -179,10 +179,8 @@ class ChatClaudeCode(BaseChatModel):
                     calls += 1
                 elif isinstance(event, Done):
                     chunk = ChatGenerationChunk(message=last_chunk(event.message, self._metadata(event, notices)))
-                elif isinstance(event, ErrorEvent):
+                else:  # ErrorEvent, the stream's last
                     raise model_error(event)
-                else:
-                    continue
                 yield chunk
 
     @asynccontextmanager

@@ -185,11 +185,7 @@ class _Loop:
         def begin() -> None:
             if not future.set_running_or_notify_cancel():
                 return
-            try:
-                task = self._loop.create_task(make())
-            except BaseException as exc:  # noqa: BLE001 - the caller's future carries it, whatever it is
-                future.set_exception(exc)
-                return
+            task = self._loop.create_task(make())  # `make` only creates a coroutine: it raises nothing
             self._tasks[future] = task
             task.add_done_callback(functools.partial(self._settle, future))
 
@@ -476,7 +472,7 @@ class HostlinkModel(llm.Model):
                 response.add_tool_call(
                     llm.ToolCall(name=call.name, arguments=dict(call.arguments), tool_call_id=call.id)
                 )
-            elif isinstance(event, (Done, ErrorEvent)):
+            else:  # Done or ErrorEvent: the last event
                 outcome = event
         if isinstance(outcome, ErrorEvent):
             raise llm.ModelError(outcome.message)

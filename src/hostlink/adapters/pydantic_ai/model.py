@@ -186,7 +186,7 @@ class ClaudeCodeStreamedResponse(StreamedResponse):
             elif isinstance(event, Done):
                 self._usage = usage_of(event.message)
                 self.finish_reason = _FINISH.get(event.message.stop_reason)
-            elif isinstance(event, ErrorEvent):
+            else:  # ErrorEvent, the stream's last
                 raise model_error(self._model_name, event, in_stream=True)
 
     async def close_stream(self) -> None:
