@@ -23,3 +23,16 @@ from hostlink.mcp.errors import AuthError
 ])
 def test_a_failed_sign_in_is_told_in_one_safe_line(error, reason):
     assert _describe(error) == reason
+
+
+@pytest.mark.anyio
+async def test_once_the_callback_is_in_only_the_code_exchange_may_leave():
+    from hostlink.mcp.auth.signin import _ExchangeGuard
+
+    guard = _ExchangeGuard("http://127.0.0.1:9/mcp", None)
+    guard.arm()
+    with pytest.raises(AuthError) as raised:
+        await guard.handle_async_request(httpx2.Request("GET", "http://127.0.0.1:9/.well-known/openid-configuration"))
+    assert str(raised.value) == "the sign-in tried a request other than the single code exchange"
+    assert not guard.exchanged  # refused before anything was sent: the exchange is still to come
+    await guard.aclose()
