@@ -437,6 +437,46 @@ async def test_a_sign_out_while_the_sign_in_waits_for_the_browser_ends_the_wait(
         await manager.aclose()
 
 
+async def test_a_refresh_the_server_fails_or_garbles_is_an_error_and_keeps_the_sign_in(fake_oauth):
+    fake_oauth.control(access_expires_in=5)  # inside the refresh margin: every use refreshes
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    try:
+        await sign_in(manager, "f", server)
+        for answer, message in (
+            ((400, '{"error": "invalid_client"}'), "refreshing the sign-in failed (HTTP 400, invalid_client)"),
+            ((502, "<html>\x1b[31mBad gateway</html>"), "refreshing the sign-in failed (HTTP 502)"),
+            ((200, '{"token_type": "Bearer"}'),
+             "the authorization server's refresh answer is not a valid token response"),
+        ):
+            fake_oauth.control(refresh_answer=answer)
+            with pytest.raises(AuthError) as raised:
+                await manager.http_auth("f", server)
+            assert not isinstance(raised.value, AuthRequired) and str(raised.value) == message
+            assert await manager.credential_state("f", server) == "refreshable"  # not a dead refresh token: kept
+        assert fake_oauth.counters()["token_refresh"] == 3
+        assert await manager.http_auth("f", server) is not None  # the next refresh works
+    finally:
+        await manager.aclose()
+
+
+async def test_a_sign_out_by_another_process_stops_a_refresh_here(fake_oauth):
+    fake_oauth.control(access_expires_in=5, refresh_expires_in=5)
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    try:
+        await sign_in(manager, "o", server)
+        auth = await manager.http_auth("o", server)
+        await SecureStore().delete(record_key("o", server))  # `hostlink mcp logout o` elsewhere
+        async with httpx2.AsyncClient(auth=auth) as client:
+            with pytest.raises(AuthRequired, match=r"^signed out of MCP server 'o'$"):
+                await client.post(server.url, json={})
+        refreshed = fake_oauth.counters()["token_refresh"]
+        assert refreshed == 1  # the one on the way in; none once the record was gone
+    finally:
+        await manager.aclose()
+
+
 # --- sign-out ------------------------------------------------------------------------------------
 
 
