@@ -36,3 +36,25 @@ async def test_once_the_callback_is_in_only_the_code_exchange_may_leave():
     assert str(raised.value) == "the sign-in tried a request other than the single code exchange"
     assert not guard.exchanged  # refused before anything was sent: the exchange is still to come
     await guard.aclose()
+
+
+def test_the_sdk_auth_log_keeps_its_notes_but_never_a_failure_s_text(caplog):
+    import logging
+
+    from hostlink.mcp.auth.oauth import quiet_sdk_auth_log
+
+    quiet_sdk_auth_log()
+    quiet_sdk_auth_log()  # once per logger, however many sign-ins set it up
+    logger = logging.getLogger("mcp.client.auth.oauth2")
+    with caplog.at_level(logging.DEBUG, logger="mcp.client.auth.oauth2"):
+        logger.info("discovered metadata at %s", "http://127.0.0.1:9/.well-known/oauth-authorization-server")
+        logger.error("token exchange failed: %s", "refresh_token=rt-secret")
+        try:
+            raise ValueError("access_token=at-secret")
+        except ValueError:
+            logger.warning("retrying", exc_info=True)
+    assert [record.getMessage() for record in caplog.records] == [
+        "discovered metadata at http://127.0.0.1:9/.well-known/oauth-authorization-server",
+        "OAuth flow error (see hostlink's message)", "OAuth flow error (see hostlink's message)"]
+    assert "secret" not in caplog.text
+    assert sum(type(f).__name__ == "_WithholdSdkErrorText" for f in logger.filters) == 1
