@@ -275,21 +275,30 @@ async def test_bad_callbacks_do_not_consume_the_flow(fake_oauth):
 
 
 async def test_one_listener_serves_flows_of_several_servers(fake_oauth):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     one = http_server(fake_oauth.mcp, auth="oauth")
     two = http_server(fake_oauth.mcp, auth="oauth")
+    fixed = http_server(fake_oauth.mcp, auth="oauth", oauth={"redirectUri": f"http://127.0.0.1:{port}/cb"})
     manager = AuthManager()
     links = {}
-    for name, server in (("one", one), ("two", two)):
+    for name, server in (("one", one), ("two", two), ("fixed", fixed)):
         with pytest.raises(AuthRequired) as raised:
             await manager.http_auth(name, server)
         links[name] = raised.value.link
-    redirects = {parse_qs(urlsplit(link).query)["redirect_uri"][0] for link in links.values()}
-    assert len(redirects) == 1 and manager._hub.listening == 1
+    redirects = {parse_qs(urlsplit(links[name]).query)["redirect_uri"][0] for name in ("one", "two")}
+    assert len(redirects) == 1 and manager._hub.listening == 2  # the shared one and the configured one
     assert (await follow_link(links["two"])).status_code == 200
     await manager.wait_login("two", two, 30)
-    assert manager._hub.listening == 1
+    assert manager._hub.listening == 2
     assert (await follow_link(links["one"])).status_code == 200
     await manager.wait_login("one", one, 30)
+    assert manager._hub.listening == 1  # the shared listener closed with its last flow; the other stays
+    assert (await follow_link(links["fixed"])).status_code == 200
+    await manager.wait_login("fixed", fixed, 30)
     assert manager._hub.listening == 0
     await manager.aclose()
 
