@@ -769,6 +769,30 @@ async def test_a_refused_refresh_leads_to_a_new_link(fake_oauth):
         await m.aclose()
 
 
+async def test_an_expired_sign_in_without_a_refresh_token_leads_to_a_new_link(fake_oauth):
+    import time
+
+    from hostlink.mcp.auth.store import StoredTokens, parse_record
+
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    await sign_in(manager, "x", server)
+    store, key = SecureStore(), record_key("x", server)
+    record = parse_record(await store.read_raw(key))
+    expired = StoredTokens(access_token=record.tokens.access_token, expires_at=time.time() - 1)
+    await store.save(key, record.model_copy(update={"tokens": expired}))
+    fresh = AuthManager()  # a later session
+    try:
+        assert await fresh.credential_state("x", server) == "expired"
+        with pytest.raises(AuthRequired) as raised:
+            await fresh.http_auth("x", server)
+        assert raised.value.link and raised.value.link.startswith(fake_oauth.issuer + "/authorize?")
+        assert fake_oauth.counters()["token_refresh"] == 0  # nothing to refresh with: no request
+    finally:
+        for each in (manager, fresh):
+            await each.aclose()
+
+
 async def test_the_mcp_tool_hands_the_model_a_link_and_the_host_hears_the_result(fake_oauth, tmp_path):
     from hostlink.mcp.extension import McpExtension
     from mcp_runtime_support import Host, text
