@@ -125,6 +125,17 @@ def test_a_failed_call_leaves_no_file_it_created(tmp_path):
     assert tool_error.returncode == 1 and "failed on purpose" in target.read_text()
 
 
+def test_a_call_refused_before_it_starts_writes_nothing_anywhere(tmp_path):
+    env = configure(tmp_path, {"demo": DEMO})
+    target, kept = tmp_path / "never.txt", tmp_path / "kept.txt"
+    kept.write_text("earlier result\n")
+    for sink in ((), ("-o", str(target)), ("-o", str(kept)), ("--full",)):
+        refused = hostlink_here(env, tmp_path, "mcp", "call", "nosuch", "echo", "{}", *sink)
+        assert refused.returncode == 2 and "unknown MCP server 'nosuch'" in refused.stderr
+        assert refused.stdout == ""  # --full: not a byte of a result
+    assert not target.exists() and kept.read_text() == "earlier result\n"
+
+
 def test_a_result_over_the_session_budget_is_refused_not_cut(tmp_path, runtime_dir):
     session = OutputSession(budget=64 * 1024)
     result = ToolResult(content=bound_content([TextContent("x" * 99 + "\n")] * 1000, session))

@@ -110,6 +110,14 @@ def test_status_help_says_array(tmp_path):
     assert "JSON array" in hostlink_here(configure(tmp_path, {}), tmp_path, "mcp", "status", "--help").stdout
 
 
+def test_shell_completion_offers_every_command(tmp_path):
+    env = {**configure(tmp_path, {}), "_HOSTLINK_COMPLETE": "bash_complete", "COMP_WORDS": "hostlink ",
+           "COMP_CWORD": "1"}
+    completed = hostlink_here(env, tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines() == ["plain,claude-code", "plain,demo", "plain,mcp", "plain,serve"]
+
+
 # --- 4. argument errors --------------------------------------------------------------------
 
 

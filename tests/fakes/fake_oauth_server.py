@@ -19,7 +19,9 @@ answering), `revoke_access` (true: every access token issued so far stops workin
 `revocation` (`"ok"`: `/revoke` revokes per RFC 7009 and counts each token type in
 `revoked`, in order; `"none"`: the metadata names no revocation endpoint; `"error"`: it
 answers 500; `"hang"`: it never answers in time; `"cleartext"`: the metadata names an http
-endpoint on a non-loopback host).
+endpoint on a non-loopback host), `authorization_query` (a query the metadata's authorization endpoint
+carries, e.g. a `state` of its own), `refresh_answer` (`[status, body]`: what the next refresh answers
+instead, as JSON).
 
 MCP server (MCP_URL, path `/mcp`): the SDK `MCPServer` with protected-resource metadata
 naming AS_URL, accepting only live access tokens; tool `whoami` answers the token's client.
@@ -59,7 +61,8 @@ class State:
         self.control = {"access_expires_in": 3600, "refresh_expires_in": 3600, "metadata_issuer": None,
                         "token_error": None, "token_bloat": False, "refresh_delay": 0, "require_scope": None,
                         "assertion_key": None, "assertion_alg": "ES256", "assertion_kid": None,
-                        "revocation": "ok"}
+                        "revocation": "ok", "authorization_query": None,
+                        "refresh_answer": None}
         self.assertion_ids: set[str] = set()  # jti values seen: an assertion is good for one request
 
     def issue(self, client_id: str, expires_in: int, scope: str | None, refresh: bool = True) -> dict:
@@ -117,7 +120,8 @@ def build_as(state: State):
         revocation = {"revocation_endpoint": endpoint} if endpoint else {}
         return JSONResponse({**revocation,
             "issuer": state.control["metadata_issuer"] or base,
-            "authorization_endpoint": f"{base}/authorize",
+            "authorization_endpoint": f"{base}/authorize" + (f"?{query}" if (query := state.control[
+                "authorization_query"]) else ""),
             "token_endpoint": f"{base}/token",
             "registration_endpoint": f"{base}/register",
             "response_types_supported": ["code"],
@@ -170,6 +174,9 @@ def build_as(state: State):
             return JSONResponse(state.issue(entry["client_id"], state.control["access_expires_in"], entry["scope"]))
         if grant == "refresh_token":
             state.counters["token_refresh"] += 1
+            if state.control["refresh_answer"]:
+                (status, body), state.control["refresh_answer"] = state.control["refresh_answer"], None
+                return PlainTextResponse(body, status_code=status, media_type="application/json")
             if state.control["refresh_delay"]:
                 await asyncio.sleep(state.control["refresh_delay"])
             entry = state.refresh.pop(form.get("refresh_token", ""), None)

@@ -6,6 +6,7 @@ receiver, the fake authorization server and an SDK MCP server that requires its 
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
@@ -184,6 +185,9 @@ async def test_failed_start_latches_until_explicit_retry(fake_oauth, caplog):
     assert fake_oauth.counters()["metadata"] == seen
     assert await manager.credential_state("f", server) == "authorization failed"
     fake_oauth.control(metadata_issuer=None)
+    with pytest.raises(AuthError, match=r"authorization_failed.*hostlink mcp auth f"):
+        await manager.start_login("f", server, retry=False)  # only an explicit retry clears the latch
+    assert fake_oauth.counters()["metadata"] == seen
     link = await manager.start_login("f", server)
     assert (await follow_link(link)).status_code == 200
     await manager.wait_login("f", server, 30)
@@ -271,21 +275,30 @@ async def test_bad_callbacks_do_not_consume_the_flow(fake_oauth):
 
 
 async def test_one_listener_serves_flows_of_several_servers(fake_oauth):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     one = http_server(fake_oauth.mcp, auth="oauth")
     two = http_server(fake_oauth.mcp, auth="oauth")
+    fixed = http_server(fake_oauth.mcp, auth="oauth", oauth={"redirectUri": f"http://127.0.0.1:{port}/cb"})
     manager = AuthManager()
     links = {}
-    for name, server in (("one", one), ("two", two)):
+    for name, server in (("one", one), ("two", two), ("fixed", fixed)):
         with pytest.raises(AuthRequired) as raised:
             await manager.http_auth(name, server)
         links[name] = raised.value.link
-    redirects = {parse_qs(urlsplit(link).query)["redirect_uri"][0] for link in links.values()}
-    assert len(redirects) == 1 and manager._hub.listening == 1
+    redirects = {parse_qs(urlsplit(links[name]).query)["redirect_uri"][0] for name in ("one", "two")}
+    assert len(redirects) == 1 and manager._hub.listening == 2  # the shared one and the configured one
     assert (await follow_link(links["two"])).status_code == 200
     await manager.wait_login("two", two, 30)
-    assert manager._hub.listening == 1
+    assert manager._hub.listening == 2
     assert (await follow_link(links["one"])).status_code == 200
     await manager.wait_login("one", one, 30)
+    assert manager._hub.listening == 1  # the shared listener closed with its last flow; the other stays
+    assert (await follow_link(links["fixed"])).status_code == 200
+    await manager.wait_login("fixed", fixed, 30)
     assert manager._hub.listening == 0
     await manager.aclose()
 
@@ -322,6 +335,155 @@ async def test_oversized_token_answer_is_refused(fake_oauth):
     assert await SecureStore().read_raw(record_key("o", server)) is not None  # pending only
     assert await manager.credential_state("o", server) == "authorization failed"
     await manager.aclose()
+
+
+async def test_a_sign_in_to_a_server_that_asks_for_none_says_it_is_usable_without_one():
+    import subprocess
+
+    with started([sys.executable, str(FAKES / "mcp_fixture_server.py"), "--http"], stdout=subprocess.PIPE,
+                 text=True) as proc:
+        server = http_server(proc.stdout.readline().strip(), auth="oauth")
+        manager = AuthManager()
+        try:
+            with pytest.raises(AuthError) as raised:
+                await manager.start_login("open", server)
+            assert str(raised.value) == "MCP server 'open' did not ask for sign-in; it is usable without it"
+            assert await manager.credential_state("open", server) == "signed out"  # nothing latched, nothing stored
+            assert await SecureStore().read_raw(record_key("open", server)) is None
+        finally:
+            await manager.aclose()
+
+
+async def test_a_callback_port_already_taken_fails_the_sign_in_and_latches():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = http_server("http://127.0.0.1:9/mcp", auth="oauth", oauth={"redirectUri": f"http://127.0.0.1:{port}/cb"})
+        manager = AuthManager()
+        try:
+            with pytest.raises(AuthError) as raised:
+                await manager.start_login("busy", server)
+            assert str(raised.value) == (
+                "authorization_failed: sign-in to MCP server 'busy' failed (cannot listen for the authorization "
+                f"callback on http://127.0.0.1:{port}); retry with `hostlink mcp auth busy` or the mcp tool's "
+                'action "auth"')
+            assert await manager.credential_state("busy", server) == "authorization failed"
+        finally:
+            await manager.aclose()
+
+
+async def test_a_later_sign_in_on_a_fixed_redirect_uri_reuses_the_registration(fake_oauth):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = http_server(fake_oauth.mcp, auth="oauth", oauth={"redirectUri": f"http://127.0.0.1:{port}/cb"})
+    first = AuthManager()
+    await sign_in(first, "again", server)
+    await first.aclose()
+    await _until_free(port)
+    later = AuthManager()  # another session: `mcp auth` again
+    try:
+        link = await later.start_login("again", server)
+        assert (await follow_link(link)).status_code == 200
+        await later.wait_login("again", server, 30)
+        assert await later.credential_state("again", server) == "signed in"
+        counters = fake_oauth.counters()
+        assert counters["register"] == 1 and counters["authorize"] == 2 and counters["token_code"] == 2
+    finally:
+        await later.aclose()
+
+
+async def _until_free(port: int) -> None:
+    """Until the closed callback listener has let go of `port` (it closes in its own task)."""
+    import socket
+
+    with anyio.fail_after(10):
+        while True:
+            with socket.socket() as again:
+                again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    again.bind(("127.0.0.1", port))
+                    return
+                except OSError:
+                    await anyio.sleep(0.01)
+
+
+async def test_an_authorization_link_with_a_second_state_is_refused(fake_oauth):
+    fake_oauth.control(authorization_query="state=chosen-by-the-server")
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    try:
+        with pytest.raises(AuthError, match=r"failed \(the authorization link is malformed or too long\)"):
+            await manager.start_login("two", server)
+        assert fake_oauth.counters()["authorize"] == 0
+        assert await SecureStore().read_raw(record_key("two", server)) is None  # refused before it is stored
+        assert await manager.credential_state("two", server) == "authorization failed"
+    finally:
+        fake_oauth.control(authorization_query=None)
+        await manager.aclose()
+
+
+async def test_a_sign_out_while_the_sign_in_waits_for_the_browser_ends_the_wait(fake_oauth):
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    try:
+        link = await manager.start_login("w", server)
+        waiting = asyncio.ensure_future(manager.wait_login("w", server, 30))
+        await asyncio.sleep(0)  # the wait has begun
+        await manager.logout("w", server)
+        with pytest.raises(AuthError, match=r"^the sign-in was cancelled \(sign-out or shutdown\)$"):
+            await waiting
+        assert await manager.credential_state("w", server) == "signed out"
+        async with httpx2.AsyncClient() as client:
+            with pytest.raises(httpx2.ConnectError):  # its callback listener is gone with it
+                await client.get((await client.get(link)).headers["location"])
+    finally:
+        await manager.aclose()
+
+
+async def test_a_refresh_the_server_fails_or_garbles_is_an_error_and_keeps_the_sign_in(fake_oauth):
+    fake_oauth.control(access_expires_in=5)  # inside the refresh margin: every use refreshes
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    try:
+        await sign_in(manager, "f", server)
+        for answer, message in (
+            ((400, '{"error": "invalid_client"}'), "refreshing the sign-in failed (HTTP 400, invalid_client)"),
+            ((502, "<html>\x1b[31mBad gateway</html>"), "refreshing the sign-in failed (HTTP 502)"),
+            ((200, '{"token_type": "Bearer"}'),
+             "the authorization server's refresh answer is not a valid token response"),
+        ):
+            fake_oauth.control(refresh_answer=answer)
+            with pytest.raises(AuthError) as raised:
+                await manager.http_auth("f", server)
+            assert not isinstance(raised.value, AuthRequired) and str(raised.value) == message
+            assert await manager.credential_state("f", server) == "refreshable"  # not a dead refresh token: kept
+        assert fake_oauth.counters()["token_refresh"] == 3
+        assert await manager.http_auth("f", server) is not None  # the next refresh works
+    finally:
+        await manager.aclose()
+
+
+async def test_a_sign_out_by_another_process_stops_a_refresh_here(fake_oauth):
+    fake_oauth.control(access_expires_in=5, refresh_expires_in=5)
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    try:
+        await sign_in(manager, "o", server)
+        auth = await manager.http_auth("o", server)
+        await SecureStore().delete(record_key("o", server))  # `hostlink mcp logout o` elsewhere
+        async with httpx2.AsyncClient(auth=auth) as client:
+            with pytest.raises(AuthRequired, match=r"^signed out of MCP server 'o'$"):
+                await client.post(server.url, json={})
+        refreshed = fake_oauth.counters()["token_refresh"]
+        assert refreshed == 1  # the one on the way in; none once the record was gone
+    finally:
+        await manager.aclose()
 
 
 # --- sign-out ------------------------------------------------------------------------------------
@@ -605,6 +767,30 @@ async def test_a_refused_refresh_leads_to_a_new_link(fake_oauth):
     assert parse_record(await store.read_raw(key)).tokens is None  # the dead refresh token is gone
     for m in (manager, fresh):
         await m.aclose()
+
+
+async def test_an_expired_sign_in_without_a_refresh_token_leads_to_a_new_link(fake_oauth):
+    import time
+
+    from hostlink.mcp.auth.store import StoredTokens, parse_record
+
+    server = http_server(fake_oauth.mcp, auth="oauth")
+    manager = AuthManager()
+    await sign_in(manager, "x", server)
+    store, key = SecureStore(), record_key("x", server)
+    record = parse_record(await store.read_raw(key))
+    expired = StoredTokens(access_token=record.tokens.access_token, expires_at=time.time() - 1)
+    await store.save(key, record.model_copy(update={"tokens": expired}))
+    fresh = AuthManager()  # a later session
+    try:
+        assert await fresh.credential_state("x", server) == "expired"
+        with pytest.raises(AuthRequired) as raised:
+            await fresh.http_auth("x", server)
+        assert raised.value.link and raised.value.link.startswith(fake_oauth.issuer + "/authorize?")
+        assert fake_oauth.counters()["token_refresh"] == 0  # nothing to refresh with: no request
+    finally:
+        for each in (manager, fresh):
+            await each.aclose()
 
 
 async def test_the_mcp_tool_hands_the_model_a_link_and_the_host_hears_the_result(fake_oauth, tmp_path):

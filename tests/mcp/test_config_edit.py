@@ -57,3 +57,24 @@ def test_an_entry_shown_to_a_person_hides_literal_secrets_but_not_references():
     assert shown["env"]["API_TOKEN"] != "sk-live-1" and "sk-live-1" not in json.dumps(shown)
     assert shown["env"]["MODE"] == "fast" and entry["env"]["API_TOKEN"] == "sk-live-1"  # a copy
     assert hide_secrets("not an entry") == "not an entry"
+
+
+def test_an_edit_stopped_while_it_waits_for_another_leaves_nothing_open(config):
+    from hostlink.mcp.config.edit import lock_for_edit
+
+    def stopped() -> None:
+        raise KeyboardInterrupt  # Ctrl-C at "waiting for another edit"
+
+    def never() -> None:
+        raise AssertionError("nothing holds the lock any more")
+
+    release = lock_for_edit(config, never)
+    before = sorted(os.listdir("/proc/self/fd"))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            lock_for_edit(config, stopped)
+        assert sorted(os.listdir("/proc/self/fd")) == before  # its descriptor of the directory is closed
+    finally:
+        release()
+    lock_for_edit(config, never)()  # the lock is free for the next edit
+    assert _untouched(config)

@@ -201,7 +201,8 @@ def test_a_dry_run_creates_nothing(tmp_path):
     assert not user_file(tmp_path).parent.exists()  # not even the directory the edit lock would make
 
 
-def test_a_yes_on_the_terminal_writes(tmp_path):
+@pytest.mark.parametrize(("reply", "written"), [(b"y\n", True), (b"n\n", False)])
+def test_the_answer_on_the_terminal_decides_whether_it_writes(tmp_path, reply, written):
     place(tmp_path, "home/.cursor/mcp.json", json.dumps({"mcpServers": {"a": {"command": "a"}}}))
     (tmp_path / PROJECT).mkdir(exist_ok=True)
     primary, secondary = os.openpty()
@@ -215,10 +216,21 @@ def test_a_yes_on_the_terminal_writes(tmp_path):
         if select.select([primary], [], [], 1)[0]:
             seen += os.read(primary, 4096)
     assert b"write 1 server to" in seen
-    os.write(primary, b"y\n")
+    os.write(primary, reply)
     assert process.wait(timeout=60) == 0
+    while select.select([primary], [], [], 0)[0]:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # the terminal's other end is closed: all read
+            break
+        if not chunk:
+            break
+        seen += chunk
     os.close(primary)
-    assert json.loads(user_file(tmp_path).read_text())["mcpServers"] == {"a": {"command": "a"}}
+    if written:
+        assert json.loads(user_file(tmp_path).read_text())["mcpServers"] == {"a": {"command": "a"}}
+    else:
+        assert b"nothing written" in seen.split(b"[y/N]")[1] and not user_file(tmp_path).exists()
 
 
 def test_the_command_offers_every_program_and_loads_cheaply():

@@ -29,6 +29,12 @@ def test_the_shipped_file_is_what_the_pydantic_schema_generates():
         "mcp.schema.json is stale: python -m hostlink.mcp.config.json_schema > src/hostlink/mcp/mcp.schema.json")
 
 
+def test_the_documented_regeneration_command_prints_the_shipped_file():
+    printed = subprocess.run([sys.executable, "-m", "hostlink.mcp.config.json_schema"], capture_output=True,
+                             text=True, encoding="utf-8", check=True)
+    assert printed.stdout == SHIPPED.read_text(encoding="utf-8")
+
+
 def test_every_key_has_a_description():
     for name, definition in build_schema()["$defs"].items():
         for key, prop in definition.get("properties", {}).items():

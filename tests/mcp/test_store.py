@@ -208,6 +208,28 @@ async def test_two_items_for_one_key_are_ambiguous_not_absent():
     assert await store.read_raw("test-dup") is None
 
 
+async def test_a_deletion_the_keyring_does_not_finish_is_not_called_done():
+    import secretstorage
+
+    from hostlink.mcp.auth.store import _MAX_DUPLICATES
+
+    store = SecureStore()
+    bus = secretstorage.dbus_init()
+    try:
+        collection = secretstorage.get_default_collection(bus)
+        for copy in range(_MAX_DUPLICATES + 1):  # more copies than one deletion removes
+            collection.create_item(f"copy {copy}", {"service": "hostlink.mcp", "username": "test-many",
+                                                    "application": "someone else"}, b'{"version": 1}')
+    finally:
+        bus.close()
+    with pytest.raises(StoreError) as raised:
+        await store.delete("test-many")
+    assert raised.value.state == "unverified"
+    assert str(raised.value) == "the OS keyring still holds the credential record after deletion"
+    await store.delete("test-many")  # the one left goes with the next sign-out
+    assert await store.read_raw("test-many") is None
+
+
 @pytest.mark.serial  # the shared keyring locks and its daemon restarts
 async def test_a_locked_keyring_is_reported_as_locked(fake_oauth):
     import secretstorage
@@ -226,6 +248,9 @@ async def test_a_locked_keyring_is_reported_as_locked(fake_oauth):
         assert await manager.credential_state("l", server) == "keyring locked"
         with pytest.raises(StoreError, match="locked"):
             await manager.http_auth("l", server)
+        with pytest.raises(StoreError) as deleting:
+            await SecureStore().delete("test-locked")  # a sign-out cannot confirm anything either
+        assert deleting.value.state == "locked"
         assert fake_oauth.counters()["metadata"] == 0
     finally:
         stop_keyring_daemon()  # a restart with the password is how this headless keyring unlocks again
