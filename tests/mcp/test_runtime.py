@@ -22,6 +22,7 @@ from hostlink.mcp.errors import (
     ServerNotFound,
 )
 from hostlink.mcp.runtime.clients import McpRuntime
+from hostlink.mcp.runtime.listing import every_page
 from mcp_runtime_support import alive, fixture_children, http_fixture, stdio
 
 pytestmark = pytest.mark.anyio
@@ -198,6 +199,10 @@ async def test_failed_start_is_classified_latched_and_cleared_only_by_reconnect(
         with pytest.raises(ConnectFailed) as second:
             await runtime.connect("bad")
         assert second.value is first.value
+        assert (await runtime.disconnect("bad")).error is first.value  # a disconnect keeps the latch
+        with pytest.raises(ConnectFailed) as still:
+            await runtime.connect("bad")
+        assert still.value is first.value
         assert (await runtime.reconnect("bad")).state == "idle"
         with pytest.raises(ConnectFailed) as third:
             await runtime.connect("bad")
@@ -273,6 +278,30 @@ async def test_crash_mid_call_gives_clear_error_then_reconnect_works():
     assert fixture_children() == []
 
 
+async def test_calls_in_flight_when_the_server_crashes_all_get_the_one_latched_error():
+    runtime = McpRuntime({"fx": stdio()})
+    failures: list[BaseException] = []
+
+    async def call(tool: str) -> None:
+        try:
+            await runtime.call_tool("fx", tool, {})
+        except ConnectFailed as failed:
+            failures.append(failed)
+
+    try:
+        await runtime.connect("fx")
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, "hang")
+            await anyio.lowlevel.checkpoint()  # the hang is sent before the crash
+            group.start_soon(call, "crash")
+        assert len(failures) == 2 and failures[0] is failures[1]  # one crash, one error for every caller
+        assert "closed the connection during the call of tool" in str(failures[0])
+        assert runtime.snapshot("fx").error is failures[0]
+    finally:
+        await runtime.aclose()
+    assert fixture_children() == []
+
+
 async def test_hang_past_timeout_gives_clear_error_and_connection_stays_usable():
     runtime = McpRuntime({"fx": stdio(toolTimeoutMs=2000)})  # the call's bound alone, apart from the setup's
     try:
@@ -289,6 +318,7 @@ async def test_hang_past_timeout_gives_clear_error_and_connection_stays_usable()
 async def test_disconnect_closes_and_next_use_connects_again():
     runtime = McpRuntime({"fx": stdio()})
     try:
+        assert (await runtime.disconnect("fx")).state == "idle" and fixture_children() == []  # never connected
         pid = await pid_of(runtime, "fx")
         assert (await runtime.disconnect("fx")).state == "idle"
         assert not alive(pid)
@@ -368,6 +398,45 @@ async def test_http_error_statuses_cause_no_retry_storm(status, error, phrase, m
             # auto probes server/discover, then tries the initialize handshake: two requests at most,
             # and the latched failure sends nothing more however often it is asked.
             assert server.count() <= (2 if mode == "auto" else 1)
+        finally:
+            await runtime.aclose()
+
+
+@pytest.mark.parametrize(("status", "phrase"), [
+    (404, "has no MCP endpoint at its URL (HTTP 404)"),  # a wrong path in the URL
+    (400, "refused setup: Server returned an error response"),
+])
+async def test_http_statuses_that_ask_no_credentials_are_named_once(status, phrase):
+    with http_fixture("--status", str(status)) as server:
+        runtime = McpRuntime({"web": server.config()})
+        try:
+            for _ in range(2):
+                with pytest.raises(ConnectFailed, match=re.escape(f"MCP server 'web' {phrase}")):
+                    await runtime.connect("web")
+            assert server.count() == 2  # the probe and the legacy handshake, then the failure is latched
+        finally:
+            await runtime.aclose()
+
+
+async def test_an_http_server_gone_mid_call_latches_a_clear_error():
+    with http_fixture() as server:
+        runtime = McpRuntime({"web": server.config()})
+        try:
+            await runtime.connect("web")
+            before = await anyio.to_thread.run_sync(server.count)
+
+            async def kill_once_the_call_arrived() -> None:
+                while await anyio.to_thread.run_sync(server.count) == before:
+                    await anyio.sleep(0.02)
+                server.process.kill()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(kill_once_the_call_arrived)
+                with pytest.raises(ConnectFailed) as lost:
+                    await runtime.call_tool("web", "hang", {})
+            assert str(lost.value) == ("MCP server 'web' closed the connection during the call of tool 'hang'; "
+                                       "use reconnect to start it again")
+            assert runtime.snapshot("web").state == "failed"
         finally:
             await runtime.aclose()
 
@@ -467,6 +536,16 @@ async def test_stderr_is_a_bounded_classified_tail_never_echoed(tmp_path):
         await runtime.aclose()
 
 
+async def test_a_command_the_system_cannot_run_is_a_clear_error(tmp_path):
+    program = tmp_path / "not-a-program"
+    program.write_bytes(b"\x7fELF\x00 not really")  # executable, but in no format the system runs
+    program.chmod(0o755)
+    runtime = McpRuntime({"x": parse_server({"command": str(program)})})
+    with pytest.raises(ConnectFailed, match=re.escape("MCP server 'x' could not be started (OSError)")):
+        await runtime.connect("x")
+    await runtime.aclose()
+
+
 async def test_non_executable_command_is_permission_denied(tmp_path):
     script = tmp_path / "not-executable"
     script.write_text("#!/bin/sh\n")
@@ -524,11 +603,14 @@ for line in sys.stdin:
     if "id" not in msg:
         continue
     if msg["method"] == "initialize":
-        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}, "resources": {}},
                   "serverInfo": {"name": "endless", "version": "0"}}
     elif msg["method"] == "tools/list":
         page = int((msg.get("params") or {}).get("cursor") or 0)
         result = {"tools": [{"name": f"t{page}", "inputSchema": {"type": "object"}}], "nextCursor": str(page + 1)}
+    elif msg["method"] == "resources/list":
+        page = int((msg.get("params") or {}).get("cursor") or 0)
+        result = {"resources": [{"uri": f"endless://{page}", "name": f"r{page}"}], "nextCursor": str(page + 1)}
     else:
         print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
         continue
@@ -543,6 +625,16 @@ async def test_tool_listing_pagination_is_capped(tmp_path):
     try:
         with pytest.raises(CallFailed, match="listed more than 50 pages of tools"):
             await runtime.list_tools("endless")
+        asked: list[str | None] = []
+
+        def resources_page(cursor: str | None):
+            asked.append(cursor)
+            return runtime.list_resources("endless", cursor)
+
+        with pytest.raises(CallFailed) as capped:
+            await every_page(resources_page, "endless", "resources")
+        assert str(capped.value) == "MCP server 'endless' listed more than 50 pages of resources"
+        assert asked == [None, *(str(page) for page in range(1, 50))]  # fifty pages asked, no more
         assert runtime.snapshot("endless").state == "connected"  # the connection itself is fine
     finally:
         await runtime.aclose()
