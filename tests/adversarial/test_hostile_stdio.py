@@ -65,6 +65,27 @@ async def test_after_a_tool_error_code_the_session_stays_connected(code):
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(("attack", "said"), [
+    ("bad-result", "sent an invalid result for the call of tool 'boom'"),
+    ("schema-mismatch", "sent a result for the call of tool 'boom' that does not match the tool's output schema"),
+])
+async def test_a_result_that_is_not_a_valid_tool_result_is_named_and_the_session_lives(attack, said):
+    from hostlink.mcp.config.schema import parse_server
+    from hostlink.mcp.errors import CallFailed
+    from hostlink.mcp.runtime.clients import McpRuntime
+
+    runtime = McpRuntime({"odd": parse_server(stdio(attack))})
+    try:
+        await runtime.list_tools("odd")  # the output schemas are known before the call, as the mcp tool does
+        with pytest.raises(CallFailed) as failed:
+            await runtime.call_tool("odd", "boom", {})
+        assert str(failed.value) == f"MCP server 'odd' {said}"
+        assert runtime.snapshot("odd").state == "connected"
+    finally:
+        await runtime.aclose()
+
+
+@pytest.mark.anyio
 async def test_invalid_utf8_is_replaced_and_the_connection_lives():
     from hostlink.mcp.config.schema import parse_server
     from hostlink.mcp.runtime.clients import McpRuntime

@@ -65,6 +65,16 @@ def test_content_capture_is_the_genai_switch_and_bounded(monkeypatch):
     assert telemetry.content({"a": [1, "é"]}) == '{"a":[1,"é"]}'
 
 
+def test_tool_labels_are_cut_to_safe_characters_and_to_a_bounded_set(monkeypatch):
+    from hostlink.mcp import metering
+
+    monkeypatch.setattr(metering, "_tools", set())
+    assert metering.tool_label("<img src=x>") == "?img?src?x?"
+    labels = [metering.tool_label(f"t{n}") for n in range(metering.MAX_TOOLS + 2)]
+    assert labels[metering.MAX_TOOLS - 2:] == ["t198", "other", "other", "other"]  # "<img…>" took one place
+    assert metering.tool_label("t0") == "t0"  # a name already labelled keeps its label
+
+
 @pytest.mark.anyio
 async def test_mcp_calls_states_and_a_reconnect_are_in_the_opentelemetry_metrics(tmp_path, monkeypatch):
     """A real host session over the MCP extension and the fixture server on stdio: the calls by
