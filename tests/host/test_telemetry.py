@@ -65,6 +65,23 @@ def test_content_capture_is_the_genai_switch_and_bounded(monkeypatch):
     assert telemetry.content({"a": [1, "é"]}) == '{"a":[1,"é"]}'
 
 
+@pytest.mark.anyio
+async def test_an_mcp_call_span_says_whether_the_tool_or_hostlink_failed(tmp_path, monkeypatch):
+    from hostlink.mcp.extension import McpExtension
+    from mcp_runtime_support import Host, stdio
+
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path / "rt"))
+    exporter = recording()
+    async with Host(McpExtension(servers={"fx": stdio()}), tmp_path) as host:
+        assert (await host.run(action="call", server="fx", tool="fail")).is_error  # the tool's own error
+        assert (await host.run(action="call", server="fx", tool="nope")).is_error  # hostlink's
+        assert not (await host.run(action="call", server="fx", tool="echo", args={"text": "x"})).is_error
+    calls = [span for span in exporter.get_finished_spans() if span.name == "mcp call"]
+    assert [(span.attributes.get("error.type"), span.status.status_code.name) for span in calls] == [
+        ("tool_error", "ERROR"), ("unknown_tool", "ERROR"), (None, "UNSET")]
+    assert [span.attributes.get("gen_ai.tool.name") for span in calls] == ["fail", None, "echo"]
+
+
 def test_tool_labels_are_cut_to_safe_characters_and_to_a_bounded_set(monkeypatch):
     from hostlink.mcp import metering
 
