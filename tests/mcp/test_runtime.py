@@ -546,6 +546,25 @@ async def test_a_command_the_system_cannot_run_is_a_clear_error(tmp_path):
     await runtime.aclose()
 
 
+async def test_a_command_this_system_refuses_to_start_names_why(monkeypatch):
+    """Windows refuses a batch file whose arguments cmd.exe would interpret (see
+    hostlink.host.platform.commands); the refusal reaches the person as it was worded."""
+    from hostlink.host.platform.commands import CommandRefused
+    from hostlink.mcp.transports import stdio_pipes
+
+    def refuse(command, args, environ):
+        raise CommandRefused("argument 1 holds characters cmd.exe would interpret when it runs a batch file: &")
+
+    monkeypatch.setattr(stdio_pipes, "resolve", refuse)
+    runtime = McpRuntime({"x": stdio()})
+    with pytest.raises(ConnectFailed) as refused:
+        await runtime.connect("x")
+    assert str(refused.value) == ("MCP server 'x': argument 1 holds characters cmd.exe would interpret when it "
+                                  "runs a batch file: &")
+    await runtime.aclose()
+    assert fixture_children() == []
+
+
 async def test_non_executable_command_is_permission_denied(tmp_path):
     script = tmp_path / "not-executable"
     script.write_text("#!/bin/sh\n")
