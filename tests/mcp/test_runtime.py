@@ -302,6 +302,21 @@ async def test_calls_in_flight_when_the_server_crashes_all_get_the_one_latched_e
     assert fixture_children() == []
 
 
+async def test_a_legacy_servers_log_messages_reach_a_call_at_the_level_its_host_wants():
+    """On a handshake-era session the server sends what it likes: the level is applied here."""
+    from hostlink.host.progress import CallWatch, watching
+
+    runtime = McpRuntime({"fx": stdio(protocolVersion="legacy")})
+    try:
+        for level, expected in (("debug", ["debug", "info", "warning", "error"]), ("warning", ["warning", "error"])):
+            heard: list[str] = []
+            with watching(CallWatch(log=lambda _server, said, _logger, _data: heard.append(said), log_level=level)):
+                assert text_of(await runtime.call_tool("fx", "logs", {})) == "logged"
+            assert heard == expected, level
+    finally:
+        await runtime.aclose()
+
+
 async def test_hang_past_timeout_gives_clear_error_and_connection_stays_usable():
     runtime = McpRuntime({"fx": stdio(toolTimeoutMs=2000)})  # the call's bound alone, apart from the setup's
     try:
