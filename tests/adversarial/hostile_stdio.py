@@ -13,6 +13,8 @@ Attacks:
 - `many-items N`: `tools/call` answers N text items (one line of about 27 bytes each).
 - `log-flood N`: before answering `tools/call`, writes N malformed lines to stdout.
 - `notification-flood N`: before answering `tools/call`, sends N log notifications.
+- `typed-flood`: before answering `tools/call`, sends a log notification whose data holds
+  100,001 objects with a "type" key.
 - `update-flood N`: offers resource subscriptions; after answering `tools/call` of `boom`,
   sends N `notifications/resources/updated` of `flood://r`.
 - `server-request`: before answering `tools/call`, asks the client for sampling and roots
@@ -85,10 +87,11 @@ def call(ident, name: str) -> None:
         for _ in range(int(ARGUMENT)):
             out.write(b'{"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "flood://r"}}\n')
         return out.flush()
-    if ATTACK == "notification-flood":
-        for index in range(int(ARGUMENT)):
-            send({"jsonrpc": "2.0", "method": "notifications/message",
-                  "params": {"level": "info", "data": f"\x1b[31mnote {index}"}})
+    if ATTACK in ("notification-flood", "typed-flood"):
+        notes = ([f"\x1b[31mnote {index}" for index in range(int(ARGUMENT))] if ATTACK == "notification-flood"
+                 else [[{"type": "x"}] * 100_001])
+        for data in notes:
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": data}})
     if ATTACK == "server-request":
         answers = []
         for number, method in enumerate(("sampling/createMessage", "roots/list")):

@@ -86,6 +86,24 @@ async def test_a_result_that_is_not_a_valid_tool_result_is_named_and_the_session
 
 
 @pytest.mark.anyio
+async def test_a_notification_of_too_many_items_ends_the_connection_naming_why():
+    """A message that answers no request cannot be refused to its sender: the connection ends."""
+    from hostlink.mcp.config.schema import parse_server
+    from hostlink.mcp.errors import ConnectFailed
+    from hostlink.mcp.runtime.clients import McpRuntime
+
+    runtime = McpRuntime({"flood": parse_server(stdio("typed-flood"))})
+    try:
+        with pytest.raises(ConnectFailed) as lost:
+            await runtime.call_tool("flood", "boom", {})
+        assert str(lost.value).startswith(
+            "MCP server 'flood': the server sent a message of more than 100,000 items; it was not read")
+        assert runtime.snapshot("flood").state == "failed"
+    finally:
+        await runtime.aclose()
+
+
+@pytest.mark.anyio
 async def test_invalid_utf8_is_replaced_and_the_connection_lives():
     from hostlink.mcp.config.schema import parse_server
     from hostlink.mcp.runtime.clients import McpRuntime
