@@ -308,11 +308,12 @@ async def test_a_legacy_servers_log_messages_reach_a_call_at_the_level_its_host_
 
     runtime = McpRuntime({"fx": stdio(protocolVersion="legacy")})
     try:
-        for level, expected in (("debug", ["debug", "info", "warning", "error"]), ("warning", ["warning", "error"])):
-            heard: list[str] = []
-            with watching(CallWatch(log=lambda _server, said, _logger, _data: heard.append(said), log_level=level)):
+        heard: dict[str, list[str]] = {"debug": [], "warning": []}
+        for level, levels in heard.items():
+            with watching(CallWatch(log=lambda _server, said, _logger, _data, levels=levels: levels.append(said),
+                                    log_level=level)):
                 assert text_of(await runtime.call_tool("fx", "logs", {})) == "logged"
-            assert heard == expected, level
+        assert heard == {"debug": ["debug", "info", "warning", "error"], "warning": ["warning", "error"]}
     finally:
         await runtime.aclose()
 
@@ -500,6 +501,19 @@ async def test_auto_retries_once_with_legacy_when_the_probe_kills_an_old_stdio_s
         snapshot = await runtime.connect("old")
         assert (snapshot.protocol_version, snapshot.server_name) == ("2025-03-26", "old-and-touchy")
         assert text_of(await runtime.call_tool("old", "echo", {})) == "touchy ok"
+    finally:
+        await runtime.aclose()
+
+
+async def test_a_server_answering_the_handshake_in_a_version_no_client_speaks_fails_its_setup(tmp_path):
+    script = tmp_path / "ancient.py"
+    script.write_text(PROBE_INTOLERANT.replace('"2025-03-26"', '"2023-01-01"').replace("old-and-touchy", "ancient"))
+    runtime = McpRuntime({"old": parse_server({"command": sys.executable, "args": [str(script)]})})
+    try:
+        with pytest.raises(ConnectFailed) as failed:
+            await runtime.connect("old")
+        assert str(failed.value).startswith("MCP server 'old' setup failed (RuntimeError)")  # never the SDK's text
+        assert "2023-01-01" not in str(failed.value) and runtime.snapshot("old").state == "failed"
     finally:
         await runtime.aclose()
 
