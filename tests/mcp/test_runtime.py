@@ -318,6 +318,36 @@ async def test_a_legacy_servers_log_messages_reach_a_call_at_the_level_its_host_
         await runtime.aclose()
 
 
+@pytest.mark.parametrize("close", ["disconnect", "reconnect", "aclose"])
+async def test_a_call_in_flight_when_hostlink_closes_the_connection_is_not_blamed_on_the_server(close):
+    """Before, such a call read 'MCP server 'fx' rejected the call of tool …: Connection closed'."""
+    from hostlink.host.progress import CallWatch, watching
+
+    runtime = McpRuntime({"fx": stdio()})
+    running, failures = anyio.Event(), []
+
+    async def call() -> None:
+        with watching(CallWatch(listener=lambda *_: running.set())):
+            try:
+                await runtime.call_tool("fx", "progress", {"steps": 100, "pause": 0.3})
+            except ConnectFailed as failed:
+                failures.append(failed)
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await running.wait()  # the server reported progress: the call is in flight there
+            await getattr(runtime, close)(*(["fx"] if close != "aclose" else []))
+        assert [str(failed) for failed in failures] == [
+            "the call of tool 'progress' on MCP server 'fx' was stopped by a disconnect, reconnect or shutdown"]
+        if close != "aclose":
+            assert runtime.snapshot("fx").state == "idle"  # nothing latched: the next use connects
+            assert text_of(await runtime.call_tool("fx", "echo", {"text": "again"})) == "again"
+    finally:
+        await runtime.aclose()
+    assert fixture_children() == []
+
+
 async def test_hang_past_timeout_gives_clear_error_and_connection_stays_usable():
     runtime = McpRuntime({"fx": stdio(toolTimeoutMs=2000)})  # the call's bound alone, apart from the setup's
     try:
