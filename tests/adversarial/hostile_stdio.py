@@ -6,10 +6,15 @@ Attacks:
 - `tool-error CODE`: `tools/call` answers a JSON-RPC error with CODE (e.g. -32000).
 - `bad-utf8`: `tools/call` of `bad` answers with one invalid UTF-8 byte in the text;
   `ok` answers normally.
+- `bad-result`: `tools/call` of `boom` answers a result whose `content` is not a list.
+- `schema-mismatch`: every tool declares an output schema (`{"n": integer}`, required); `tools/call`
+  of `boom` answers structured content whose `n` is a string.
 - `big-line MIB`: `tools/call` answers one text result of MIB MiB on one line.
 - `many-items N`: `tools/call` answers N text items (one line of about 27 bytes each).
 - `log-flood N`: before answering `tools/call`, writes N malformed lines to stdout.
 - `notification-flood N`: before answering `tools/call`, sends N log notifications.
+- `typed-flood`: before answering `tools/call`, sends a log notification whose data holds
+  100,001 objects with a "type" key.
 - `update-flood N`: offers resource subscriptions; after answering `tools/call` of `boom`,
   sends N `notifications/resources/updated` of `flood://r`.
 - `server-request`: before answering `tools/call`, asks the client for sampling and roots
@@ -50,7 +55,15 @@ def tools() -> list[dict]:
     schema: dict = {"type": "object"}
     if ATTACK == "remote-ref":
         schema = {"type": "object", "properties": {"a": {"$ref": ARGUMENT}}}
-    return [{"name": name, "inputSchema": schema} for name in ("boom", "ok", "bad")]
+    output = ({"outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}
+              if ATTACK == "schema-mismatch" else {})
+    return [{"name": name, "inputSchema": schema, **output} for name in ("boom", "ok", "bad")]
+
+
+MALFORMED = {  # results that are not valid tool results
+    "bad-result": {"content": "not a list"},
+    "schema-mismatch": {"content": [{"type": "text", "text": "n is text"}], "structuredContent": {"n": "text"}},
+}
 
 
 def call(ident, name: str) -> None:
@@ -63,6 +76,8 @@ def call(ident, name: str) -> None:
                            "result": {"content": [{"type": "text", "text": "before-XX-after"}]}}).encode()
         out.write(line.replace(b"XX", b"\xff") + b"\n")
         return out.flush()
+    if ATTACK in MALFORMED:
+        return result(ident, MALFORMED[ATTACK])
     if ATTACK == "many-items":
         return result(ident, {"content": [{"type": "text", "text": "x"}] * int(ARGUMENT)})
     if ATTACK == "big-line":
@@ -72,10 +87,11 @@ def call(ident, name: str) -> None:
         for _ in range(int(ARGUMENT)):
             out.write(b'{"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "flood://r"}}\n')
         return out.flush()
-    if ATTACK == "notification-flood":
-        for index in range(int(ARGUMENT)):
-            send({"jsonrpc": "2.0", "method": "notifications/message",
-                  "params": {"level": "info", "data": f"\x1b[31mnote {index}"}})
+    if ATTACK in ("notification-flood", "typed-flood"):
+        notes = ([f"\x1b[31mnote {index}" for index in range(int(ARGUMENT))] if ATTACK == "notification-flood"
+                 else [[{"type": "x"}] * 100_001])
+        for data in notes:
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": data}})
     if ATTACK == "server-request":
         answers = []
         for number, method in enumerate(("sampling/createMessage", "roots/list")):

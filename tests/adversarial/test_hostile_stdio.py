@@ -65,6 +65,45 @@ async def test_after_a_tool_error_code_the_session_stays_connected(code):
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(("attack", "said"), [
+    ("bad-result", "sent an invalid result for the call of tool 'boom'"),
+    ("schema-mismatch", "sent a result for the call of tool 'boom' that does not match the tool's output schema"),
+])
+async def test_a_result_that_is_not_a_valid_tool_result_is_named_and_the_session_lives(attack, said):
+    from hostlink.mcp.config.schema import parse_server
+    from hostlink.mcp.errors import CallFailed
+    from hostlink.mcp.runtime.clients import McpRuntime
+
+    runtime = McpRuntime({"odd": parse_server(stdio(attack))})
+    try:
+        await runtime.list_tools("odd")  # the output schemas are known before the call, as the mcp tool does
+        with pytest.raises(CallFailed) as failed:
+            await runtime.call_tool("odd", "boom", {})
+        assert str(failed.value) == f"MCP server 'odd' {said}"
+        assert runtime.snapshot("odd").state == "connected"
+    finally:
+        await runtime.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_notification_of_too_many_items_ends_the_connection_naming_why():
+    """A message that answers no request cannot be refused to its sender: the connection ends."""
+    from hostlink.mcp.config.schema import parse_server
+    from hostlink.mcp.errors import ConnectFailed
+    from hostlink.mcp.runtime.clients import McpRuntime
+
+    runtime = McpRuntime({"flood": parse_server(stdio("typed-flood"))})
+    try:
+        with pytest.raises(ConnectFailed) as lost:
+            await runtime.call_tool("flood", "boom", {})
+        assert str(lost.value).startswith(
+            "MCP server 'flood': the server sent a message of more than 100,000 items; it was not read")
+        assert runtime.snapshot("flood").state == "failed"
+    finally:
+        await runtime.aclose()
+
+
+@pytest.mark.anyio
 async def test_invalid_utf8_is_replaced_and_the_connection_lives():
     from hostlink.mcp.config.schema import parse_server
     from hostlink.mcp.runtime.clients import McpRuntime

@@ -34,6 +34,7 @@ def build_server(traced: bool = False):
     import anyio
     from mcp.server.mcpserver import Context, Image, MCPServer
     from mcp.server.mcpserver.prompts import Prompt
+    from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
     from mcp_types import CallToolResult, Completion, NotificationParams, ResourceTemplateReference, TextContent
     from pydantic import BaseModel
 
@@ -164,8 +165,8 @@ def build_server(traced: bool = False):
     @server.completion()
     async def complete(ref, argument, context):
         if isinstance(ref, ResourceTemplateReference) and argument.name == "item_id":
-            values = [v for v in ITEMS if v.startswith(argument.value)]
-            return Completion(values=values, total=len(values), has_more=False)
+            values = [v for v in ITEMS if v.startswith(argument.value)]  # two at a time, as a long list is sent
+            return Completion(values=values[:2], total=len(values), has_more=len(values) > 2)
         if argument.name == "name":
             return Completion(values=[v for v in ("Ada", "Alan") if v.startswith(argument.value)])
         return None
@@ -188,6 +189,10 @@ def build_server(traced: bool = False):
     @server.prompt(description="Greet someone.")
     def greet(name: str) -> str:
         return f"Please greet {name} warmly."
+
+    @server.prompt(description="Describe a picture.")
+    def picture() -> list[Message]:
+        return [UserMessage(Image(data=PNG_1X1, format="png")), AssistantMessage("A red pixel.")]
 
     return server
 
@@ -313,7 +318,7 @@ def main() -> None:
                         help="sleep this many seconds before serving (setup in flight)")
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP on 127.0.0.1")
     parser.add_argument("--stateless", action="store_true", help="http: stateless sessions")
-    parser.add_argument("--status", type=int, choices=(401, 403, 503),
+    parser.add_argument("--status", type=int, choices=(400, 401, 403, 404, 503),
                         help="http: answer every request with this status")
     parser.add_argument("--require-bearer-env", metavar="VAR",
                         help="http: 401 unless Authorization is 'Bearer $VAR'")

@@ -5,6 +5,9 @@ task of the tasks extension, and whose task answers are what MODE makes them:
 - `ttl-zero` — the task is created with a ttlMs of 0
 - `asks-model` — the task asks for input other than elicitation (a sampling request)
 - `asks-loud` — the task asks a question (elicitation) whose message is full of terminal escapes
+- `asks-many` — the task asks 11 questions at once
+- `long-id` — the task is created with an id of 300 characters
+- `asks-long` — the task asks one question of 20,000 characters
 - the hostile modes both fixture servers share (task_modes.py): `unknown-status`, `other-id`,
   `loud-message`, `poll-zero`, `poll-day`, `get-hangs`, `forever`, `dies`
 
@@ -36,7 +39,8 @@ def task(status: str, **fields: object) -> dict:
 
 
 def created() -> dict:
-    return {**task("working", ttlMs=0 if MODE == "ttl-zero" else 60000), "resultType": "task"}
+    made = {**task("working", ttlMs=0 if MODE == "ttl-zero" else 60000), "resultType": "task"}
+    return {**made, "taskId": "t" * 300} if MODE == "long-id" else made
 
 
 def got() -> dict | None:
@@ -55,6 +59,10 @@ def got() -> dict | None:
         return task("input_required", inputRequests={"q": {"method": "elicitation/create", "params": {
             "message": "\x1b[31mWhich\x1b]0;owned\x07 name?",
             "requestedSchema": {"type": "object", "properties": {}}}}})
+    if MODE in ("asks-many", "asks-long"):
+        count, size = (11, 10) if MODE == "asks-many" else (1, 20_000)
+        return task("input_required", inputRequests={f"q{k}": {"method": "elicitation/create", "params": {
+            "message": "?" * size, "requestedSchema": {"type": "object", "properties": {}}}} for k in range(count)})
     return task("working", statusMessage="halfway") if n == 1 else task(**done)
 
 

@@ -14,6 +14,14 @@ What its task answers are is what MODE makes them:
 - `ttl-zero` — the task is created with a ttl of 0
 - `fails` — the task fails: tasks/result gives the tool's error result ("disk full")
 - `asks` — the task waits for input (input_required) until it is cancelled
+- `at-once` — a `tools/call` asking for a task is answered at once with the plain result: "done"
+  for `job`, the error result "disk full" for `work`
+- `fails-refused` / `fails-bare` — as `fails`, but tasks/result answers a JSON-RPC error ("no
+  result kept") / an empty result
+- `result-refused` / `bad-result` — as `ok`, but tasks/result answers a JSON-RPC error ("no
+  result kept") / a result whose `content` is not a list
+- `stuck` / `asks-stuck` — the task is working / waits for input, and tasks/cancel answers a
+  JSON-RPC error ("cannot cancel")
 - the hostile modes both fixture servers share (task_modes.py, `pollIntervalMs` as
   `pollInterval`): `unknown-status`, `other-id`, `loud-message`, `poll-zero`, `poll-day`,
   `get-hangs`, `forever` (until it is cancelled), `dies`
@@ -36,6 +44,8 @@ COUNTS = Path(sys.argv[2]) if len(sys.argv) > 2 else None
 seen = {"get": 0, "result": 0, "cancel": 0, "call": 0, "plain": 0}
 tasks: dict[str, dict] = {}  # task id -> {"tool", "started", "cancelled", "gets"}
 DONE = {"content": [{"type": "text", "text": "done"}]}
+PAYLOADS = {"fails": {"content": [{"type": "text", "text": "disk full"}], "isError": True}, "fails-bare": {},
+            "bad-result": {"content": "not a list"}}  # what tasks/result answers, when not DONE
 
 
 def send(message: dict) -> None:
@@ -62,10 +72,12 @@ def state(task_id: str) -> dict | None:
         names = {"pollIntervalMs": "pollInterval"}
         return task(fields.get("taskId", task_id), **{names.get(key, key): value for key, value in fields.items()
                                                       if key != "taskId"})
-    if MODE == "fails":
+    if MODE in ("fails", "fails-refused", "fails-bare"):
         return task(task_id, "failed", statusMessage="it broke")
-    if MODE == "asks":
+    if MODE in ("asks", "asks-stuck"):
         return task(task_id, "input_required")
+    if MODE == "stuck":
+        return task(task_id, "working")
     if MODE == "loud-notice" and n == 1:
         time.sleep(0.2)  # the notifications are in before this answer
     if entry["tool"] == "work":
@@ -96,6 +108,9 @@ def answer(message: dict) -> dict | None:
                 raise LookupError("job runs only as a task")
             return {"content": [{"type": "text", "text": f"plain {params.get('name')}"}]}
         seen["call"] += 1
+        if MODE == "at-once":
+            return DONE if params.get("name") == "job" else {"content": [{"type": "text", "text": "disk full"}],
+                                                              "isError": True}
         task_id = f"task-{seen['call']}"
         tasks[task_id] = {"tool": params.get("name"), "started": time.monotonic(), "cancelled": False, "gets": 0}
         return {"task": task(task_id, "working", ttl=0 if MODE == "ttl-zero" else 60000)}
@@ -104,9 +119,13 @@ def answer(message: dict) -> dict | None:
         return state(params["taskId"])
     if method == "tasks/result":
         seen["result"] += 1
-        return {"content": [{"type": "text", "text": "disk full"}], "isError": True} if MODE == "fails" else DONE
+        if MODE in ("fails-refused", "result-refused"):
+            raise LookupError("no result kept")
+        return PAYLOADS.get(MODE, DONE)
     if method == "tasks/cancel":
         seen["cancel"] += 1
+        if MODE in ("stuck", "asks-stuck"):
+            raise LookupError("cannot cancel")
         tasks[params["taskId"]]["cancelled"] = True
         return task(params["taskId"], "cancelled")
     raise KeyError(method)
@@ -117,16 +136,19 @@ def main() -> None:
         message = json.loads(line)
         if "id" not in message:
             continue
+        refused = None
         try:
             result = answer(message)
         except KeyError:
             send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "not found"}})
             continue
         except LookupError as exc:
-            send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600, "message": str(exc)}})
-            continue
+            refused = str(exc)
         if COUNTS is not None:
             write_counts(COUNTS, seen)
+        if refused is not None:
+            send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600, "message": refused}})
+            continue
         if result is not None:
             send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         if message.get("method") == "tools/call" and "task" in result and MODE in ("ok", "undeclared"):

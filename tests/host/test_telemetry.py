@@ -66,6 +66,33 @@ def test_content_capture_is_the_genai_switch_and_bounded(monkeypatch):
 
 
 @pytest.mark.anyio
+async def test_an_mcp_call_span_says_whether_the_tool_or_hostlink_failed(tmp_path, monkeypatch):
+    from hostlink.mcp.extension import McpExtension
+    from mcp_runtime_support import Host, stdio
+
+    monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(tmp_path / "rt"))
+    exporter = recording()
+    async with Host(McpExtension(servers={"fx": stdio()}), tmp_path) as host:
+        assert (await host.run(action="call", server="fx", tool="fail")).is_error  # the tool's own error
+        assert (await host.run(action="call", server="fx", tool="nope")).is_error  # hostlink's
+        assert not (await host.run(action="call", server="fx", tool="echo", args={"text": "x"})).is_error
+    calls = [span for span in exporter.get_finished_spans() if span.name == "mcp call"]
+    assert [(span.attributes.get("error.type"), span.status.status_code.name) for span in calls] == [
+        ("tool_error", "ERROR"), ("unknown_tool", "ERROR"), (None, "UNSET")]
+    assert [span.attributes.get("gen_ai.tool.name") for span in calls] == ["fail", None, "echo"]
+
+
+def test_tool_labels_are_cut_to_safe_characters_and_to_a_bounded_set(monkeypatch):
+    from hostlink.mcp import metering
+
+    monkeypatch.setattr(metering, "_tools", set())
+    assert metering.tool_label("<img src=x>") == "?img?src?x?"
+    labels = [metering.tool_label(f"t{n}") for n in range(metering.MAX_TOOLS + 2)]
+    assert labels[metering.MAX_TOOLS - 2:] == ["t198", "other", "other", "other"]  # "<img…>" took one place
+    assert metering.tool_label("t0") == "t0"  # a name already labelled keeps its label
+
+
+@pytest.mark.anyio
 async def test_mcp_calls_states_and_a_reconnect_are_in_the_opentelemetry_metrics(tmp_path, monkeypatch):
     """A real host session over the MCP extension and the fixture server on stdio: the calls by
     server, tool and outcome, a killed server latched and reconnected (counted once), the states

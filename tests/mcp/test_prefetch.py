@@ -70,3 +70,14 @@ def test_a_lasting_session_imports_the_sdk_and_contacts_nothing(tmp_path):
 def test_one_shot_sessions_and_sessions_without_servers_import_nothing(tmp_path, lasting, configured):
     seen = run_session(tmp_path, lasting, configured)
     assert seen == {"before": False, "imported": [], "contacted": False, "started": False}
+
+
+def test_an_sdk_that_fails_to_import_ends_the_background_import_quietly(monkeypatch, capfd):
+    """A broken install is the first call's to report (it imports again): the thread says nothing."""
+    from hostlink.mcp.runtime import prefetch
+
+    monkeypatch.setattr(prefetch, "sdk_modules", lambda servers: ["hostlink_no_such_sdk_module", "json"])
+    thread = prefetch.import_in_background({})
+    assert thread is not None
+    thread.join(30)
+    assert not thread.is_alive() and capfd.readouterr().err == ""

@@ -109,6 +109,17 @@ async def test_a_connected_server_with_one_tool_says_1_tool(tmp_path, runtime_di
     assert "1 tool," in line and "1 tools" not in line
 
 
+def test_a_failed_servers_status_line_ends_with_its_error_on_one_bounded_line():
+    from hostlink.mcp.errors import ConnectFailed
+    from hostlink.mcp.runtime.snapshot import Snapshot
+
+    failed = Snapshot("rs", "stdio", "failed", error=ConnectFailed("MCP server 'rs' could not start:\n" + "x" * 400))
+    line = render.snapshot_line(failed)
+    assert line.startswith("rs: failed: MCP server 'rs' could not start: xxx") and "\n" not in line
+    assert len(line) <= len("rs: failed: ") + 300
+    assert render.snapshot_line(Snapshot("rs", "stdio")) == "rs: idle"
+
+
 def test_an_argument_error_names_the_parameters_as_people_write_their_types():
     assert render.parameters_line({"type": "object"}) == "(none)"
     assert render.parameters_line(None) == "(none)"

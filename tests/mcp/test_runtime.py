@@ -22,6 +22,7 @@ from hostlink.mcp.errors import (
     ServerNotFound,
 )
 from hostlink.mcp.runtime.clients import McpRuntime
+from hostlink.mcp.runtime.listing import every_page
 from mcp_runtime_support import alive, fixture_children, http_fixture, stdio
 
 pytestmark = pytest.mark.anyio
@@ -198,6 +199,10 @@ async def test_failed_start_is_classified_latched_and_cleared_only_by_reconnect(
         with pytest.raises(ConnectFailed) as second:
             await runtime.connect("bad")
         assert second.value is first.value
+        assert (await runtime.disconnect("bad")).error is first.value  # a disconnect keeps the latch
+        with pytest.raises(ConnectFailed) as still:
+            await runtime.connect("bad")
+        assert still.value is first.value
         assert (await runtime.reconnect("bad")).state == "idle"
         with pytest.raises(ConnectFailed) as third:
             await runtime.connect("bad")
@@ -273,6 +278,76 @@ async def test_crash_mid_call_gives_clear_error_then_reconnect_works():
     assert fixture_children() == []
 
 
+async def test_calls_in_flight_when_the_server_crashes_all_get_the_one_latched_error():
+    runtime = McpRuntime({"fx": stdio()})
+    failures: list[BaseException] = []
+
+    async def call(tool: str) -> None:
+        try:
+            await runtime.call_tool("fx", tool, {})
+        except ConnectFailed as failed:
+            failures.append(failed)
+
+    try:
+        await runtime.connect("fx")
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, "hang")
+            await anyio.lowlevel.checkpoint()  # the hang is sent before the crash
+            group.start_soon(call, "crash")
+        assert len(failures) == 2 and failures[0] is failures[1]  # one crash, one error for every caller
+        assert "closed the connection during the call of tool" in str(failures[0])
+        assert runtime.snapshot("fx").error is failures[0]
+    finally:
+        await runtime.aclose()
+    assert fixture_children() == []
+
+
+async def test_a_legacy_servers_log_messages_reach_a_call_at_the_level_its_host_wants():
+    """On a handshake-era session the server sends what it likes: the level is applied here."""
+    from hostlink.host.progress import CallWatch, watching
+
+    runtime = McpRuntime({"fx": stdio(protocolVersion="legacy")})
+    try:
+        heard: dict[str, list[str]] = {"debug": [], "warning": []}
+        for level, levels in heard.items():
+            with watching(CallWatch(log=lambda _server, said, _logger, _data, levels=levels: levels.append(said),
+                                    log_level=level)):
+                assert text_of(await runtime.call_tool("fx", "logs", {})) == "logged"
+        assert heard == {"debug": ["debug", "info", "warning", "error"], "warning": ["warning", "error"]}
+    finally:
+        await runtime.aclose()
+
+
+@pytest.mark.parametrize("close", ["disconnect", "reconnect", "aclose"])
+async def test_a_call_in_flight_when_hostlink_closes_the_connection_is_not_blamed_on_the_server(close):
+    """Before, such a call read 'MCP server 'fx' rejected the call of tool …: Connection closed'."""
+    from hostlink.host.progress import CallWatch, watching
+
+    runtime = McpRuntime({"fx": stdio()})
+    running, failures = anyio.Event(), []
+
+    async def call() -> None:
+        with watching(CallWatch(listener=lambda *_: running.set())):
+            try:
+                await runtime.call_tool("fx", "progress", {"steps": 100, "pause": 0.3})
+            except ConnectFailed as failed:
+                failures.append(failed)
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await running.wait()  # the server reported progress: the call is in flight there
+            await getattr(runtime, close)(*(["fx"] if close != "aclose" else []))
+        assert [str(failed) for failed in failures] == [
+            "the call of tool 'progress' on MCP server 'fx' was stopped by a disconnect, reconnect or shutdown"]
+        if close != "aclose":
+            assert runtime.snapshot("fx").state == "idle"  # nothing latched: the next use connects
+            assert text_of(await runtime.call_tool("fx", "echo", {"text": "again"})) == "again"
+    finally:
+        await runtime.aclose()
+    assert fixture_children() == []
+
+
 async def test_hang_past_timeout_gives_clear_error_and_connection_stays_usable():
     runtime = McpRuntime({"fx": stdio(toolTimeoutMs=2000)})  # the call's bound alone, apart from the setup's
     try:
@@ -289,6 +364,7 @@ async def test_hang_past_timeout_gives_clear_error_and_connection_stays_usable()
 async def test_disconnect_closes_and_next_use_connects_again():
     runtime = McpRuntime({"fx": stdio()})
     try:
+        assert (await runtime.disconnect("fx")).state == "idle" and fixture_children() == []  # never connected
         pid = await pid_of(runtime, "fx")
         assert (await runtime.disconnect("fx")).state == "idle"
         assert not alive(pid)
@@ -372,6 +448,45 @@ async def test_http_error_statuses_cause_no_retry_storm(status, error, phrase, m
             await runtime.aclose()
 
 
+@pytest.mark.parametrize(("status", "phrase"), [
+    (404, "has no MCP endpoint at its URL (HTTP 404)"),  # a wrong path in the URL
+    (400, "refused setup: Server returned an error response"),
+])
+async def test_http_statuses_that_ask_no_credentials_are_named_once(status, phrase):
+    with http_fixture("--status", str(status)) as server:
+        runtime = McpRuntime({"web": server.config()})
+        try:
+            for _ in range(2):
+                with pytest.raises(ConnectFailed, match=re.escape(f"MCP server 'web' {phrase}")):
+                    await runtime.connect("web")
+            assert server.count() == 2  # the probe and the legacy handshake, then the failure is latched
+        finally:
+            await runtime.aclose()
+
+
+async def test_an_http_server_gone_mid_call_latches_a_clear_error():
+    with http_fixture() as server:
+        runtime = McpRuntime({"web": server.config()})
+        try:
+            await runtime.connect("web")
+            before = await anyio.to_thread.run_sync(server.count)
+
+            async def kill_once_the_call_arrived() -> None:
+                while await anyio.to_thread.run_sync(server.count) == before:
+                    await anyio.sleep(0.02)
+                server.process.kill()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(kill_once_the_call_arrived)
+                with pytest.raises(ConnectFailed) as lost:
+                    await runtime.call_tool("web", "hang", {})
+            assert str(lost.value) == ("MCP server 'web' closed the connection during the call of tool 'hang'; "
+                                       "use reconnect to start it again")
+            assert runtime.snapshot("web").state == "failed"
+        finally:
+            await runtime.aclose()
+
+
 async def test_http_auth_without_auth_support_is_a_clear_auth_required():
     server = parse_server({"url": "http://127.0.0.1:9/mcp", "auth": "bearer", "bearerTokenEnv": "SOME_TOKEN"})
     runtime = McpRuntime({"web": server})
@@ -416,6 +531,19 @@ async def test_auto_retries_once_with_legacy_when_the_probe_kills_an_old_stdio_s
         snapshot = await runtime.connect("old")
         assert (snapshot.protocol_version, snapshot.server_name) == ("2025-03-26", "old-and-touchy")
         assert text_of(await runtime.call_tool("old", "echo", {})) == "touchy ok"
+    finally:
+        await runtime.aclose()
+
+
+async def test_a_server_answering_the_handshake_in_a_version_no_client_speaks_fails_its_setup(tmp_path):
+    script = tmp_path / "ancient.py"
+    script.write_text(PROBE_INTOLERANT.replace('"2025-03-26"', '"2023-01-01"').replace("old-and-touchy", "ancient"))
+    runtime = McpRuntime({"old": parse_server({"command": sys.executable, "args": [str(script)]})})
+    try:
+        with pytest.raises(ConnectFailed) as failed:
+            await runtime.connect("old")
+        assert str(failed.value).startswith("MCP server 'old' setup failed (RuntimeError)")  # never the SDK's text
+        assert "2023-01-01" not in str(failed.value) and runtime.snapshot("old").state == "failed"
     finally:
         await runtime.aclose()
 
@@ -465,6 +593,35 @@ async def test_stderr_is_a_bounded_classified_tail_never_echoed(tmp_path):
         assert len(tail) <= 8192 and tail.endswith(b"ValueError: bad\n")
     finally:
         await runtime.aclose()
+
+
+async def test_a_command_the_system_cannot_run_is_a_clear_error(tmp_path):
+    program = tmp_path / "not-a-program"
+    program.write_bytes(b"\x7fELF\x00 not really")  # executable, but in no format the system runs
+    program.chmod(0o755)
+    runtime = McpRuntime({"x": parse_server({"command": str(program)})})
+    with pytest.raises(ConnectFailed, match=re.escape("MCP server 'x' could not be started (OSError)")):
+        await runtime.connect("x")
+    await runtime.aclose()
+
+
+async def test_a_command_this_system_refuses_to_start_names_why(monkeypatch):
+    """Windows refuses a batch file whose arguments cmd.exe would interpret (see
+    hostlink.host.platform.commands); the refusal reaches the person as it was worded."""
+    from hostlink.host.platform.commands import CommandRefused
+    from hostlink.mcp.transports import stdio_pipes
+
+    def refuse(command, args, environ):
+        raise CommandRefused("argument 1 holds characters cmd.exe would interpret when it runs a batch file: &")
+
+    monkeypatch.setattr(stdio_pipes, "resolve", refuse)
+    runtime = McpRuntime({"x": stdio()})
+    with pytest.raises(ConnectFailed) as refused:
+        await runtime.connect("x")
+    assert str(refused.value) == ("MCP server 'x': argument 1 holds characters cmd.exe would interpret when it "
+                                  "runs a batch file: &")
+    await runtime.aclose()
+    assert fixture_children() == []
 
 
 async def test_non_executable_command_is_permission_denied(tmp_path):
@@ -524,11 +681,14 @@ for line in sys.stdin:
     if "id" not in msg:
         continue
     if msg["method"] == "initialize":
-        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}, "resources": {}},
                   "serverInfo": {"name": "endless", "version": "0"}}
     elif msg["method"] == "tools/list":
         page = int((msg.get("params") or {}).get("cursor") or 0)
         result = {"tools": [{"name": f"t{page}", "inputSchema": {"type": "object"}}], "nextCursor": str(page + 1)}
+    elif msg["method"] == "resources/list":
+        page = int((msg.get("params") or {}).get("cursor") or 0)
+        result = {"resources": [{"uri": f"endless://{page}", "name": f"r{page}"}], "nextCursor": str(page + 1)}
     else:
         print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
         continue
@@ -543,6 +703,16 @@ async def test_tool_listing_pagination_is_capped(tmp_path):
     try:
         with pytest.raises(CallFailed, match="listed more than 50 pages of tools"):
             await runtime.list_tools("endless")
+        asked: list[str | None] = []
+
+        def resources_page(cursor: str | None):
+            asked.append(cursor)
+            return runtime.list_resources("endless", cursor)
+
+        with pytest.raises(CallFailed) as capped:
+            await every_page(resources_page, "endless", "resources")
+        assert str(capped.value) == "MCP server 'endless' listed more than 50 pages of resources"
+        assert asked == [None, *(str(page) for page in range(1, 50))]  # fifty pages asked, no more
         assert runtime.snapshot("endless").state == "connected"  # the connection itself is fine
     finally:
         await runtime.aclose()

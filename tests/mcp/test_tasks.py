@@ -95,3 +95,50 @@ async def test_input_other_than_a_question_is_refused_and_the_task_cancelled(tmp
 
 async def _never_asked(_context, _params):
     raise AssertionError("a sampling request must not reach the elicitation callback")
+
+
+async def test_questions_are_handed_on_only_within_bounds(tmp_path):
+    """A host that answers a task's questions itself (the gateway) gets them bounded and plain;
+    too many, or one too long, are not handed on: they are answered as hostlink answers them,
+    here by cancelling (no elicitation), naming the setting."""
+    counts = tmp_path / "counts.json"
+    for mode in ("asks-loud", "asks-many", "asks-long"):
+        running = runtime(mode, counts)
+        try:
+            with watching(CallWatch(detach=True)):
+                handle = await running.call_tool("fx", "job", {})
+            assert handle.meta["hostlink/task"]["taskId"] == "task-1"
+            if mode == "asks-loud":
+                status = await running.tasks.status("fx", "task-1", forward=True)
+                assert status.status == "input_required" and list(status.asked) == ["q"]
+                assert status.asked["q"]["params"]["message"] == "Which name?"
+                continue
+            with pytest.raises(CallFailed, match=r"^MCP server 'fx' task 'task-1' asks for input, which needs "
+                                                 r'"elicitation": true'):
+                await running.tasks.status("fx", "task-1", forward=True)
+            assert json.loads(counts.read_text())["cancel"] == 1
+        finally:
+            await running.aclose()
+
+
+async def test_more_questions_at_once_than_hostlink_answers_cancel_the_task(tmp_path):
+    counts = tmp_path / "counts.json"
+    entry = {"command": sys.executable, "args": [SERVER, "asks-many", str(counts)], "tasks": True,
+             "elicitation": True}
+    running = McpRuntime({"fx": parse_server(entry)}, elicitation=lambda _server: _never_asked)
+    try:
+        with pytest.raises(CallFailed, match=r"^MCP server 'fx' task 'task-1' asks for input in a form hostlink does "
+                                             r"not answer \(1 to 10 requests\); the task was cancelled$"):
+            await running.call_tool("fx", "job", {})
+    finally:
+        await running.aclose()
+    assert json.loads(counts.read_text())["cancel"] == 1
+
+
+async def test_a_task_id_too_long_to_show_is_refused(tmp_path):
+    counts = tmp_path / "counts.json"
+    with pytest.raises(CallFailed) as refused:
+        await call("long-id", counts)
+    assert str(refused.value) == ("MCP server 'fx' answered with a task id hostlink cannot use (not a short, plain "
+                                  "text)")
+    assert json.loads(counts.read_text())["get"] == 0  # not followed

@@ -150,3 +150,40 @@ async def test_the_gateways_tools_face_offers_and_follows_2025_11_25_tasks(tmp_p
         assert handed.is_error and "is still running on MCP server 'fx' as task 'task-2'" in text(handed)
         done = await client.call_tool("fx__task", {"task": "task-2", "wait": 5})
         assert text(done) == "done" and not done.is_error
+
+
+async def test_a_task_call_the_server_answers_at_once_is_that_answer(tmp_path):
+    counts = tmp_path / "counts.json"
+    assert text(await call("at-once", counts)) == "done"
+    refused = await call("at-once", counts, tool="work")
+    assert refused.is_error and text(refused) == "disk full"
+    assert json.loads(counts.read_text())["get"] == 0  # no task: nothing to poll
+
+
+@pytest.mark.parametrize(("mode", "reason"), [("fails-refused", "no result kept"), ("fails-bare", "it broke")])
+async def test_a_failed_tasks_reason_is_the_error_tasks_result_gives_else_its_status_message(mode, reason):
+    failed = await call(mode)
+    assert failed.is_error and text(failed) == f"task 'task-1' failed: {reason}"
+
+
+@pytest.mark.parametrize(("mode", "message"), [
+    ("result-refused", "MCP server 'fx' rejected the call of tool 'job': no result kept"),
+    ("bad-result", "MCP server 'fx' completed task 'task-1' with a result that is not a tool result"),
+])
+async def test_a_completed_task_whose_result_cannot_be_had_is_a_clear_error(mode, message):
+    with pytest.raises(CallFailed) as failed:
+        await call(mode)
+    assert str(failed.value) == message
+
+
+async def test_a_task_the_server_refuses_to_cancel_ends_neither_the_call_nor_the_session_badly(tmp_path):
+    counts = tmp_path / "counts.json"
+    with pytest.raises(CallFailed, match="asks for input, which needs \"elicitation\": true"):
+        await call("asks-stuck", counts)
+    assert json.loads(counts.read_text())["cancel"] == 1
+    running = runtime("stuck", counts, toolTimeoutMs=200)
+    try:
+        assert "still running" in text(await running.call_tool("fx", "work", {}))
+    finally:
+        await running.aclose()  # its cancel at the end is refused: the session still ends
+    assert json.loads(counts.read_text())["cancel"] == 1 and running.snapshot("fx").state == "closed"

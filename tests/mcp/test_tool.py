@@ -201,7 +201,12 @@ async def test_resources_templates_read_prompts_prompt_complete(host):
     assert "user: Please greet Ada warmly." in prompt
     completed = text(await host.run(action="complete", server="fx", uri="fixture://items/{item_id}",
                                     argument="item_id", value="g"))
-    assert "- gamma" in completed and "alpha" not in completed
+    assert "- gamma" in completed and "alpha" not in completed and "has more" not in completed
+    cut = text(await host.run(action="complete", server="fx", uri="fixture://items/{item_id}", argument="item_id"))
+    assert cut.splitlines() == ["- alpha", "- beta", "[values 1-2 of 2; the server has more (refine the value)]"]
+    pictured = await host.run(action="prompt", server="fx", prompt="picture")
+    assert [(block.type, getattr(block, "text", None)) for block in pictured.content] == [
+        ("text", "[prompt: Describe a picture.]\nuser:"), ("image", None), ("text", "assistant: A red pixel.")]
     by_prompt = text(await host.run(action="complete", server="fx", prompt="greet", argument="name", value="Al"))
     assert "- Alan" in by_prompt
     both = await host.run(action="complete", server="fx", prompt="greet", uri="x", argument="name")
@@ -313,3 +318,36 @@ async def test_results_carry_a_one_line_summary_for_host_displays(host):
     failed = await host.run(action="call", server="ghost", tool="x")
     assert failed.details["summary"] == "mcp call ghost/x: error, 1 text (" + str(len(text(failed))) + " chars)"
     assert failed.details["error"] == "unknown_server"
+
+
+def _problems(schema: dict, arguments: dict) -> list[str]:
+    from mcp_types import Tool
+
+    from hostlink.mcp.runtime.validation import violations
+    from hostlink.mcp.tool import argument_problems
+
+    tool = Tool(name="t", input_schema=schema)
+    return argument_problems(tool, arguments, violations(schema, arguments)).splitlines()
+
+
+def test_an_argument_error_shows_ten_violations_and_counts_the_rest():
+    schema = {"type": "object", "properties": {f"p{n:02}": {"type": "integer"} for n in range(13)}}
+    lines = _problems(schema, {f"p{n:02}": "x" for n in range(13)})
+    assert lines[1:11] == [f'- "x" is not of type "integer" at p{n:02}' for n in range(10)]
+    assert lines[11] == "- and 3 more"
+
+
+def test_keys_a_pattern_allows_are_not_called_unexpected():
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}},
+              "patternProperties": {"^x_": {"type": "string"}}}
+    lines = _problems(schema, {"a": "one", "x_note": "fine"})
+    assert lines[1] == '- "one" is not of type "integer" at a'
+    assert not any("unexpected" in line for line in lines)
+    assert any("unexpected property 'zzz'" in line for line in _problems(
+        {"type": "object", "properties": {"a": {"type": "integer"}}}, {"a": "one", "zzz": 1}))
+
+
+def test_a_value_json_cannot_write_is_named_as_python_writes_it():
+    """An in-process caller (an adapter) may pass values no JSON holds: the message still reads."""
+    lines = _problems({"type": "object", "properties": {"a": {"type": "integer"}}}, {"a": {frozenset(): "x"}})
+    assert lines[1] == """- {frozenset(): 'x'} is not of type "integer" at a"""

@@ -44,3 +44,13 @@ def test_an_invalid_schema_is_refused():
 def test_a_reference_outside_the_schema_is_never_fetched():
     with untouched_url() as url, pytest.raises(InvalidSchema, match="refers to a schema it does not contain"):
         violations({"type": "object", "properties": {"a": {"$ref": url}}}, {"a": 1})
+
+
+def test_the_validators_kept_by_schema_identity_are_bounded(monkeypatch):
+    """A long session meets many tools' schemas: the identity cache keeps the most recent only."""
+    monkeypatch.setattr(validation, "_by_identity", validation.OrderedDict())
+    schemas = [{"type": "integer", "minimum": n} for n in range(validation._RECENT + 1)]
+    for schema in schemas:
+        assert violations(schema, 10_000) == []
+    kept = validation._by_identity
+    assert len(kept) == validation._RECENT and id(schemas[0]) not in kept and id(schemas[-1]) in kept

@@ -326,7 +326,7 @@ class McpRuntime:
                 raise CallFailed(f"MCP server {name!r}: {what} failed: {transport.refusal}") from None
             # A server may answer with the codes the SDK uses for its own transport state:
             # what happened decides, not the code.
-            if exc.code == CONNECTION_CLOSED and transport.ended:
+            if exc.code == CONNECTION_CLOSED and (transport.ended or conn.closing.is_set()):
                 raise await self._lost(conn, what) from None
             timeout = conn.config.request_timeout_ms / 1000
             if exc.code == REQUEST_TIMEOUT and anyio.current_time() - started >= timeout * TIMEOUT_SHARE:
@@ -348,8 +348,10 @@ class McpRuntime:
             raise await self._lost(conn, what) from None
 
     async def _lost(self, conn: _Connection, what: str) -> McpError:
-        """The connection died under a request: latch it as failed until reconnect."""
+        """The connection died under a request: latched as failed until reconnect, unless hostlink closed it."""
         name = conn.snapshot.server
+        if conn.closing.is_set() and conn.snapshot.state != "failed":
+            return ConnectFailed(f"{what} on MCP server {name!r} was stopped by a disconnect, reconnect or shutdown")
         await conn.transport.settle()
         if conn.snapshot.state == "failed" and conn.snapshot.error is not None:
             return conn.snapshot.error  # a sibling already latched it

@@ -86,8 +86,6 @@ def task_call(session: ClientSession, follow: Callable[[TaskCreated], Awaitable[
         # `CreateTaskResult` is not: the request goes out as the SDK's own subscriptions send theirs.
         session._stamp(data, options)  # type: ignore[arg-type]
         raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)  # type: ignore[arg-type]
-        if not isinstance(raw, dict):
-            raw = {}
         if "task" in raw:
             return await follow(TaskCreated(result_type="task", **_fields(raw["task"])))
         result = CallToolResult.model_validate(raw)

@@ -39,37 +39,28 @@ NOISE_BYTES, NOISE_CHARS = 1024, 200  # of the first stdout line that is not JSO
 
 
 class LineReader:
-    """Splits a byte stream into lines in time linear in its size; a line over `limit` is
-    dropped (up to its end) and reported once as `None`."""
+    """Splits a byte stream into lines in time linear in its size; a line over `limit` ends
+    the stream: it is reported as `None`, and nothing is read after it."""
 
     def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
         self._buffer = bytearray()
         self._scanned = 0  # where the search for the next newline resumes
         self._limit = limit
-        self._skipping = False
 
     def feed(self, chunk: bytes) -> list[bytes | None]:
         self._buffer += chunk
         lines: list[bytes | None] = []
         start = 0
         while (end := self._buffer.find(b"\n", max(start, self._scanned))) >= 0:
-            if self._skipping:
-                self._skipping = False
-            else:
-                with memoryview(self._buffer) as view:  # one copy of a long line, not two
-                    lines.append(bytes(view[start:end]))
+            with memoryview(self._buffer) as view:  # one copy of a long line, not two
+                lines.append(bytes(view[start:end]))
             start = end + 1
         del self._buffer[:start]
         self._scanned = len(self._buffer)
         if len(self._buffer) > self._limit:
             self._buffer.clear()
             self._scanned = 0
-            if not self._skipping:
-                self._skipping = True
-                lines.append(None)
-        elif self._skipping:
-            self._buffer.clear()
-            self._scanned = 0
+            lines.append(None)
         return lines
 
 
@@ -114,8 +105,6 @@ def _message(line: bytes) -> Any:
     from mcp.shared.message import SessionMessage
     from mcp_types import jsonrpc_message_adapter
 
-    if not line.strip():
-        return None
     try:
         return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError:
