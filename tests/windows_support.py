@@ -82,15 +82,22 @@ def running(pid: int) -> bool:
         kernel32.CloseHandle(handle)
 
 
+# Wine's own service processes: started by wineboot, whose PID Wine may hand on to a process below
+# the root, so that a parent link makes them look like its descendants (seen once in CI).
+WINE_SERVICES = frozenset({"services.exe", "winedevice.exe", "plugplay.exe", "svchost.exe", "rpcss.exe",
+                           "explorer.exe", "wineboot.exe"})
+
+
 def descendants(root: int, table: dict[int, tuple[int, str]] | None = None) -> dict[int, str]:
-    """pid -> image name of every running process below `root` (by parent links in one snapshot)."""
+    """pid -> image name of every running process below `root` (by parent links in one snapshot),
+    Wine's own services left out."""
     table = process_table() if table is None else table
     found: dict[int, str] = {}
     grew = True
     while grew:
         grew = False
         for pid, (parent, name) in table.items():
-            if pid not in found and pid != root and (parent == root or parent in found):
+            if pid not in found and pid != root and (parent == root or parent in found) and name not in WINE_SERVICES:
                 found[pid] = name
                 grew = True
     return {pid: name for pid, name in found.items() if running(pid)}
