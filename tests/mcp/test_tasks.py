@@ -81,14 +81,18 @@ async def test_a_session_holds_a_bounded_number_of_tasks_in_flight(tmp_path):
     assert json.loads(counts.read_text())["cancel"] == MAX_IN_FLIGHT + 1  # the refused one at once
 
 
-async def test_input_other_than_a_question_is_refused_and_the_task_cancelled(tmp_path):
+@pytest.mark.parametrize(("mode", "refusal"), [
+    ("asks-model", r"asks for input other than a question to the person \(elicitation\)"),
+    ("asks-many", r"asks for input in a form hostlink does not answer \(1 to 10 requests\)"),
+])
+async def test_input_hostlink_does_not_answer_is_refused_and_the_task_cancelled(tmp_path, mode, refusal):
+    """A request that is no question, or more at once than hostlink answers, never reaches the
+    person: the task is cancelled, saying why."""
     counts = tmp_path / "counts.json"
-    entry = {"command": sys.executable, "args": [SERVER, "asks-model", str(counts)], "tasks": True,
-             "elicitation": True}
+    entry = {"command": sys.executable, "args": [SERVER, mode, str(counts)], "tasks": True, "elicitation": True}
     running = McpRuntime({"fx": parse_server(entry)}, elicitation=lambda _server: _never_asked)
     try:
-        with pytest.raises(CallFailed, match=r"^MCP server 'fx' task 'task-1' asks for input other than a question "
-                                             r"to the person \(elicitation\); the task was cancelled$"):
+        with pytest.raises(CallFailed, match=rf"^MCP server 'fx' task 'task-1' {refusal}; the task was cancelled$"):
             await running.call_tool("fx", "job", {})
     finally:
         await running.aclose()
@@ -96,7 +100,7 @@ async def test_input_other_than_a_question_is_refused_and_the_task_cancelled(tmp
 
 
 async def _never_asked(_context, _params):
-    raise AssertionError("a sampling request must not reach the elicitation callback")
+    raise AssertionError("input hostlink refuses must not reach the elicitation callback")
 
 
 async def test_questions_are_handed_on_only_within_bounds(tmp_path):
@@ -121,20 +125,6 @@ async def test_questions_are_handed_on_only_within_bounds(tmp_path):
             assert json.loads(counts.read_text())["cancel"] == 1
         finally:
             await running.aclose()
-
-
-async def test_more_questions_at_once_than_hostlink_answers_cancel_the_task(tmp_path):
-    counts = tmp_path / "counts.json"
-    entry = {"command": sys.executable, "args": [SERVER, "asks-many", str(counts)], "tasks": True,
-             "elicitation": True}
-    running = McpRuntime({"fx": parse_server(entry)}, elicitation=lambda _server: _never_asked)
-    try:
-        with pytest.raises(CallFailed, match=r"^MCP server 'fx' task 'task-1' asks for input in a form hostlink does "
-                                             r"not answer \(1 to 10 requests\); the task was cancelled$"):
-            await running.call_tool("fx", "job", {})
-    finally:
-        await running.aclose()
-    assert json.loads(counts.read_text())["cancel"] == 1
 
 
 async def test_a_task_id_too_long_to_show_is_refused(tmp_path):
