@@ -177,29 +177,16 @@ async def test_keyring_daemon_restart():
 
 
 async def test_two_items_for_one_key_are_ambiguous_not_absent():
-    import secretstorage
-
     store = SecureStore()
     await store.save("test-dup", _record(server="dup"))
-    bus = secretstorage.dbus_init()
-    try:
-        collection = secretstorage.get_default_collection(bus)
-        collection.create_item("duplicate", {"service": "hostlink.mcp", "username": "test-dup",
-                                             "application": "someone else"}, b'{"version": 1}')
-    finally:
-        bus.close()
+    _foreign_items("test-dup")
     with pytest.raises(StoreError) as raised:
         await store.read_raw("test-dup")
     assert raised.value.state == "ambiguous"
     server = http_server("http://127.0.0.1:1/mcp", auth="oauth")
     key = record_key("d", server)
     await anyio.to_thread.run_sync(store._call, "set_password", key, "x")
-    bus = secretstorage.dbus_init()
-    try:
-        secretstorage.get_default_collection(bus).create_item(
-            "duplicate", {"service": "hostlink.mcp", "username": key, "application": "other"}, b"y")
-    finally:
-        bus.close()
+    _foreign_items(key, secret=b"y")
     manager = AuthManager()
     assert await manager.credential_state("d", server) == "keyring ambiguous"
     await manager.logout("d", server)  # sign-out removes every item and confirms
@@ -209,19 +196,10 @@ async def test_two_items_for_one_key_are_ambiguous_not_absent():
 
 
 async def test_a_deletion_the_keyring_does_not_finish_is_not_called_done():
-    import secretstorage
-
     from hostlink.mcp.auth.store import _MAX_DUPLICATES
 
     store = SecureStore()
-    bus = secretstorage.dbus_init()
-    try:
-        collection = secretstorage.get_default_collection(bus)
-        for copy in range(_MAX_DUPLICATES + 1):  # more copies than one deletion removes
-            collection.create_item(f"copy {copy}", {"service": "hostlink.mcp", "username": "test-many",
-                                                    "application": "someone else"}, b'{"version": 1}')
-    finally:
-        bus.close()
+    _foreign_items("test-many", _MAX_DUPLICATES + 1)  # more copies than one deletion removes
     with pytest.raises(StoreError) as raised:
         await store.delete("test-many")
     assert raised.value.state == "unverified"
@@ -338,3 +316,17 @@ def test_a_stored_record_too_large_to_be_ours_is_corrupt_not_read():
     with pytest.raises(StoreError) as raised:
         parse_record(" " * (MAX_RECORD_CHARS + 1) + _record().model_dump_json())
     assert raised.value.state == "corrupt" and "it was kept, not used (sign out to remove it)" in str(raised.value)
+
+
+def _foreign_items(username: str, copies: int = 1, secret: bytes = b'{"version": 1}') -> None:
+    """`copies` items under hostlink's service and `username` that another program wrote."""
+    import secretstorage
+
+    bus = secretstorage.dbus_init()
+    try:
+        collection = secretstorage.get_default_collection(bus)
+        for copy in range(copies):
+            collection.create_item(f"copy {copy}", {"service": "hostlink.mcp", "username": username,
+                                                    "application": "someone else"}, secret)
+    finally:
+        bus.close()
