@@ -39,8 +39,8 @@ NOISE_BYTES, NOISE_CHARS = 1024, 200  # of the first stdout line that is not JSO
 
 
 class LineReader:
-    """Splits a byte stream into lines in time linear in its size; a line over `limit` ends
-    the stream: it is reported as `None`, and nothing is read after it."""
+    """Splits a byte stream into lines in time linear in its size; a line over `limit` is
+    reported as `None`, and its reader ends the stream there (what follows is not split)."""
 
     def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
         self._buffer = bytearray()
