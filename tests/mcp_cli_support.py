@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from mcp_runtime_support import live_children
+
 
 def configure(tmp_path: Path, servers: dict) -> dict[str, str]:
     config_home = tmp_path / "config"
@@ -53,7 +55,7 @@ def run_here(env: dict[str, str], cwd: Path, argv: tuple[str, ...], stdin: str |
     outlived its process."""
     from hostlink.cli import cli  # the command the helpers' children run, through main()
 
-    children, threads = _live_children(), set(threading.enumerate())
+    children, threads = set(live_children()), set(threading.enumerate())
     with _as_the_child(env, cwd), _descriptors() as written:
         result = CliRunner().invoke(cli, list(argv), input=stdin, prog_name="hostlink")
     if result.exception is not None and not isinstance(result.exception, SystemExit):
@@ -107,27 +109,13 @@ def _left_behind(children: set[int], threads: set[threading.Thread], grace: floa
     one that is already on its way out)."""
     deadline = time.monotonic() + grace
     while True:
-        alive = _live_children() - children
+        alive = set(live_children()) - children
         running = [t for t in threading.enumerate() if t not in threads and t.is_alive()]
         if not alive and not running:
             return
         if time.monotonic() > deadline:
             pytest.fail(f"the command left running: processes {sorted(alive)}, threads {[t.name for t in running]}")
         time.sleep(0.05)
-
-
-def _live_children() -> set[int]:
-    """This process's live (non-zombie) children."""
-    me, found = str(os.getpid()), set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if fields[1] == me and fields[0] != "Z":
-                found.add(int(entry))
-    return found
 
 
 EVERYTHING = Path(__file__).parents[1] / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"

@@ -29,6 +29,11 @@ def stdio(*args: str, **fields: Any):
 
 def fixture_children() -> list[int]:
     """Live (non-zombie) child processes of this process running the fixture server."""
+    return live_children(FIXTURE)
+
+
+def live_children(mentioning: str = "") -> list[int]:
+    """Live (non-zombie) child processes of this process whose command line holds `mentioning`."""
     me = str(os.getpid())
     found = []
     for entry in os.listdir("/proc"):
@@ -39,7 +44,7 @@ def fixture_children() -> list[int]:
             fields = stat.rsplit(")", 1)[1].split()
             if fields[1] != me or fields[0] == "Z":
                 continue
-            if FIXTURE in Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace"):
+            if mentioning in Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace"):
                 found.append(int(entry))
         except (OSError, IndexError):
             continue
