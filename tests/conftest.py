@@ -111,6 +111,7 @@ def pytest_collection_modifyitems(config, items):
     with a keyring error for any other reason fails again."""
     if hasattr(config, "workerinput"):  # a pytest-xdist worker: the order in which files are handed out
         _longest_first(config, items)
+        _serial_where_scripts_test_finds_it(items)
     if not config.pluginmanager.hasplugin("rerunfailures"):  # pytest-rerunfailures: the test extra
         return
     for item in items:
@@ -130,6 +131,15 @@ def _longest_first(config, items) -> None:
     rank = {path: index for index, path in enumerate(listed)}
     per_file = Counter(item.nodeid.split("::")[0] for item in items)
     items.sort(key=lambda item: (rank.get(path := item.nodeid.split("::")[0], len(rank)), -per_file[path], path))
+
+
+def _serial_where_scripts_test_finds_it(items) -> None:
+    """scripts/test's serial part collects only the files whose text says `mark.serial`; a test
+    marked serial some other way would run in neither part."""
+    hidden = sorted({item.nodeid.split("::")[0] for item in items if item.get_closest_marker("serial")
+                     and "mark.serial" not in item.path.read_text()})
+    if hidden:
+        raise pytest.UsageError(f"serial tests in files that do not say `mark.serial`: {', '.join(hidden)}")
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import http.client
 import json
 import os
 import re
+import select
 import socket
 import time
 from pathlib import Path
@@ -68,6 +69,22 @@ def closed_by_peer(sock: socket.socket) -> bool:
         return True
     except TimeoutError:
         return False
+
+
+def open_after(held: list[socket.socket], seconds: float) -> list[socket.socket]:
+    """The sockets of `held` the server has not closed within `seconds`: returns as soon as it
+    has closed them all, rather than after the whole wait. Nothing is read while waiting (a
+    client that never reads stays one): the wait is for the peer's FIN or reset (POLLRDHUP)."""
+    deadline = time.monotonic() + seconds
+    pending = {sock.fileno(): sock for sock in held}
+    waiting = select.poll()
+    for descriptor in pending:
+        waiting.register(descriptor, select.POLLRDHUP)
+    while pending and (left := deadline - time.monotonic()) > 0:
+        for descriptor, _ in waiting.poll(left * 1000):
+            waiting.unregister(descriptor)
+            del pending[descriptor]
+    return [sock for sock in pending.values() if not closed_by_peer(sock)]
 
 
 def assert_quiet(server: ServeProcess, max_bytes: int, since: int = 0) -> int:

@@ -20,7 +20,7 @@ import anyio
 import httpx2
 import pytest
 
-from adversarial.serve_attack import closed_by_peer, pipelining_non_readers, settled
+from adversarial.serve_attack import open_after, pipelining_non_readers, settled
 from adversarial.support import CONTROL, PEAK_RSS, PEAK_RSS_MIB, stdio
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
@@ -291,8 +291,7 @@ def test_pipelining_clients_that_never_read_never_lock_out_a_keyed_client(tmp_pa
             settled(proc.pid)
             assert keyed_initialize_seconds(port, key) < 2
             if nofile is not None:
-                time.sleep(WRITE_SECONDS + 2)
-                still_open = [sock for sock in held if not closed_by_peer(sock)]
+                still_open = open_after(held, WRITE_SECONDS + 2)
                 assert still_open == [], f"{len(still_open)} of {len(held)} pipelining connections still open"
         finally:
             for sock in held:

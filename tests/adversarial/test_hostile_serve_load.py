@@ -18,10 +18,10 @@ import pytest
 from adversarial.serve_attack import (
     MIB,
     assert_quiet,
-    closed_by_peer,
     descriptors,
     keyed_seconds,
     memory_mib,
+    open_after,
     pipelining_non_readers,
     request,
     reset_peak,
@@ -112,8 +112,7 @@ def test_idle_connections_never_lock_out_a_keyed_request(server, api):
         assert "out of system resource" not in server.stderr()
         stop.set()
         attacker.join()
-        time.sleep(DEADLINE_SECONDS + 2)
-        still_open = [sock for sock in held if not closed_by_peer(sock)]
+        still_open = open_after(held, DEADLINE_SECONDS + 2)
         assert still_open == [], f"{len(still_open)} of {len(held)} idle connections still open"
         assert descriptors(server) <= baseline_fds + 2, (descriptors(server), baseline_fds)
         assert memory_mib(server)["VmRSS"] - baseline_rss < 16, memory_mib(server)
@@ -137,8 +136,7 @@ def test_pipelining_clients_that_never_read_never_lock_out_a_keyed_request(serve
     try:
         settled(server.process.pid)
         assert keyed_seconds(server) < 2
-        time.sleep(DEADLINE_SECONDS + 2)
-        still_open = [sock for sock in held if not closed_by_peer(sock)]
+        still_open = open_after(held, DEADLINE_SECONDS + 2)
         assert still_open == [], f"{len(still_open)} of {len(held)} pipelining connections still open"
         assert keyed_seconds(server) < 2
         assert_quiet(server, max_bytes=2048, since=since)
