@@ -29,8 +29,16 @@ def stdio(*args: str, **fields: Any):
 
 
 def fixture_children() -> list[int]:
-    """Live (non-zombie) child processes of this process running the fixture server."""
-    return live_children(FIXTURE)
+    """Live (non-zombie) child processes of this process running the fixture server over stdio,
+    as hostlink starts it; not an HTTP fixture server a test started itself (`HttpFixture`)."""
+    return [pid for pid in live_children(FIXTURE) if b"\0--http\0" not in _cmdline(pid)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""  # ended meanwhile
 
 
 def live_children(mentioning: str = "") -> list[int]:
