@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,8 +29,16 @@ def stdio(*args: str, **fields: Any):
 
 
 def fixture_children() -> list[int]:
-    """Live (non-zombie) child processes of this process running the fixture server."""
-    return live_children(FIXTURE)
+    """Live (non-zombie) child processes of this process running the fixture server over stdio,
+    as hostlink starts it; not an HTTP fixture server a test started itself (`HttpFixture`)."""
+    return [pid for pid in live_children(FIXTURE) if b"\0--http\0" not in _cmdline(pid)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""  # ended meanwhile
 
 
 def live_children(mentioning: str = "") -> list[int]:
@@ -61,26 +70,33 @@ def alive(pid: int) -> bool:
 
 
 class HttpFixture:
-    """The fixture server over Streamable HTTP on 127.0.0.1, with its request counter."""
+    """A fixture server (`script`, the SDK fixture server unless told) over Streamable HTTP on
+    127.0.0.1, with its request counter."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
-        self.process = subprocess.Popen([sys.executable, FIXTURE, "--http", *args], stdout=subprocess.PIPE,
+    def __init__(self, *args: str, env: dict[str, str] | None = None, script: str = FIXTURE) -> None:
+        self.process = subprocess.Popen([sys.executable, script, "--http", *args], stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True, env=env)
         self.url = self.process.stdout.readline().strip()
         assert self.url.startswith("http://127.0.0.1:"), "fixture did not print its URL"
         self.count()  # wait until it serves
 
-    def count(self) -> int:
+    def count(self, path: str = "") -> int:
+        """Requests received so far: all of them, or those to `path` (e.g. `/status/401/some-test/mcp`)."""
+        query = "?" + urllib.parse.urlencode({"path": path}) if path else ""
         for _ in range(200):
             try:
-                with _NO_PROXY.open(self.url.replace("/mcp", "/count"), timeout=5) as response:
+                with _NO_PROXY.open(self.url.replace("/mcp", "/count") + query, timeout=5) as response:
                     return json.load(response)["count"]
             except OSError:
                 time.sleep(0.05)
         raise AssertionError("fixture HTTP server never answered")
 
-    def config(self, **fields: Any):
-        return parse_server({"url": self.url, **fields})
+    def at(self, path: str) -> str:
+        """The URL of `path` on this server (e.g. `/status/401/some-test/mcp`, answered 401)."""
+        return self.url.replace("/mcp", path)
+
+    def config(self, path: str = "/mcp", **fields: Any):
+        return parse_server({"url": self.at(path), **fields})
 
     def close(self) -> None:
         self.process.terminate()
@@ -89,8 +105,8 @@ class HttpFixture:
 
 
 @contextmanager
-def http_fixture(*args: str, env: dict[str, str] | None = None) -> Iterator[HttpFixture]:
-    server = HttpFixture(*args, env=env)
+def http_fixture(*args: str, env: dict[str, str] | None = None, script: str = FIXTURE) -> Iterator[HttpFixture]:
+    server = HttpFixture(*args, env=env, script=script)
     try:
         yield server
     finally:

@@ -1,4 +1,4 @@
-"""Fixture MCP server (stdio) whose tools ask the person questions (MCP elicitation).
+"""Fixture MCP server (stdio, or `--http`) whose tools ask the person questions (MCP elicitation).
 
 `ask_user` asks a form of every field kind and answers with what came back as JSON;
 `ask_secret` asks for a password; `ask_page` asks to send the person to a web page;
@@ -10,6 +10,7 @@ A client without the elicitation capability makes each answer with the error it 
 """
 
 import json
+import sys
 
 MODERN = "2026-07-28"
 
@@ -133,4 +134,9 @@ def build_server():
 
 
 if __name__ == "__main__":
-    build_server().run("stdio")
+    if sys.argv[1:] == ["--http"]:  # Streamable HTTP on 127.0.0.1, as the fixture server serves it
+        from mcp_fixture_server import listen
+
+        listen(build_server().streamable_http_app())
+    else:
+        build_server().run("stdio")

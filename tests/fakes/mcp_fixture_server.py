@@ -1,6 +1,6 @@
 """Fixture MCP server for hostlink tests, written with the official SDK.
 
-Run as `python tests/fakes/mcp_fixture_server.py [--http] [--status N] [--legacy-only] …`
+Run as `python tests/fakes/mcp_fixture_server.py [--http] [--legacy-only] …`
 (see tests/fakes/README.md). stdio by default; `--http` serves Streamable HTTP on
 127.0.0.1 at an ephemeral port and prints its URL as the first stdout line.
 """
@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+from urllib.parse import parse_qs
 
 # A valid 1x1 PNG (red pixel).
 PNG_1X1 = base64.b64decode(
@@ -26,6 +27,7 @@ ESCAPES_TEXT = (
     "end"
 )
 ITEMS = ("alpha", "beta", "gamma")
+STATUSES = (400, 401, 403, 404, 503)  # what `/status/N/…` answers over HTTP
 
 
 def build_server(traced: bool = False):
@@ -237,18 +239,21 @@ def serve_legacy_only() -> None:
         sys.stdout.flush()
 
 
-def count_requests(app, counter: list[int]):
-    """ASGI wrapper: count every HTTP request; `GET /count` answers the count as JSON."""
+def count_requests(app, counter: dict[str, int]):
+    """ASGI wrapper: count every HTTP request by its path; `GET /count` answers the count of them
+    all as JSON, `GET /count?path=P` the count of those to path P."""
 
     async def wrapped(scope, receive, send):
         if scope["type"] != "http":
             return await app(scope, receive, send)
         if scope["method"] == "GET" and scope["path"] == "/count":
-            body = json.dumps({"count": counter[0]}).encode()
+            query = parse_qs(scope["query_string"].decode())
+            count = counter.get(query["path"][0], 0) if "path" in query else sum(counter.values())
+            body = json.dumps({"count": count}).encode()
             await send({"type": "http.response.start", "status": 200,
                         "headers": [(b"content-type", b"application/json")]})
             return await send({"type": "http.response.body", "body": body})
-        counter[0] += 1
+        counter[scope["path"]] = counter.get(scope["path"], 0) + 1
         return await app(scope, receive, send)
 
     return wrapped
@@ -284,28 +289,42 @@ def require_bearer(app, token: str):
     return wrapped
 
 
-def serve_http(args: argparse.Namespace) -> None:
-    """Streamable HTTP on 127.0.0.1:<ephemeral>; the URL is the first stdout line."""
+def answer_status_paths(app):
+    """ASGI wrapper: a request to `/status/N/…` is answered N (`status_app`), so that one server
+    serves every status, each test at a path of its own; any other path goes to `app`."""
+    statuses = {status: status_app(status) for status in STATUSES}
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and scope["path"].startswith("/status/"):
+            status = int(scope["path"].split("/")[2])
+            return await statuses[status](scope, receive, send)
+        return await app(scope, receive, send)
+
+    return wrapped
+
+
+def listen(app) -> None:
+    """Serve `app` (counting its requests) on 127.0.0.1:<ephemeral>; the URL is the first stdout line."""
     import socket
 
     import uvicorn
-
-    if args.status:
-        app = status_app(args.status)
-    else:
-        app = build_server().streamable_http_app(stateless_http=args.stateless)
-        if args.require_bearer_env:
-            app = require_bearer(app, os.environ[args.require_bearer_env])
-    app = count_requests(app, [0])
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)  # connections wait in the backlog until uvicorn accepts, never refused
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(count_requests(app, {}), log_level="warning", lifespan="on")
     print(f"http://127.0.0.1:{port}/mcp", flush=True)
     uvicorn.Server(config).run(sockets=[sock])
+
+
+def serve_http(args: argparse.Namespace) -> None:
+    """Streamable HTTP on 127.0.0.1:<ephemeral>; the URL is the first stdout line."""
+    app = build_server().streamable_http_app(stateless_http=args.stateless)
+    if args.require_bearer_env:
+        app = require_bearer(app, os.environ[args.require_bearer_env])
+    listen(answer_status_paths(app))
 
 
 def main() -> None:
@@ -318,8 +337,6 @@ def main() -> None:
                         help="sleep this many seconds before serving (setup in flight)")
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP on 127.0.0.1")
     parser.add_argument("--stateless", action="store_true", help="http: stateless sessions")
-    parser.add_argument("--status", type=int, choices=(400, 401, 403, 404, 503),
-                        help="http: answer every request with this status")
     parser.add_argument("--require-bearer-env", metavar="VAR",
                         help="http: 401 unless Authorization is 'Bearer $VAR'")
     parser.add_argument("--traced", action="store_true", help="stdio: with the trace_context tool")

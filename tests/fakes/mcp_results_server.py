@@ -1,5 +1,6 @@
-"""A stdio MCP server whose results have the shapes real servers give (the official SDK's
-low-level server): `python tests/fakes/mcp_results_server.py`. See tests/fakes/README.md.
+"""An MCP server whose results have the shapes real servers give (the official SDK's
+low-level server): `python tests/fakes/mcp_results_server.py` (`--http`: over Streamable HTTP).
+See tests/fakes/README.md.
 
 Only the handlers given are registered, so it offers resources without templates and no
 completions: a server a host must not warn about for what it does not have.
@@ -108,6 +109,13 @@ async def serve() -> None:
 
 
 if __name__ == "__main__":
-    import anyio
+    import sys
 
-    anyio.run(serve)
+    if sys.argv[1:] == ["--http"]:  # Streamable HTTP on 127.0.0.1, as the fixture server serves it
+        from mcp_fixture_server import listen
+
+        listen(build_server().streamable_http_app())
+    else:
+        import anyio
+
+        anyio.run(serve)

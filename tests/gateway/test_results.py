@@ -4,7 +4,8 @@ the proxy face shows each piece once and in order, prompts and completions need 
 first, a request starts only the server its name belongs to, and what a server does not have
 is no warning. The gateway runs in this process over the SDK's memory streams, and as the
 command over real stdio where its process is the point: a host that speaks JSON-RPC itself,
-and what reaches its stderr."""
+and what reaches its stderr. The upstream servers of the in-process tests are one per module,
+over HTTP; the command's own start them as its children."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from gateway_support import (
     live_mentioning,
     stdio_gateway,
 )
+from mcp_runtime_support import http_fixture
 from process_support import started
 
 pytestmark = pytest.mark.anyio
@@ -35,6 +37,21 @@ RESULTS = Path(__file__).parents[1] / "fakes" / "mcp_results_server.py"
 
 def results() -> dict:
     return {"command": sys.executable, "args": [str(RESULTS)]}
+
+
+@pytest.fixture(scope="module")
+def rs_web():
+    """The results server over HTTP, one for the tests about what the gateway hands on of its
+    answers (a server per gateway costs ~0.7 s of CPU); it keeps nothing between calls."""
+    with http_fixture(script=str(RESULTS)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def fx_web():
+    """The fixture server over HTTP, likewise."""
+    with http_fixture() as server:
+        yield server
 
 
 def text(result) -> str:
@@ -47,12 +64,12 @@ def servers_running(tmp_path: Path, script: str) -> list[int]:
             if script.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()]
 
 
-async def test_the_tools_face_passes_a_result_through_as_the_server_sent_it(tmp_path):
+async def test_the_tools_face_passes_a_result_through_as_the_server_sent_it(rs_web, tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("hello from fs\n")
     picture = tmp_path / "photo.png"
     picture.write_bytes(os.urandom(3000))
-    async with gateway_in_process(tmp_path, {"fs": results()}, "tools") as client:
+    async with gateway_in_process(tmp_path, {"fs": {"url": rs_web.url}}, "tools") as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert listed["fs__failing"].annotations.title == "Fails loudly"  # the server's hint, its escapes gone
         assert listed["fs__failing"].annotations.read_only_hint is True
@@ -70,12 +87,12 @@ async def test_the_tools_face_passes_a_result_through_as_the_server_sent_it(tmp_
     assert live_mentioning(str(tmp_path)) == [] and leftovers(tmp_path) == []
 
 
-async def test_the_proxy_face_shows_each_piece_once_in_order_and_no_base64(tmp_path):
+async def test_the_proxy_face_shows_each_piece_once_in_order_and_no_base64(rs_web, tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("hello from fs\n")
     picture = tmp_path / "photo.png"
     picture.write_bytes(os.urandom(3000))
-    async with gateway_in_process(tmp_path, {"fs": results()}) as client:
+    async with gateway_in_process(tmp_path, {"fs": {"url": rs_web.url}}) as client:
         def call(tool, **args):
             return client.call_tool("mcp", {"action": "call", "server": "fs", "tool": tool, "args": args})
 
@@ -88,13 +105,14 @@ async def test_the_proxy_face_shows_each_piece_once_in_order_and_no_base64(tmp_p
         assert "base64 chars, not shown" in pictured and "iVBOR" not in pictured
 
 
-async def test_prompts_and_completions_need_no_listing_first(tmp_path):
-    async with gateway_in_process(tmp_path, {"rs": results(), "fx": fixture()}, "tools") as client:
+async def test_prompts_and_completions_need_no_listing_first(rs_web, fx_web, tmp_path):
+    servers = {"rs": {"url": rs_web.url}, "fx": {"url": fx_web.url}}
+    async with gateway_in_process(tmp_path, servers, "tools") as client:
         got = await client.get_prompt("rs__hello")
         assert got.messages[0].content.text == "hello from hello"
     import mcp_types
 
-    async with gateway_in_process(tmp_path, {"rs": results(), "fx": fixture()}, "tools") as client:
+    async with gateway_in_process(tmp_path, servers, "tools") as client:
         done = await client.complete(mcp_types.PromptReference(type="ref/prompt", name="fx__greet"),
                                      {"name": "name", "value": "A"})
         assert sorted(done.completion.values) == ["Ada", "Alan"]

@@ -17,19 +17,28 @@ import pytest
 from host_support import Notices
 from hostlink.host import Answer, CancelSignal, Question
 from hostlink.host.session import HostSession
-from hostlink.mcp.config.schema import StdioServer
+from hostlink.mcp.config.schema import HttpServer
 from hostlink.mcp.extension import McpExtension
 from mcp_cli_support import configure, hostlink
-from mcp_runtime_support import FIXTURE
+from mcp_runtime_support import FIXTURE, HttpFixture, http_fixture
 from terminal_support import typed
 
 ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 
 
 
-async def ask_through_a_host(tool: str, ask, *, opted_in: bool = True,
+@pytest.fixture(scope="module")
+def asker():
+    """One asking server over HTTP for the tests about what hostlink does with its requests (a
+    server per test costs ~0.7 s of CPU): each host opens a session of its own and the server keeps
+    nothing between calls. The terminal tests below run it over stdio, as a child of the CLI."""
+    with http_fixture(script=ASKER) as server:
+        yield server
+
+
+async def ask_through_a_host(asker: HttpFixture, tool: str, ask, *, opted_in: bool = True,
                              protocol: str = "auto") -> tuple[dict, list[str]]:
-    server = StdioServer(command=sys.executable, args=[ASKER], elicitation=opted_in, protocol_version=protocol)
+    server = HttpServer(url=asker.url, elicitation=opted_in, protocol_version=protocol)
     host, notices = HostSession([McpExtension(servers={"asker": server})]), Notices()
     await host.start(cwd=Path.cwd(), project_trusted=False, notifier=notices, ask=ask)
     try:
@@ -42,14 +51,14 @@ async def ask_through_a_host(tool: str, ask, *, opted_in: bool = True,
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])  # embedded in the call's result / a request of its own
-async def test_an_accepted_answer_reaches_the_server_and_the_form_was_sanitized(protocol):
+async def test_an_accepted_answer_reaches_the_server_and_the_form_was_sanitized(asker, protocol):
     asked: list[Question] = []
 
     async def ask(question: Question) -> Answer:
         asked.append(question)
         return Answer("accept", {"name": "Ada", "age": 36, "color": "blue"})
 
-    said, _ = await ask_through_a_host("ask_user", ask, protocol=protocol)
+    said, _ = await ask_through_a_host(asker, "ask_user", ask, protocol=protocol)
     assert said == {"action": "accept", "content": {"name": "Ada", "age": 36, "color": "blue"}}
     (question,) = asked
     assert question.asker == "asker" and question.message == "Tell me about you"  # the OSC title is gone
@@ -59,7 +68,7 @@ async def test_an_accepted_answer_reaches_the_server_and_the_form_was_sanitized(
 
 
 @pytest.mark.anyio
-async def test_choices_of_every_sep1330_shape_keep_their_shape_and_an_answer_of_several_goes_back():
+async def test_choices_of_every_sep1330_shape_keep_their_shape_and_an_answer_of_several_goes_back(asker):
     asked: list[Question] = []
     answer = {"size": "l", "tone": "loud", "legacy": "b", "toppings": ["ham", "kale"], "extras": ["x1", "x2"]}
 
@@ -67,7 +76,7 @@ async def test_choices_of_every_sep1330_shape_keep_their_shape_and_an_answer_of_
         asked.append(question)
         return Answer("accept", answer)
 
-    said, notices = await ask_through_a_host("ask_choices", ask)
+    said, notices = await ask_through_a_host(asker, "ask_choices", ask)
     assert said == {"action": "accept", "content": answer}, notices
     fields = asked[0].fields["properties"]
     assert fields["size"] == {"type": "string", "enum": ["s", "m", "l"], "default": "m"}
@@ -81,32 +90,32 @@ async def test_choices_of_every_sep1330_shape_keep_their_shape_and_an_answer_of_
 
 
 @pytest.mark.anyio
-async def test_an_answer_that_does_not_fit_the_form_is_cancelled_and_the_person_told():
+async def test_an_answer_that_does_not_fit_the_form_is_cancelled_and_the_person_told(asker):
     async def ask(question: Question) -> Answer:
         return Answer("accept", {"name": "Ada", "age": "old"})
 
-    said, notices = await ask_through_a_host("ask_user", ask)
+    said, notices = await ask_through_a_host(asker, "ask_user", ask)
     assert said == {"action": "cancel", "content": None}
     assert any("did not fit its form" in notice for notice in notices)
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("tool", "reason"), [("ask_secret", "asks for a secret"), ("ask_page", "web page")])
-async def test_a_secret_or_a_web_page_is_declined_without_asking(tool, reason):
+async def test_a_secret_or_a_web_page_is_declined_without_asking(asker, tool, reason):
     async def ask(question: Question) -> Answer:
         raise AssertionError("the person must not be asked")
 
-    said, notices = await ask_through_a_host(tool, ask)
+    said, notices = await ask_through_a_host(asker, tool, ask)
     assert said["action"] == "decline" and any(reason in notice for notice in notices), notices
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("opted_in", "can_ask"), [(False, True), (True, False)])
-async def test_without_opt_in_or_a_host_that_can_ask_nothing_is_offered(opted_in, can_ask):
+async def test_without_opt_in_or_a_host_that_can_ask_nothing_is_offered(asker, opted_in, can_ask):
     async def ask(question: Question) -> Answer:
         raise AssertionError("the person must not be asked")
 
-    said, _ = await ask_through_a_host("ask_user", ask if can_ask else None, opted_in=opted_in)
+    said, _ = await ask_through_a_host(asker, "ask_user", ask if can_ask else None, opted_in=opted_in)
     assert "error" in said  # the server's request was refused: the capability was never advertised
 
 

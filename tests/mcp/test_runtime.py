@@ -32,6 +32,15 @@ def text_of(result) -> str:
     return "".join(block.text for block in result.content if block.type == "text")
 
 
+@pytest.fixture(scope="module")
+def web():
+    """One HTTP fixture server for the tests that only ask it (a server per test costs ~0.7 s of
+    CPU): its MCP endpoint keeps nothing a test leaves behind, and each status test asks at a
+    path of its own, so its request count is its own."""
+    with http_fixture() as server:
+        yield server
+
+
 async def pid_of(runtime: McpRuntime, name: str) -> int:
     result = await runtime.call_tool(name, "pid", {})
     return result.structured_content["result"]
@@ -373,25 +382,24 @@ async def test_disconnect_closes_and_next_use_connects_again():
         await runtime.aclose()
 
 
-async def test_concurrent_tool_listings_are_coalesced_over_http():
-    with http_fixture() as server:
-        runtime = McpRuntime({"web": server.config()})
-        try:
-            await runtime.connect("web")
-            before = server.count()
-            listings = []
+async def test_concurrent_tool_listings_are_coalesced_over_http(web):
+    runtime = McpRuntime({"web": web.config()})
+    try:
+        await runtime.connect("web")
+        before = web.count("/mcp")
+        listings = []
 
-            async def one() -> None:
-                listings.append(await runtime.list_tools("web"))
+        async def one() -> None:
+            listings.append(await runtime.list_tools("web"))
 
-            async with anyio.create_task_group() as group:
-                for _ in range(10):
-                    group.start_soon(one)
-            assert server.count() - before == 1  # one tools/list POST for ten callers
-            assert all(listing is listings[0] for listing in listings)
-            assert "echo" in [tool.name for tool in listings[0]]
-        finally:
-            await runtime.aclose()
+        async with anyio.create_task_group() as group:
+            for _ in range(10):
+                group.start_soon(one)
+        assert web.count("/mcp") - before == 1  # one tools/list POST for ten callers
+        assert all(listing is listings[0] for listing in listings)
+        assert "echo" in [tool.name for tool in listings[0]]
+    finally:
+        await runtime.aclose()
 
 
 async def test_cancelling_one_listing_waiter_leaves_the_shared_listing():
@@ -418,14 +426,13 @@ async def test_cancelling_one_listing_waiter_leaves_the_shared_listing():
         await runtime.aclose()
 
 
-async def test_http_call_works():
-    with http_fixture() as server:
-        runtime = McpRuntime({"web": server.config()})
-        try:
-            assert text_of(await runtime.call_tool("web", "echo", {"text": "over http"})) == "over http"
-            assert runtime.snapshot("web").transport == "http"
-        finally:
-            await runtime.aclose()
+async def test_http_call_works(web):
+    runtime = McpRuntime({"web": web.config()})
+    try:
+        assert text_of(await runtime.call_tool("web", "echo", {"text": "over http"})) == "over http"
+        assert runtime.snapshot("web").transport == "http"
+    finally:
+        await runtime.aclose()
 
 
 @pytest.mark.parametrize(("status", "error", "phrase"), [
@@ -434,34 +441,34 @@ async def test_http_call_works():
     (503, ConnectFailed, "unavailable (HTTP 503)"),
 ])
 @pytest.mark.parametrize("mode", ["auto", "legacy", "2026-07-28"])
-async def test_http_error_statuses_cause_no_retry_storm(status, error, phrase, mode):
-    with http_fixture("--status", str(status)) as server:
-        runtime = McpRuntime({"web": server.config(protocolVersion=mode)})
-        try:
-            for _ in range(5):
-                with pytest.raises(error, match=re.escape(phrase)):
-                    await runtime.call_tool("web", "echo", {"text": "x"})
-            # auto probes server/discover, then tries the initialize handshake: two requests at most,
-            # and the latched failure sends nothing more however often it is asked.
-            assert server.count() <= (2 if mode == "auto" else 1)
-        finally:
-            await runtime.aclose()
+async def test_http_error_statuses_cause_no_retry_storm(web, status, error, phrase, mode):
+    path = f"/status/{status}/{mode}/mcp"
+    runtime = McpRuntime({"web": web.config(path, protocolVersion=mode)})
+    try:
+        for _ in range(5):
+            with pytest.raises(error, match=re.escape(phrase)):
+                await runtime.call_tool("web", "echo", {"text": "x"})
+        # auto probes server/discover, then tries the initialize handshake: two requests at most,
+        # and the latched failure sends nothing more however often it is asked.
+        assert web.count(path) <= (2 if mode == "auto" else 1)
+    finally:
+        await runtime.aclose()
 
 
 @pytest.mark.parametrize(("status", "phrase"), [
     (404, "has no MCP endpoint at its URL (HTTP 404)"),  # a wrong path in the URL
     (400, "refused setup: Server returned an error response"),
 ])
-async def test_http_statuses_that_ask_no_credentials_are_named_once(status, phrase):
-    with http_fixture("--status", str(status)) as server:
-        runtime = McpRuntime({"web": server.config()})
-        try:
-            for _ in range(2):
-                with pytest.raises(ConnectFailed, match=re.escape(f"MCP server 'web' {phrase}")):
-                    await runtime.connect("web")
-            assert server.count() == 2  # the probe and the legacy handshake, then the failure is latched
-        finally:
-            await runtime.aclose()
+async def test_http_statuses_that_ask_no_credentials_are_named_once(web, status, phrase):
+    path = f"/status/{status}/named-once/mcp"
+    runtime = McpRuntime({"web": web.config(path)})
+    try:
+        for _ in range(2):
+            with pytest.raises(ConnectFailed, match=re.escape(f"MCP server 'web' {phrase}")):
+                await runtime.connect("web")
+        assert web.count(path) == 2  # the probe and the legacy handshake, then the failure is latched
+    finally:
+        await runtime.aclose()
 
 
 async def test_an_http_server_gone_mid_call_latches_a_clear_error():

@@ -28,9 +28,9 @@ from hostlink.host import (
     TextContent,
 )
 from hostlink.host.session import HostSession
-from hostlink.mcp.config.schema import SamplingSettings, StdioServer
+from hostlink.mcp.config.schema import HttpServer, SamplingSettings
 from hostlink.mcp.extension import McpExtension
-from mcp_runtime_support import FIXTURE
+from mcp_runtime_support import FIXTURE, HttpFixture, http_fixture
 from peers import CLAUDE, requires_claude
 
 sys.path.insert(0, str(FAKES))
@@ -54,10 +54,19 @@ class Scripted:
 
 
 
-async def sample_through_a_host(extensions, arguments: dict, ask, sampling: dict | None,
+@pytest.fixture(scope="module")
+def asker():
+    """One asking server over HTTP for the tests about what hostlink does with its requests (a
+    server per test costs ~0.7 s of CPU): each host opens a session of its own and the server keeps
+    nothing between calls. The terminal tests below run it over stdio, as a child of the CLI."""
+    with http_fixture(script=ASKER) as server:
+        yield server
+
+
+async def sample_through_a_host(asker: HttpFixture, extensions, arguments: dict, ask, sampling: dict | None,
                                 protocol: str = "auto") -> dict:
     settings = SamplingSettings(**sampling) if sampling else None
-    server = StdioServer(command=sys.executable, args=[ASKER], sampling=settings, protocol_version=protocol)
+    server = HttpServer(url=asker.url, sampling=settings, protocol_version=protocol)
     host = HostSession([McpExtension(servers={"asker": server}), *extensions])
     await host.start(cwd=Path.cwd(), project_trusted=False, notifier=Notices(), ask=ask)
     try:
@@ -80,9 +89,9 @@ def approving(asked: list[Question], action: str = "accept"):
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-async def test_an_approved_request_is_answered_by_the_configured_model_without_tools(protocol):
+async def test_an_approved_request_is_answered_by_the_configured_model_without_tools(asker, protocol):
     provider, asked = Scripted(), []
-    said = await sample_through_a_host([provider], {"prompt": "What is 2+2?"}, approving(asked),
+    said = await sample_through_a_host(asker, [provider], {"prompt": "What is 2+2?"}, approving(asked),
                                        {"model": "fake/echo", "maxTokens": 50}, protocol)
     assert said == {"text": "a short answer", "model": "fake/echo", "stop": "endTurn"}
     (context,) = provider.contexts
@@ -95,47 +104,47 @@ async def test_an_approved_request_is_answered_by_the_configured_model_without_t
 
 
 @pytest.mark.anyio
-async def test_the_answer_is_cut_to_the_smaller_token_bound():
-    said = await sample_through_a_host([Scripted("x" * 500)], {"prompt": "long", "max_tokens": 5}, approving([]),
+async def test_the_answer_is_cut_to_the_smaller_token_bound(asker):
+    said = await sample_through_a_host(asker, [Scripted("x" * 500)], {"prompt": "long", "max_tokens": 5}, approving([]),
                                        {"model": "fake/echo", "maxTokens": 50})
     assert said == {"text": "x" * 20, "model": "fake/echo", "stop": "maxTokens"}
 
 
 @pytest.mark.anyio
-async def test_a_request_the_person_declines_never_reaches_the_model():
+async def test_a_request_the_person_declines_never_reaches_the_model(asker):
     provider = Scripted()
-    said = await sample_through_a_host([provider], {"prompt": "hi"}, approving([], "decline"),
+    said = await sample_through_a_host(asker, [provider], {"prompt": "hi"}, approving([], "decline"),
                                        {"model": "fake/echo"})
     assert "did not approve" in said["error"] and provider.contexts == []
 
 
 @pytest.mark.anyio
-async def test_a_request_with_tools_is_refused_without_asking():
+async def test_a_request_with_tools_is_refused_without_asking(asker):
     provider, asked = Scripted(), []
-    said = await sample_through_a_host([provider], {"prompt": "hi", "tools": True}, approving(asked),
+    said = await sample_through_a_host(asker, [provider], {"prompt": "hi", "tools": True}, approving(asked),
                                        {"model": "fake/echo"})
     assert "tools" in said["error"] and asked == [] and provider.contexts == []
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("configured", "can_ask"), [(False, True), (True, False)])
-async def test_off_unless_configured_and_someone_can_approve(configured, can_ask):
+async def test_off_unless_configured_and_someone_can_approve(asker, configured, can_ask):
     provider = Scripted()
-    said = await sample_through_a_host([provider], {"prompt": "hi"}, approving([]) if can_ask else None,
+    said = await sample_through_a_host(asker, [provider], {"prompt": "hi"}, approving([]) if can_ask else None,
                                        {"model": "fake/echo"} if configured else None)
     assert "error" in said and provider.contexts == []  # the capability was never advertised
 
 
 @pytest.mark.anyio
-async def test_an_unknown_model_fails_the_request_with_its_name():
-    said = await sample_through_a_host([Scripted()], {"prompt": "hi"}, approving([]), {"model": "fake/nosuch"})
+async def test_an_unknown_model_fails_the_request_with_its_name(asker):
+    said = await sample_through_a_host(asker, [Scripted()], {"prompt": "hi"}, approving([]), {"model": "fake/nosuch"})
     assert "no model 'fake/nosuch'" in said["error"]
 
 
 @pytest.mark.slow
 @requires_claude
 @pytest.mark.anyio
-async def test_the_claude_code_provider_answers_a_servers_request(tmp_path, runtime_dir):
+async def test_the_claude_code_provider_answers_a_servers_request(asker, tmp_path, runtime_dir):
     from hostlink.claude_code import metrics
     from hostlink.claude_code.extension import ClaudeCodeExtension
     from hostlink.claude_code.process import ClaudeTransportOptions
@@ -146,7 +155,7 @@ async def test_the_claude_code_provider_answers_a_servers_request(tmp_path, runt
         claude = ClaudeCodeExtension(
             options=ClaudeTransportOptions(test_api_base_url=api.base_url, test_api_key="sk-fake-test"),
             environ={"HOME": str(home), "PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}"})
-        said = await sample_through_a_host([claude], {"prompt": "What is 2+2?"}, approving([]),
+        said = await sample_through_a_host(asker, [claude], {"prompt": "What is 2+2?"}, approving([]),
                                            {"model": "claude-code/haiku", "maxTokens": 20})
         assert said == {"text": "four", "model": "claude-code/haiku", "stop": "endTurn"}
         (request,) = api.messages_requests()

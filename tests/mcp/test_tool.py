@@ -28,6 +28,21 @@ async def host(tmp_path, runtime_dir):
     assert fixture_children() == []
 
 
+@pytest.fixture(scope="module")
+def web():
+    """One HTTP fixture server for the tests about what the tool makes of what a server says (a
+    server per test costs ~0.7 s of CPU); each host opens a session of its own on it."""
+    with http_fixture() as server:
+        yield server
+
+
+@pytest.fixture
+async def served(web, tmp_path, runtime_dir):
+    """A host whose `fx` is the module's HTTP fixture server (and `off` a disabled one)."""
+    async with Host(McpExtension(servers={"fx": web.config(), "off": stdio(disabled=True)}), tmp_path) as running:
+        yield running
+
+
 def test_parameters_schema_is_strict_and_bounded():
     assert PARAMETERS["additionalProperties"] is False
     assert PARAMETERS["properties"]["action"]["enum"] == [
@@ -111,60 +126,59 @@ async def test_status_never_connects(host):
     assert fixture_children() == []
 
 
-async def test_tools_search_by_all_terms_case_insensitive_and_paged(host):
-    everything = await host.run(action="tools", server="fx", limit=50)
+async def test_tools_search_by_all_terms_case_insensitive_and_paged(served):
+    everything = await served.run(action="tools", server="fx", limit=50)
     listing = text(everything)
     assert "app_only" not in listing  # visibility ["app"]: never listed for the model
     assert "[tools 1-16 of 16]" in listing
     assert '"required":["text"]' in listing  # the input schema is in the agent's content
-    found = text(await host.run(action="tools", server="fx", query="TEXT escape"))
+    found = text(await served.run(action="tools", server="fx", query="TEXT escape"))
     assert "'escapes'" in found and "'echo'" not in found and "[tools 1-1 of 1]" in found
-    page = text(await host.run(action="tools", server="fx", limit=3, offset=3))
+    page = text(await served.run(action="tools", server="fx", limit=3, offset=3))
     assert page.count("- server") == 3 and "[tools 4-6 of 16; next offset 6]" in page
-    assert "no tools" in text(await host.run(action="tools", server="fx", query="zebra"))
-    across = text(await host.run(action="tools", query="echo"))  # no server: every enabled server
+    assert "no tools" in text(await served.run(action="tools", server="fx", query="zebra"))
+    across = text(await served.run(action="tools", query="echo"))  # no server: every enabled server
     assert "server 'fx' tool 'echo'" in across
 
 
-async def test_app_only_tool_cannot_be_called(host):
-    result = await host.run(action="call", server="fx", tool="app_only")
+async def test_app_only_tool_cannot_be_called(served):
+    result = await served.run(action="call", server="fx", tool="app_only")
     assert result.is_error and "does not offer a tool named 'app_only'" in text(result)
 
 
-async def test_call_results_text_structured_error_and_images(host):
-    echo = await host.run(action="call", server="fx", tool="echo", args={"text": "hello"})
+async def test_call_results_text_structured_error_and_images(served):
+    echo = await served.run(action="call", server="fx", tool="echo", args={"text": "hello"})
     assert not echo.is_error and text(echo) == "hello"  # {"result": …} wrapping is not repeated
-    structured = await host.run(action="call", server="fx", tool="structured", args={"city": "Oslo"})
+    structured = await served.run(action="call", server="fx", tool="structured", args={"city": "Oslo"})
     body = text(structured)
     assert body == '{"city":"Oslo","celsius":21.5,"conditions":["sunny","dry"]}'  # compact, exactly once
-    failed = await host.run(action="call", server="fx", tool="fail")
+    failed = await served.run(action="call", server="fx", tool="fail")
     assert failed.is_error and text(failed) == "fixture failure"
-    images = await host.run(action="call", server="fx", tool="image", args={"count": 6})
+    images = await served.run(action="call", server="fx", tool="image", args={"count": 6})
     kept = [item for item in images.content if isinstance(item, ImageContent)]
     assert len(kept) == 4 and kept[0].mime_type == "image/png"
     assert "2 images omitted" in text(images)
-    huge = await host.run(action="call", server="fx", tool="image", args={"count": 1, "n_bytes": 2 * 1024 * 1024})
+    huge = await served.run(action="call", server="fx", tool="image", args={"count": 1, "n_bytes": 2 * 1024 * 1024})
     assert not any(isinstance(item, ImageContent) for item in huge.content) and "omitted" in text(huge)
 
 
-async def test_arguments_are_checked_against_the_input_schema_before_sending(tmp_path, runtime_dir):
-    with http_fixture() as server:
-        async with Host(McpExtension(servers={"web": server.config()}), tmp_path) as host:
-            assert text(await host.run(action="call", server="web", tool="add", args={"a": 1, "b": 2})) == "3"
-            before = server.count()
-            wrong_type = await host.run(action="call", server="web", tool="add", args={"a": "one", "b": 2})
-            assert wrong_type.is_error
-            assert "input schema of tool 'add'" in text(wrong_type) and "at a" in text(wrong_type)
-            missing = await host.run(action="call", server="web", tool="add", args={"a": 1})
-            assert missing.is_error and '"b" is a required property' in text(missing)
-            unknown = await host.run(action="call", server="web", tool="nope")
-            assert unknown.is_error
-            # Nothing but (at most) one tool listing went to the server: no invalid call was sent.
-            assert server.count() - before <= 1
+async def test_arguments_are_checked_against_the_input_schema_before_sending(web, tmp_path, runtime_dir):
+    async with Host(McpExtension(servers={"web": web.config()}), tmp_path) as host:
+        assert text(await host.run(action="call", server="web", tool="add", args={"a": 1, "b": 2})) == "3"
+        before = web.count("/mcp")
+        wrong_type = await host.run(action="call", server="web", tool="add", args={"a": "one", "b": 2})
+        assert wrong_type.is_error
+        assert "input schema of tool 'add'" in text(wrong_type) and "at a" in text(wrong_type)
+        missing = await host.run(action="call", server="web", tool="add", args={"a": 1})
+        assert missing.is_error and '"b" is a required property' in text(missing)
+        unknown = await host.run(action="call", server="web", tool="nope")
+        assert unknown.is_error
+        # Nothing but (at most) one tool listing went to the server: no invalid call was sent.
+        assert web.count("/mcp") - before <= 1
 
 
-async def test_oversized_output_is_bounded_with_a_private_overflow_file(host, runtime_dir):
-    result = await host.run(action="call", server="fx", tool="big", args={"n_bytes": 300_000})
+async def test_oversized_output_is_bounded_with_a_private_overflow_file(served, runtime_dir):
+    result = await served.run(action="call", server="fx", tool="big", args={"n_bytes": 300_000})
     body = text(result)
     notice = body.rsplit("\n", 1)[1]
     assert notice.startswith("[output truncated: showing ") and "of 300000 bytes" in notice
@@ -173,43 +187,43 @@ async def test_oversized_output_is_bounded_with_a_private_overflow_file(host, ru
     assert path.is_file() and path.stat().st_size == 300_000
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     assert str(path).startswith(str(runtime_dir))
-    await host.session.shutdown()  # the fixture's own shutdown after it does nothing: idempotent
+    await served.session.shutdown()  # the fixture's own shutdown after it does nothing: idempotent
     assert not path.exists()
 
 
-async def test_escape_laden_output_is_stripped(host):
-    for result in (await host.run(action="call", server="fx", tool="escapes"),
-                   await host.run(action="read", server="fx", uri="fixture://escapes")):
+async def test_escape_laden_output_is_stripped(served):
+    for result in (await served.run(action="call", server="fx", tool="escapes"),
+                   await served.run(action="read", server="fx", uri="fixture://escapes")):
         body = text(result)
         assert "plain" in body and "end" in body
         assert not any(ch in body for ch in TERMINAL_CONTROLS), repr(body)
         assert "evil.example" not in body
 
 
-async def test_resources_templates_read_prompts_prompt_complete(host):
-    resources = text(await host.run(action="resources", server="fx"))
+async def test_resources_templates_read_prompts_prompt_complete(served):
+    resources = text(await served.run(action="resources", server="fx"))
     assert "fixture://readme" in resources and "[resources 1-2 of 2]" in resources
-    templates = text(await host.run(action="templates", server="fx"))
+    templates = text(await served.run(action="templates", server="fx"))
     assert "fixture://items/{item_id}" in templates
-    read = text(await host.run(action="read", server="fx", uri="fixture://readme"))
+    read = text(await served.run(action="read", server="fx", uri="fixture://readme"))
     assert "fixture readme" in read
-    item = text(await host.run(action="read", server="fx", uri="fixture://items/beta"))
+    item = text(await served.run(action="read", server="fx", uri="fixture://items/beta"))
     assert '{"id": "beta"}' in item
-    prompts = text(await host.run(action="prompts", server="fx"))
+    prompts = text(await served.run(action="prompts", server="fx"))
     assert "greet(name)" in prompts
-    prompt = text(await host.run(action="prompt", server="fx", prompt="greet", args={"name": "Ada"}))
+    prompt = text(await served.run(action="prompt", server="fx", prompt="greet", args={"name": "Ada"}))
     assert "user: Please greet Ada warmly." in prompt
-    completed = text(await host.run(action="complete", server="fx", uri="fixture://items/{item_id}",
+    completed = text(await served.run(action="complete", server="fx", uri="fixture://items/{item_id}",
                                     argument="item_id", value="g"))
     assert "- gamma" in completed and "alpha" not in completed and "has more" not in completed
-    cut = text(await host.run(action="complete", server="fx", uri="fixture://items/{item_id}", argument="item_id"))
+    cut = text(await served.run(action="complete", server="fx", uri="fixture://items/{item_id}", argument="item_id"))
     assert cut.splitlines() == ["- alpha", "- beta", "[values 1-2 of 2; the server has more (refine the value)]"]
-    pictured = await host.run(action="prompt", server="fx", prompt="picture")
+    pictured = await served.run(action="prompt", server="fx", prompt="picture")
     assert [(block.type, getattr(block, "text", None)) for block in pictured.content] == [
         ("text", "[prompt: Describe a picture.]\nuser:"), ("image", None), ("text", "assistant: A red pixel.")]
-    by_prompt = text(await host.run(action="complete", server="fx", prompt="greet", argument="name", value="Al"))
+    by_prompt = text(await served.run(action="complete", server="fx", prompt="greet", argument="name", value="Al"))
     assert "- Alan" in by_prompt
-    both = await host.run(action="complete", server="fx", prompt="greet", uri="x", argument="name")
+    both = await served.run(action="complete", server="fx", prompt="greet", uri="x", argument="name")
     assert both.is_error
 
 
@@ -310,12 +324,12 @@ async def test_the_reconnect_action_brings_a_crashed_server_back_as_the_command_
         assert refused.is_error and said in text(refused), text(refused)
 
 
-async def test_results_carry_a_one_line_summary_for_host_displays(host):
-    result = await host.run(action="call", server="fx", tool="echo", args={"text": "hello"})
+async def test_results_carry_a_one_line_summary_for_host_displays(served):
+    result = await served.run(action="call", server="fx", tool="echo", args={"text": "hello"})
     assert {key: value for key, value in result.details.items() if key != "result"} == {
         "summary": "mcp call fx/echo: ok, 1 text (5 chars)", "structuredContent": {"result": "hello"}}
     assert result.details["result"].content[0].text == "hello"  # as the server sent it, for a host that passes it on
-    failed = await host.run(action="call", server="ghost", tool="x")
+    failed = await served.run(action="call", server="ghost", tool="x")
     assert failed.details["summary"] == "mcp call ghost/x: error, 1 text (" + str(len(text(failed))) + " chars)"
     assert failed.details["error"] == "unknown_server"
 
