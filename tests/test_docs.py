@@ -24,6 +24,7 @@ import pytest
 
 from docs_support import DOCS, KINDS, ROOT, Block, blocks, commands, page_text
 from hostlink.mcp.config.load import VAR_REFERENCE, parse_document
+from mcp_cli_support import run_here
 from netns_support import AVAILABLE, only_loopback_port
 from peers import requires
 from source_support import parse
@@ -32,6 +33,9 @@ ALL = blocks()
 SCHEMA = json.loads((ROOT / "src/hostlink/mcp/mcp.schema.json").read_text())
 CHROMIUM = shutil.which("chromium")
 DEMO_CONFIG = {"mcpServers": {"demo": {"command": sys.executable, "args": ["-m", "hostlink.demo"]}}}
+ENTRY_POINT_BLOCK = "README.md"
+"""The page whose run block goes through the installed `hostlink` script, a real process; the other
+blocks, about what each documented command prints, run the same click command in this process."""
 
 
 def of_kind(kind: str) -> list[Block]:
@@ -42,6 +46,7 @@ def test_every_code_block_says_how_it_is_checked():
     untagged = [str(b) for b in ALL if b.kind not in KINDS]
     assert not untagged, f"code blocks without a known <!-- check: KIND --> ({', '.join(KINDS)}): {untagged}"
     assert all(of_kind(kind) for kind in ("config", "help", "run", "python")), "a check kind has no block"
+    assert [b.page for b in of_kind("run")].count(ENTRY_POINT_BLOCK) == 1, "no run block goes through the script"
 
 
 def _validate_config(document: dict) -> None:
@@ -148,8 +153,11 @@ def test_run_blocks_work_against_the_demo_server(block, demo_home, tmp_path):
         assert words[0] == "hostlink", line
         # "python3 -m hostlink.demo" in an added entry: the interpreter the tests run on
         words = [sys.executable if w == "python3" else w for w in words]
-        done = subprocess.run([hostlink, *words[1:]], env=demo_home, cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120, stdin=subprocess.DEVNULL)
+        if block.page == ENTRY_POINT_BLOCK:
+            done = subprocess.run([hostlink, *words[1:]], env=demo_home, cwd=tmp_path, capture_output=True,
+                                  text=True, timeout=120, stdin=subprocess.DEVNULL)
+        else:
+            done = run_here(demo_home, tmp_path, tuple(words[1:]), None)
         tool_error = " fail " in f" {line} "  # the demo's fail tool: exit 1 with the tool's error
         assert done.returncode == (1 if tool_error else 0), f"{block}: {line!r}: {done.stderr}"
         assert "Traceback" not in done.stderr and done.stdout.strip(), line
