@@ -96,14 +96,19 @@ def _check_click(root: click.Command, words: list[str], line: str) -> None:
                 assert option in known, f"{line!r}: {command.name} has no option {option}"
 
 
+@functools.cache
+def _bench_help() -> str:
+    """`python -m bench.run --help` as it prints it, run once: each bench line asks it the same."""
+    return subprocess.run([sys.executable, "-m", "bench.run", "--help"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, check=True).stdout
+
+
 def _check_bench(words: list[str], line: str) -> None:
     from bench.run import BENCHMARKS
 
-    parser_help = subprocess.run([sys.executable, "-m", "bench.run", "--help"], cwd=ROOT, capture_output=True,
-                                 text=True, timeout=60, check=True).stdout
     for word in words[3:]:
         if word.startswith("-"):
-            assert word in parser_help, f"{line!r}: bench.run has no option {word}"
+            assert word in _bench_help(), f"{line!r}: bench.run has no option {word}"
         elif not word.endswith(".json"):
             assert word in BENCHMARKS, f"{line!r}: no benchmark {word}"
 
