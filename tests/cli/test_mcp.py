@@ -1,7 +1,8 @@
 """`hostlink mcp …` in real subprocesses, reading real config files: the end-to-end runs of
 status, tools, connect, call, disconnect, reconnect and demo, and the exit codes of the real
-entry point. The listings of trusted and untrusted project servers, what the command decides,
-run in this process (hostlink_here)."""
+entry point. The listings of trusted and untrusted project servers and the `--json` and
+sanitized forms of a listing or result, what the command decides, run in this process
+(hostlink_here)."""
 
 from __future__ import annotations
 
@@ -71,19 +72,19 @@ def test_tools_connect_and_call(env, tmp_path):
     tools = hostlink(env, tmp_path, "mcp", "tools", "fx")
     assert tools.returncode == 0, tools.stderr
     assert tools.stdout.split("\n")[0].split()[0] == "echo" and "app_only" not in tools.stdout
-    as_json = json.loads(hostlink(env, tmp_path, "mcp", "tools", "fx", "--json").stdout)
+    as_json = json.loads(hostlink_here(env, tmp_path, "mcp", "tools", "fx", "--json").stdout)
     assert {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "task"} == set(as_json[0])
     assert as_json[0]["task"] is None  # the fixture's echo runs inline (a task tool says "required" or "optional")
     connect = hostlink(env, tmp_path, "mcp", "connect", "fx")
     assert connect.stdout.strip() == "fx: connected (protocol 2026-07-28, hostlink-fixture 1.0.0, 16 tools)"
     call = hostlink(env, tmp_path, "mcp", "call", "fx", "add", '{"a": 2, "b": 3}')
     assert (call.returncode, call.stdout) == (0, "5\n")
-    structured = json.loads(hostlink(env, tmp_path, "mcp", "call", "fx", "structured", "{}", "--json").stdout)
+    structured = json.loads(hostlink_here(env, tmp_path, "mcp", "call", "fx", "structured", "{}", "--json").stdout)
     assert structured["isError"] is False
     assert json.loads(structured["content"][0]["text"])["city"] == "Paris"
     failed = hostlink(env, tmp_path, "mcp", "call", "fx", "fail")
     assert failed.returncode == 1 and "fixture failure" in failed.stderr
-    escapes = hostlink(env, tmp_path, "mcp", "call", "fx", "escapes")
+    escapes = hostlink_here(env, tmp_path, "mcp", "call", "fx", "escapes")
     assert "\x1b" not in escapes.stdout and "\x07" not in escapes.stdout
     assert fixture_children() == []
 
@@ -108,7 +109,7 @@ def test_disconnect_and_reconnect_explain_and_never_connect(env, tmp_path):
     assert "idle" in hostlink(env, tmp_path, "mcp", "disconnect", "fx").stdout
     # the words of `/mcp reconnect` and of the mcp tool's action reconnect
     assert hostlink(env, tmp_path, "mcp", "reconnect", "fx").stdout == "fx: reset to idle; the next use connects\n"
-    assert hostlink(env, tmp_path, "mcp", "reconnect", "ghost").returncode == 2
+    assert hostlink_here(env, tmp_path, "mcp", "reconnect", "ghost").returncode == 2
 
 
 def test_project_servers_need_trust(env, tmp_path):

@@ -1,7 +1,7 @@
 """`hostlink mcp call … --output FILE` / `--full` (issue 15, problem 6): the whole
 sanitized result instead of the 50 KiB inline window, against the demo server and the
 fixture server (escape-laden lines). A real `hostlink` process where its stdout is what is under
-test (a pipe, a terminal); what the command writes to a file, in this process (hostlink_here)."""
+test (a pipe, a terminal); what the command writes to a file or refuses, in this process (hostlink_here)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_full_writes_everything_to_a_pipe_and_is_refused_on_a_terminal(tmp_path)
         os.close(master)
     assert refused.returncode == 2
     assert "--full writes the whole result to a pipe or a file, not to a terminal" in refused.stderr
-    both = hostlink(env, tmp_path, "mcp", "call", "demo", *BIG, "--full", "-o", str(tmp_path / "x"))
+    both = hostlink_here(env, tmp_path, "mcp", "call", "demo", *BIG, "--full", "-o", str(tmp_path / "x"))
     assert both.returncode == 2 and "not both" in both.stderr
 
 

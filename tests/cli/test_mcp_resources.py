@@ -1,7 +1,7 @@
 """`hostlink mcp resources | read | prompts | prompt` (issue 37): what the model's `mcp` tool
 answers to the action of the same name, with `call`'s errors, exit statuses and `--json`. The tests of
-resources and read and of prompts and prompt run each command as a real `hostlink` process; the
-rest, about what the commands decide, in this process (hostlink_here)."""
+resources and read and of prompts and prompt run each command once as a real `hostlink` process; the
+rest (`--json`, refused arguments), about what the commands decide, in this process (hostlink_here)."""
 
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ def test_resources_and_read_answer_as_the_mcp_tool_does(tmp_path):
     listed = hostlink(env, tmp_path, "mcp", "resources", "demo")
     assert (listed.returncode, listed.stdout) == (
         0, "- demo://readme (readme, text/plain): About this server.\n[resources 1-1 of 1]\n"), listed.stderr
-    as_json = json.loads(hostlink(env, tmp_path, "mcp", "resources", "demo", "--json").stdout)
+    as_json = json.loads(hostlink_here(env, tmp_path, "mcp", "resources", "demo", "--json").stdout)
     assert as_json == [{"server": "demo", "name": "readme", "uri": "demo://readme",
                         "description": "About this server.", "mimeType": "text/plain"}]
     read = hostlink(env, tmp_path, "mcp", "read", "demo", "demo://readme")
     assert (read.returncode, read.stdout) == (0, f"[resource demo://readme (text/plain)]\n{README}")
-    read_json = json.loads(hostlink(env, tmp_path, "mcp", "read", "demo", "demo://readme", "--json").stdout)
+    read_json = json.loads(hostlink_here(env, tmp_path, "mcp", "read", "demo", "demo://readme", "--json").stdout)
     assert read_json == {"isError": False, "content": [
         {"type": "text", "text": f"[resource demo://readme (text/plain)]\n{README}"}]}
     assert live_mentioning(str(tmp_path)) == []
@@ -58,18 +58,18 @@ def test_prompts_and_prompt(tmp_path):
     env = configure(tmp_path, {"demo": DEMO})
     listed = hostlink(env, tmp_path, "mcp", "prompts", "demo")
     assert listed.stdout == "- poem(colour): Ask for a short poem about a colour.\n[prompts 1-1 of 1]\n", listed.stderr
-    assert json.loads(hostlink(env, tmp_path, "mcp", "prompts", "demo", "--json").stdout) == [
+    assert json.loads(hostlink_here(env, tmp_path, "mcp", "prompts", "demo", "--json").stdout) == [
         {"server": "demo", "name": "poem", "description": "Ask for a short poem about a colour.",
          "arguments": [{"name": "colour", "required": True}]}]
     got = hostlink(env, tmp_path, "mcp", "prompt", "demo", "poem", "-", stdin='{"colour": "azure"}')
     assert (got.returncode, got.stdout) == (
         0, "[prompt: Ask for a short poem about a colour.]\nuser: Write a four-line poem about the colour azure.\n")
-    as_json = json.loads(hostlink(env, tmp_path, "mcp", "prompt", "demo", "poem", '{"colour": "ivory"}',
-                                  "--json").stdout)
+    as_json = json.loads(hostlink_here(env, tmp_path, "mcp", "prompt", "demo", "poem", '{"colour": "ivory"}',
+                                       "--json").stdout)
     assert as_json["isError"] is False and as_json["content"][-1]["text"].endswith("the colour ivory.")
-    wrong = hostlink(env, tmp_path, "mcp", "prompt", "demo", "poem", '{"colour": 7}')
+    wrong = hostlink_here(env, tmp_path, "mcp", "prompt", "demo", "poem", '{"colour": 7}')
     assert (wrong.returncode, wrong.stderr) == (2, "prompt arguments must be strings: 'colour'\n")
-    broken = hostlink(env, tmp_path, "mcp", "prompt", "demo", "poem", '{"colour": ', "--json")
+    broken = hostlink_here(env, tmp_path, "mcp", "prompt", "demo", "poem", '{"colour": ', "--json")
     assert broken.returncode == 2 and json.loads(broken.stdout)["error"]["code"] == "invalid_arguments"
     assert live_mentioning(str(tmp_path)) == []
 

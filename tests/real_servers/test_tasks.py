@@ -4,7 +4,12 @@ task works with `"tasks": true` and names the setting without it; a call that ou
 bound answers with a handle in time and its result is collected later through the `mcp` tool
 and `hostlink mcp task`; a cancel reaches the server; input is asked through elicitation; a
 failed task is the tool's error; a session's uncollected tasks are cancelled at its end, its
-detached ones are not, and nothing of hostlink's runs after it."""
+detached ones are not, and nothing of hostlink's runs after it.
+
+Each start of the server costs ~1.7 s of CPU: the tests of what hostlink decides (the opt-in, a
+cancel, a failed task, the adapter, the gateway's faces) share the module's server over Streamable
+HTTP, on tasks of their own; stdio stays where its process matters (a call that outlives its bound,
+a task that asks for input, a stdio server's tasks ending with the command that started it)."""
 
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ from hostlink.mcp.errors import CallFailed
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.runtime.clients import McpRuntime
 from hostlink.mcp.runtime.elicitation import elicitation_for
-from mcp_cli_support import configure, hostlink
+from mcp_cli_support import configure, hostlink, hostlink_here
 from mcp_runtime_support import Host, Notes, text
 
 pytestmark = [pytest.mark.real_servers, pytest.mark.anyio]
@@ -40,6 +45,11 @@ STDIO = {"command": str(PYTHON), "args": [SERVER], "requestTimeoutMs": 60000}
 
 def slow(**fields):
     return parse_server({**STDIO, "tasks": True, **fields})
+
+
+def shared(url: str, **fields):
+    """An entry for the module's server over HTTP (one process for every connection)."""
+    return parse_server({"url": url, "requestTimeoutMs": 60000, "tasks": True, **fields})
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +73,9 @@ def http_url() -> Iterator[str]:
         process.wait(10)
 
 
-async def test_a_tool_that_runs_only_as_a_task_needs_the_opt_in_and_names_it():
-    runtime = McpRuntime({"plain": parse_server(STDIO), "slow": slow(), "old": slow(protocolVersion="legacy")})
+async def test_a_tool_that_runs_only_as_a_task_needs_the_opt_in_and_names_it(http_url):
+    runtime = McpRuntime({"plain": shared(http_url, tasks=False), "slow": shared(http_url),
+                          "old": shared(http_url, protocolVersion="legacy")})
     try:
         with pytest.raises(CallFailed, match=r"^MCP server 'old' runs the call of tool 'build' only as a task, which "
                                              r"hostlink runs on protocol 2026-07-28 connections and on 2025-11-25 ones "
@@ -110,8 +121,8 @@ async def test_a_call_that_outlives_its_bound_leaves_a_handle_the_task_action_co
         assert text(done) == "crunched for 6 s" and "task" not in done.details
 
 
-async def test_a_cancel_reaches_the_server_which_reports_the_task_cancelled(tmp_path):
-    async with Host(McpExtension(servers={"slow": slow(toolTimeoutMs=500)}), tmp_path) as host:
+async def test_a_cancel_reaches_the_server_which_reports_the_task_cancelled(tmp_path, http_url):
+    async with Host(McpExtension(servers={"slow": shared(http_url, toolTimeoutMs=500)}), tmp_path) as host:
         handed = await host.run(action="call", server="slow", tool="crunch", args={"seconds": 60})
         assert "task" in handed.details, handed
         task_id = handed.details["task"]["taskId"]
@@ -122,8 +133,8 @@ async def test_a_cancel_reaches_the_server_which_reports_the_task_cancelled(tmp_
         assert after.is_error and text(after) == f"task {task_id!r} was cancelled"
 
 
-async def test_a_failed_task_is_the_tools_error():
-    runtime = McpRuntime({"slow": slow()})
+async def test_a_failed_task_is_the_tools_error(http_url):
+    runtime = McpRuntime({"slow": shared(http_url)})
     try:
         failed = await runtime.call_tool("slow", "fail", {"reason": "disk full"})
         assert failed.is_error and "failed on purpose: disk full" in text(failed)
@@ -175,6 +186,8 @@ async def test_teardown_cancels_what_the_session_left_but_not_what_it_detached(h
 
 
 def test_the_cli_detaches_a_call_and_reads_its_task_from_another_process(tmp_path, http_url):
+    """Detach and resume are real processes (the task outlives the first); what the command decides
+    about a bound and about a stdio server's tasks runs in this process."""
     env = configure(tmp_path, {"slow": {"url": http_url, "tasks": True}, "local": {**STDIO, "tasks": True}})
     detached = hostlink(env, tmp_path, "mcp", "call", "slow", "crunch", '{"seconds": 3}', "--detach")
     assert detached.returncode == 0, detached.stderr
@@ -185,14 +198,14 @@ def test_the_cli_detaches_a_call_and_reads_its_task_from_another_process(tmp_pat
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["content"] == [{"type": "text", "text": "crunched for 3 s"}]
 
-    waited = hostlink(env, tmp_path, "mcp", "call", "slow", "crunch", '{"seconds": 3}', "--timeout", "1")
+    waited = hostlink_here(env, tmp_path, "mcp", "call", "slow", "crunch", '{"seconds": 3}', "--timeout", "1")
     assert waited.returncode == 0 and "is still running on MCP server 'slow'" in waited.stdout
     task_id = waited.stderr.split("`hostlink mcp task slow ")[1].split("`")[0]  # handed over: not cancelled
-    assert "crunched for 3 s" in hostlink(env, tmp_path, "mcp", "task", "slow", task_id, "--wait", "20").stdout
+    assert "crunched for 3 s" in hostlink_here(env, tmp_path, "mcp", "task", "slow", task_id, "--wait", "20").stdout
 
-    ended = hostlink(env, tmp_path, "mcp", "call", "local", "crunch", '{"seconds": 3}', "--timeout", "1")
+    ended = hostlink_here(env, tmp_path, "mcp", "call", "local", "crunch", '{"seconds": 3}', "--timeout", "1")
     assert "ended with this command: a stdio server's tasks end with its process" in ended.stderr
-    stdio = hostlink(env, tmp_path, "mcp", "task", "local", "-J" + task_id)  # an id may begin with "-"
+    stdio = hostlink_here(env, tmp_path, "mcp", "task", "local", "-J" + task_id)  # an id may begin with "-"
     assert stdio.returncode == 2
     assert "runs over stdio: its tasks ended with the process that started them" in stdio.stderr
 
@@ -212,13 +225,14 @@ def builds_then_crunches(messages, info):
     return ModelResponse(parts=[TextPart(" | ".join(returns))])
 
 
-async def test_pydantic_ai_gets_tasks_through_the_host_layer(tmp_path):
+async def test_pydantic_ai_gets_tasks_through_the_host_layer(tmp_path, http_url):
     from pydantic_ai import Agent
     from pydantic_ai.models.function import FunctionModel
 
     from hostlink.adapters.pydantic_ai import HostlinkMcp
 
-    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"slow": {**STDIO, "tasks": True,
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"slow": {"url": http_url, "tasks": True,
+                                                                             "requestTimeoutMs": 60000,
                                                                              "toolTimeoutMs": 1000}}}))
     agent = Agent(FunctionModel(builds_then_crunches), toolsets=[HostlinkMcp(trust_project=True, cwd=tmp_path)])
     async with agent:
@@ -228,10 +242,12 @@ async def test_pydantic_ai_gets_tasks_through_the_host_layer(tmp_path):
     assert handle.startswith("The call of tool 'crunch' is still running on MCP server 'slow' as task ")
 
 
-async def test_both_faces_of_the_gateway_run_task_tools_and_hand_back_handles(tmp_path):
-    from gateway_support import stdio_gateway
+async def test_both_faces_of_the_gateway_run_task_tools_and_hand_back_handles(tmp_path, http_url):
+    """The proxy face as a real `hostlink mcp serve` process; the tools face in this process
+    (test_tasks_gateway.py runs its process)."""
+    from gateway_support import gateway_in_process, stdio_gateway
 
-    servers = {"slow": {**STDIO, "tasks": True, "toolTimeoutMs": 1000}}
+    servers = {"slow": {"url": http_url, "tasks": True, "requestTimeoutMs": 60000, "toolTimeoutMs": 1000}}
     async with stdio_gateway(tmp_path, servers) as client:  # the proxy face: the one mcp tool
         built = await client.call_tool("mcp", {"action": "call", "server": "slow", "tool": "build",
                                                "args": {"target": "site"}})
@@ -241,7 +257,7 @@ async def test_both_faces_of_the_gateway_run_task_tools_and_hand_back_handles(tm
         task_id = text(handed).split(" as task ")[1].split("'")[1]
         done = await client.call_tool("mcp", {"action": "task", "server": "slow", "task": task_id, "wait": 15})
         assert text(done) == "crunched for 3 s"
-    async with stdio_gateway(tmp_path, servers, "--expose", "tools") as client:
+    async with gateway_in_process(tmp_path, servers, "tools") as client:
         built = await client.call_tool("slow__build", {"target": "site"})
         assert text(built) == "built site" and not built.is_error
         handed = await client.call_tool("slow__crunch", {"seconds": 3})  # not its result yet: no schema applies
