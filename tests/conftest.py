@@ -10,6 +10,7 @@ reported by the main process, and the run fails.
 """
 
 import ctypes
+import itertools
 import json
 import os
 import signal
@@ -168,13 +169,25 @@ def isolated_state(tmp_path, monkeypatch):
     return state
 
 
-@pytest.fixture
-def fake_oauth():
+@pytest.fixture(scope="module")
+def fake_oauth_server():
+    """One fake OAuth server process per test module (each start costs ~0.7 s of CPU); tests take
+    it through `fake_oauth`."""
     with started([sys.executable, str(FAKES / "fake_oauth_server.py")], stdout=subprocess.PIPE,
                  stderr=subprocess.DEVNULL, text=True) as proc:
         line = proc.stdout.readline()
         assert line, "the fake OAuth server did not start"
         yield FakeOAuth(proc, json.loads(line))
+
+
+_FAKE_OAUTH_TESTS = itertools.count()
+
+
+@pytest.fixture
+def fake_oauth(fake_oauth_server):
+    """The module's fake OAuth server, reset to a fresh server's state, with an MCP URL of this
+    test's own: keyring entries and lock files are keyed by the URL, so no test sees another's."""
+    return fake_oauth_server.reset(f"t{next(_FAKE_OAUTH_TESTS)}")
 
 
 # --- hostlink serve as a process (serve, adversarial) ------------------------------------------------

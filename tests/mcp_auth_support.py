@@ -1,8 +1,8 @@
 """Helpers of the MCP auth tests: the fake OAuth server's handle, sign-in, the keyring daemon.
 
-Their fixtures (`fake_oauth`, `keyring_required`, `no_browser`, `isolated_state`) are in
-tests/conftest.py; a module opts in to the browser stubs and its own state dir with
-`pytest.mark.usefixtures("no_browser", "isolated_state")`.
+Their fixtures (`fake_oauth`: one server per module, reset for each test; `keyring_required`,
+`no_browser`, `isolated_state`) are in tests/conftest.py; a module opts in to the browser stubs
+and its own state dir with `pytest.mark.usefixtures("no_browser", "isolated_state")`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,11 @@ class FakeOAuth:
 
     def control(self, **values) -> None:
         httpx2.post(f"{self.issuer}/_control", json=values).raise_for_status()
+
+    def reset(self, tag: str) -> FakeOAuth:
+        """This server with its state reset, as seen at `/mcp/TAG` (the same endpoint, another URL)."""
+        self.control(reset=True)
+        return FakeOAuth(self.proc, {"issuer": self.issuer, "mcp": f"{self.mcp}/{tag}"})
 
 
 def http_server(url: str, **fields):

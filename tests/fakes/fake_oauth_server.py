@@ -21,10 +21,14 @@ answering), `revoke_access` (true: every access token issued so far stops workin
 answers 500; `"hang"`: it never answers in time; `"cleartext"`: the metadata names an http
 endpoint on a non-loopback host), `authorization_query` (a query the metadata's authorization endpoint
 carries, e.g. a `state` of its own), `refresh_answer` (`[status, body]`: what the next refresh answers
-instead, as JSON).
+instead, as JSON); `reset` (true, applied first: counters, clients, codes, tokens and every
+setting as a fresh server has them, so that the tests of a module can share one server).
 
 MCP server (MCP_URL, path `/mcp`): the SDK `MCPServer` with protected-resource metadata
 naming AS_URL, accepting only live access tokens; tool `whoami` answers the token's client.
+Any path below it (`/mcp/<tag>`) is the same endpoint, with the same protected-resource metadata:
+tests sharing one server each use a URL of their own, since hostlink keys keyring entries and lock
+files by the server URL.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import re
 import secrets
 import socket
 import sys
@@ -51,6 +56,10 @@ def _bind() -> socket.socket:
 class State:
     def __init__(self, issuer: str) -> None:
         self.issuer = issuer
+        self.reset()
+
+    def reset(self) -> None:
+        """Everything but the issuer as a fresh server has it."""
         self.clients: dict[str, dict] = {"machine": {"client_secret": "machine-secret", "redirect_uris": []}}
         self.codes: dict[str, dict] = {}
         self.access: dict[str, dict] = {}
@@ -218,6 +227,8 @@ def build_as(state: State):
 
     async def control(request: Request):
         changes = await request.json()
+        if changes.pop("reset", False):
+            state.reset()
         if changes.pop("revoke_access", False):
             state.access.clear()
         state.control.update(changes)
@@ -232,6 +243,9 @@ def build_as(state: State):
         Route("/_counters", counters),
         Route("/_control", control, methods=["POST"]),
     ])
+
+
+_BELOW_MCP = re.compile(r"^((?:/\.well-known/oauth-protected-resource)?/mcp)/.+")
 
 
 def build_mcp(state: State, mcp_url: str):
@@ -262,7 +276,10 @@ def build_mcp(state: State, mcp_url: str):
     app = server.streamable_http_app(stateless_http=True)
 
     async def step_up(scope, receive, send):
-        """403 insufficient_scope for a live token without the required scope."""
+        """403 insufficient_scope for a live token without the required scope; any path below
+        `/mcp/` is `/mcp` itself, and so for its protected-resource metadata."""
+        if scope["type"] == "http" and (base := _BELOW_MCP.match(scope["path"])):
+            scope = {**scope, "path": base[1], "raw_path": base[1].encode()}
         needed = state.control["require_scope"]
         if scope["type"] == "http" and needed:
             header = dict(scope["headers"]).get(b"authorization", b"").decode()
