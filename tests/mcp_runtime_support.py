@@ -20,6 +20,7 @@ from hostlink.mcp.config.schema import parse_server
 from hostlink.mcp.extension import McpExtension
 
 FIXTURE = str(Path(__file__).parent / "fakes" / "mcp_fixture_server.py")
+ASKER = str(Path(__file__).parent / "fakes" / "mcp_asking_server.py")  # tools that ask: forms, sampling, roots
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 

@@ -5,17 +5,15 @@ entry opted in, declined otherwise; roots are the MCP host's when it offers them
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import anyio
 import pytest
 
-from gateway_support import FIXTURE, gateway_in_process
+from gateway_support import gateway_in_process
 from mcp_auth_support import follow_link
-from mcp_runtime_support import HttpFixture, http_fixture
+from mcp_runtime_support import ASKER, HttpFixture, http_fixture
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_browser", "isolated_state")]
-ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 
 
 @pytest.fixture(scope="module")

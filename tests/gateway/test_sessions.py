@@ -10,16 +10,15 @@ import json
 import sys
 import time
 from contextlib import AsyncExitStack
-from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
 
-from gateway_support import FIXTURE, ROOT, demo, fixture, http_gateway, http_host
+from gateway_support import ROOT, demo, fixture, http_gateway, http_host
+from mcp_runtime_support import ASKER
 
 pytestmark = pytest.mark.anyio
-ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
 ACCEPT = {"Accept": "application/json, text/event-stream"}

@@ -20,20 +20,8 @@ from hostlink.host.session import HostSession
 from hostlink.mcp.config.schema import HttpServer
 from hostlink.mcp.extension import McpExtension
 from mcp_cli_support import configure, hostlink
-from mcp_runtime_support import FIXTURE, HttpFixture, http_fixture
+from mcp_runtime_support import ASKER, HttpFixture
 from terminal_support import typed
-
-ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
-
-
-
-@pytest.fixture(scope="module")
-def asker():
-    """One asking server over HTTP for the tests about what hostlink does with its requests (a
-    server per test costs ~0.7 s of CPU): each host opens a session of its own and the server keeps
-    nothing between calls. The terminal tests below run it over stdio, as a child of the CLI."""
-    with http_fixture(script=ASKER) as server:
-        yield server
 
 
 async def ask_through_a_host(asker: HttpFixture, tool: str, ask, *, opted_in: bool = True,

@@ -30,13 +30,11 @@ from hostlink.host import (
 from hostlink.host.session import HostSession
 from hostlink.mcp.config.schema import HttpServer, SamplingSettings
 from hostlink.mcp.extension import McpExtension
-from mcp_runtime_support import FIXTURE, HttpFixture, http_fixture
+from mcp_runtime_support import ASKER, HttpFixture
 from peers import CLAUDE, requires_claude
 
 sys.path.insert(0, str(FAKES))
 import fake_anthropic as fa
-
-ASKER = str(Path(FIXTURE).with_name("mcp_asking_server.py"))
 
 
 class Scripted:
@@ -52,15 +50,6 @@ class Scripted:
         self.contexts.append(context)
         yield Done(AssistantMessage((TextContent(self.reply),), model=model.id))
 
-
-
-@pytest.fixture(scope="module")
-def asker():
-    """One asking server over HTTP for the tests about what hostlink does with its requests (a
-    server per test costs ~0.7 s of CPU): each host opens a session of its own and the server keeps
-    nothing between calls. The terminal tests below run it over stdio, as a child of the CLI."""
-    with http_fixture(script=ASKER) as server:
-        yield server
 
 
 async def sample_through_a_host(asker: HttpFixture, extensions, arguments: dict, ask, sampling: dict | None,
