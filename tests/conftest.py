@@ -23,6 +23,7 @@ import pytest
 
 from claude_transport_support import fa
 from mcp_auth_support import FAKES, FakeOAuth, keyring_daemon_running, start_keyring_daemon
+from mcp_runtime_support import ASKER, http_fixture
 from process_support import started
 from serve_support import ServeProcess, start_server
 
@@ -189,6 +190,25 @@ def fake_oauth(fake_oauth_server):
     """The module's fake OAuth server, reset to a fresh server's state, with an MCP URL of this
     test's own: keyring entries and lock files are keyed by the URL, so no test sees another's."""
     return fake_oauth_server.reset(f"t{next(_FAKE_OAUTH_TESTS)}")
+
+
+@pytest.fixture(scope="module")
+def asker():
+    """One asking server over HTTP for a module's tests about what hostlink does with its requests
+    (a server per test costs ~0.7 s of CPU): each host or gateway opens a session of its own and
+    the server keeps nothing between calls. Terminal tests run it over stdio, as a child of the CLI."""
+    with http_fixture(script=ASKER) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def web():
+    """One SDK fixture server over HTTP for a module's tests that only ask it (a server per test
+    costs ~0.7 s of CPU): each host opens a session of its own, its MCP endpoint keeps nothing a
+    test leaves behind, and a test that counts requests asks at a path of its own (`/status/N/…`)
+    or counts the difference its own calls made."""
+    with http_fixture() as server:
+        yield server
 
 
 # --- hostlink serve as a process (serve, adversarial) ------------------------------------------------

@@ -11,28 +11,21 @@ import pytest
 
 from gateway_support import gateway_in_process
 from mcp_auth_support import follow_link
-from mcp_runtime_support import ASKER, HttpFixture, http_fixture
+from mcp_runtime_support import HttpFixture
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_browser", "isolated_state")]
 
 
-@pytest.fixture(scope="module")
-def asking():
-    """One asking server over HTTP for the module (a server per gateway costs ~0.7 s of CPU): each
-    gateway opens a session of its own on it, and the server keeps nothing between calls."""
-    with http_fixture(script=ASKER) as server:
-        yield server
-
-
-def asker(server: HttpFixture, **fields) -> dict:
-    return {"url": server.url, "protocolVersion": "legacy", **fields}
+def upstream(asker: HttpFixture, **fields) -> dict:
+    """The config entry of the module's asker (tests/conftest.py)."""
+    return {"url": asker.url, "protocolVersion": "legacy", **fields}
 
 
 def answer(result) -> dict:
     return json.loads(result.content[0].text)
 
 
-async def test_a_form_goes_to_the_mcp_host_and_its_answer_back(asking, tmp_path):
+async def test_a_form_goes_to_the_mcp_host_and_its_answer_back(asker, tmp_path):
     import mcp_types
 
     asked = []
@@ -41,7 +34,7 @@ async def test_a_form_goes_to_the_mcp_host_and_its_answer_back(asking, tmp_path)
         asked.append(params)
         return mcp_types.ElicitResult(action="accept", content={"name": "Ada", "age": 36})
 
-    async with gateway_in_process(tmp_path, {"asker": asker(asking, elicitation=True)}, mode="legacy",
+    async with gateway_in_process(tmp_path, {"asker": upstream(asker, elicitation=True)}, mode="legacy",
                                   elicitation_callback=elicit) as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "ask_user"})
     assert answer(result) == {"action": "accept", "content": {"name": "Ada", "age": 36}}
@@ -50,23 +43,24 @@ async def test_a_form_goes_to_the_mcp_host_and_its_answer_back(asking, tmp_path)
     assert set(params.requested_schema["properties"]) == {"name", "age", "color", "subscribe"}
 
 
-async def test_a_form_is_declined_without_the_opt_in_or_the_capability(asking, tmp_path):
+async def test_a_form_is_declined_without_the_opt_in_or_the_capability(asker, tmp_path):
     import mcp_types
 
     async def elicit(context, params):
         raise AssertionError("asked without the opt-in")
 
-    async with gateway_in_process(tmp_path, {"asker": asker(asking)}, mode="legacy",
+    async with gateway_in_process(tmp_path, {"asker": upstream(asker)}, mode="legacy",
                                   elicitation_callback=elicit) as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "ask_user"})
     assert "error" in answer(result)  # the upstream server saw no elicitation capability
-    async with gateway_in_process(tmp_path / "b", {"asker": asker(asking, elicitation=True)}, mode="legacy") as client:
+    entry = upstream(asker, elicitation=True)
+    async with gateway_in_process(tmp_path / "b", {"asker": entry}, mode="legacy") as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "ask_user"})
     assert answer(result)["action"] == "decline"
     assert mcp_types  # the SDK's types were importable for the callbacks above
 
 
-async def test_sampling_goes_to_the_mcp_hosts_model(asking, tmp_path):
+async def test_sampling_goes_to_the_mcp_hosts_model(asker, tmp_path):
     import mcp_types
 
     requests = []
@@ -76,7 +70,7 @@ async def test_sampling_goes_to_the_mcp_hosts_model(asking, tmp_path):
         return mcp_types.CreateMessageResult(role="assistant", model="host-model", stop_reason="endTurn",
                                              content=mcp_types.TextContent(type="text", text="Paris."))
 
-    entry = asker(asking, sampling={"model": "claude-code/haiku", "maxTokens": 50})
+    entry = upstream(asker, sampling={"model": "claude-code/haiku", "maxTokens": 50})
     async with gateway_in_process(tmp_path, {"asker": entry}, mode="legacy", sampling_callback=sample) as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "sample",
                                                 "args": {"prompt": "Capital of France?"}})
@@ -86,13 +80,13 @@ async def test_sampling_goes_to_the_mcp_hosts_model(asking, tmp_path):
     assert params.model_preferences.hints[0].name == "haiku"
 
 
-async def test_roots_are_the_mcp_hosts(asking, tmp_path):
+async def test_roots_are_the_mcp_hosts(asker, tmp_path):
     import mcp_types
 
     async def roots(context):
         return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri="file:///work/host-project", name="project")])
 
-    entry = asker(asking, roots=True)
+    entry = upstream(asker, roots=True)
     async with gateway_in_process(tmp_path, {"asker": entry}, mode="legacy", list_roots_callback=roots) as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "roots_after"})
     listed = json.loads(result.content[0].text)
@@ -133,38 +127,38 @@ async def test_a_sign_in_link_is_offered_by_url_elicitation(tmp_path, fake_oauth
     assert not whoami.is_error
 
 
-async def test_a_form_the_mcp_host_fails_to_answer_is_cancelled(asking, tmp_path):
+async def test_a_form_the_mcp_host_fails_to_answer_is_cancelled(asker, tmp_path):
     import mcp_types
 
     async def broken(context, params):
         return mcp_types.ErrorData(code=-32603, message="the host's form broke")
 
-    async with gateway_in_process(tmp_path, {"asker": asker(asking, elicitation=True)}, mode="legacy",
+    async with gateway_in_process(tmp_path, {"asker": upstream(asker, elicitation=True)}, mode="legacy",
                                   elicitation_callback=broken) as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "ask_user"})
     assert answer(result) == {"action": "cancel", "content": None}
 
 
-async def test_sampling_the_mcp_host_refuses_is_an_error_the_server_reads(asking, tmp_path):
+async def test_sampling_the_mcp_host_refuses_is_an_error_the_server_reads(asker, tmp_path):
     import mcp_types
 
     async def refuse(context, params):
         return mcp_types.ErrorData(code=-32600, message="the user said no")
 
-    entry = asker(asking, sampling={"model": "claude-code/haiku", "maxTokens": 50})
+    entry = upstream(asker, sampling={"model": "claude-code/haiku", "maxTokens": 50})
     call = {"action": "call", "server": "asker", "tool": "sample", "args": {"prompt": "Capital of France?"}}
     async with gateway_in_process(tmp_path, {"asker": entry}, mode="legacy", sampling_callback=refuse) as client:
         refused = answer(await client.call_tool("mcp", call))
     assert "the MCP host did not answer: the user said no" in refused["error"]
 
 
-async def test_roots_the_mcp_host_fails_to_list_are_the_gateways_own(asking, tmp_path):
+async def test_roots_the_mcp_host_fails_to_list_are_the_gateways_own(asker, tmp_path):
     import mcp_types
 
     async def broken(context):
         return mcp_types.ErrorData(code=-32603, message="no roots today")
 
-    entry = asker(asking, roots=True)
+    entry = upstream(asker, roots=True)
     async with gateway_in_process(tmp_path, {"asker": entry}, mode="legacy", list_roots_callback=broken) as client:
         result = await client.call_tool("mcp", {"action": "call", "server": "asker", "tool": "roots_after"})
     assert json.loads(result.content[0].text)["roots"] == []  # the gateway itself has none

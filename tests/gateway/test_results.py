@@ -47,13 +47,6 @@ def rs_web():
         yield server
 
 
-@pytest.fixture(scope="module")
-def fx_web():
-    """The fixture server over HTTP, likewise."""
-    with http_fixture() as server:
-        yield server
-
-
 def text(result) -> str:
     return "\n".join(block.text for block in result.content if block.type == "text")
 
@@ -105,8 +98,8 @@ async def test_the_proxy_face_shows_each_piece_once_in_order_and_no_base64(rs_we
         assert "base64 chars, not shown" in pictured and "iVBOR" not in pictured
 
 
-async def test_prompts_and_completions_need_no_listing_first(rs_web, fx_web, tmp_path):
-    servers = {"rs": {"url": rs_web.url}, "fx": {"url": fx_web.url}}
+async def test_prompts_and_completions_need_no_listing_first(rs_web, web, tmp_path):
+    servers = {"rs": {"url": rs_web.url}, "fx": {"url": web.url}}
     async with gateway_in_process(tmp_path, servers, "tools") as client:
         got = await client.get_prompt("rs__hello")
         assert got.messages[0].content.text == "hello from hello"

@@ -32,15 +32,6 @@ def text_of(result) -> str:
     return "".join(block.text for block in result.content if block.type == "text")
 
 
-@pytest.fixture(scope="module")
-def web():
-    """One HTTP fixture server for the tests that only ask it (a server per test costs ~0.7 s of
-    CPU): its MCP endpoint keeps nothing a test leaves behind, and each status test asks at a
-    path of its own, so its request count is its own."""
-    with http_fixture() as server:
-        yield server
-
-
 async def pid_of(runtime: McpRuntime, name: str) -> int:
     result = await runtime.call_tool(name, "pid", {})
     return result.structured_content["result"]

@@ -14,7 +14,7 @@ from hostlink.host import CancelSignal, CommandFailed, ImageContent, Registry
 from hostlink.host.output import MAX_INLINE_BYTES
 from hostlink.mcp.extension import McpExtension
 from hostlink.mcp.tool import PARAMETERS
-from mcp_runtime_support import FIXTURE, Host, fixture_children, http_fixture, stdio, text
+from mcp_runtime_support import FIXTURE, Host, fixture_children, stdio, text
 
 pytestmark = pytest.mark.anyio
 
@@ -26,14 +26,6 @@ async def host(tmp_path, runtime_dir):
     async with Host(McpExtension(servers={"fx": stdio(), "off": stdio(disabled=True)}), tmp_path) as running:
         yield running
     assert fixture_children() == []
-
-
-@pytest.fixture(scope="module")
-def web():
-    """One HTTP fixture server for the tests about what the tool makes of what a server says (a
-    server per test costs ~0.7 s of CPU); each host opens a session of its own on it."""
-    with http_fixture() as server:
-        yield server
 
 
 @pytest.fixture
