@@ -47,9 +47,13 @@ def slow(**fields):
     return parse_server({**STDIO, "tasks": True, **fields})
 
 
+def over_http(url: str, **fields) -> dict:
+    """The config entry of the module's server over HTTP (one process for every connection)."""
+    return {"url": url, "requestTimeoutMs": 60000, "tasks": True, **fields}
+
+
 def shared(url: str, **fields):
-    """An entry for the module's server over HTTP (one process for every connection)."""
-    return parse_server({"url": url, "requestTimeoutMs": 60000, "tasks": True, **fields})
+    return parse_server(over_http(url, **fields))
 
 
 @pytest.fixture(scope="module")
@@ -231,9 +235,7 @@ async def test_pydantic_ai_gets_tasks_through_the_host_layer(tmp_path, http_url)
 
     from hostlink.adapters.pydantic_ai import HostlinkMcp
 
-    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"slow": {"url": http_url, "tasks": True,
-                                                                             "requestTimeoutMs": 60000,
-                                                                             "toolTimeoutMs": 1000}}}))
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"slow": over_http(http_url, toolTimeoutMs=1000)}}))
     agent = Agent(FunctionModel(builds_then_crunches), toolsets=[HostlinkMcp(trust_project=True, cwd=tmp_path)])
     async with agent:
         answer = (await agent.run("build the docs, then crunch")).output
@@ -247,7 +249,7 @@ async def test_both_faces_of_the_gateway_run_task_tools_and_hand_back_handles(tm
     (test_tasks_gateway.py runs its process)."""
     from gateway_support import gateway_in_process, stdio_gateway
 
-    servers = {"slow": {"url": http_url, "tasks": True, "requestTimeoutMs": 60000, "toolTimeoutMs": 1000}}
+    servers = {"slow": over_http(http_url, toolTimeoutMs=1000)}
     async with stdio_gateway(tmp_path, servers) as client:  # the proxy face: the one mcp tool
         built = await client.call_tool("mcp", {"action": "call", "server": "slow", "tool": "build",
                                                "args": {"target": "site"}})
