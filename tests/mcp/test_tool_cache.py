@@ -1,4 +1,6 @@
-"""The opt-in tool cache and list_changed, against real fixture server processes."""
+"""The opt-in tool cache and list_changed, against the SDK fixture server: the tests about whether a
+server process starts run it over stdio, as hostlink starts it; the others ask the module's one
+server over HTTP (`web`), each adding tools of its own names."""
 
 from __future__ import annotations
 
@@ -19,6 +21,11 @@ pytestmark = pytest.mark.anyio
 
 def servers(**fields):
     return {name: stdio(cacheTools=True, **fields) for name in ("one", "two", "three")}
+
+
+def shared(web):
+    """Three cached servers that are the module's one HTTP fixture server."""
+    return {name: web.config(cacheTools=True) for name in ("one", "two", "three")}
 
 
 def extension(tmp_path, configs):
@@ -62,8 +69,8 @@ async def test_a_search_after_one_session_starts_no_server(tmp_path, runtime_dir
         assert len(fixture_children()) == 1
 
 
-async def test_a_call_checks_the_live_listing_not_the_cache(tmp_path, runtime_dir):
-    config = servers()
+async def test_a_call_checks_the_live_listing_not_the_cache(tmp_path, runtime_dir, web):
+    config = shared(web)
     async with Host(extension(tmp_path, config), tmp_path) as host:
         await host.run(action="tools", server="one")
     path = cache_files(tmp_path)[0]
@@ -92,10 +99,10 @@ async def test_a_changed_configuration_drops_the_entry(tmp_path, runtime_dir):
     assert "echo" not in [tool["name"] for tool in entry["tools"]]
 
 
-async def test_without_cache_tools_nothing_is_written(tmp_path, runtime_dir):
-    async with Host(extension(tmp_path, {"fx": stdio()}), tmp_path) as host:
+async def test_without_cache_tools_nothing_is_written(tmp_path, runtime_dir, web):
+    async with Host(extension(tmp_path, {"fx": web.config()}), tmp_path) as host:
         await host.run(action="tools")
-        await host.run(action="call", server="fx", tool="change_tools", args={})
+        await host.run(action="call", server="fx", tool="change_tools", args={"name": "never_cached"})
     assert not (tmp_path / "cache").exists()
 
 
@@ -127,9 +134,9 @@ async def test_the_entry_expires_after_the_ttl_and_bad_entries_are_ignored(tmp_p
     assert cache.load("fx", config) is None
 
 
-async def test_reconnect_drops_the_entry(tmp_path, runtime_dir):
+async def test_reconnect_drops_the_entry(tmp_path, runtime_dir, web):
     cache = ToolCache(tmp_path / "c")
-    runtime = McpRuntime({"fx": stdio(cacheTools=True)}, cache=cache)
+    runtime = McpRuntime({"fx": web.config(cacheTools=True)}, cache=cache)
     try:
         await runtime.list_tools("fx")
         assert cache._path("fx").exists()
@@ -140,13 +147,14 @@ async def test_reconnect_drops_the_entry(tmp_path, runtime_dir):
 
 
 @pytest.mark.parametrize("version", ["legacy", "auto"])
-async def test_list_changed_refreshes_the_listing_and_the_cache(tmp_path, runtime_dir, version):
+async def test_list_changed_refreshes_the_listing_and_the_cache(tmp_path, runtime_dir, version, web):
     cache = ToolCache(tmp_path / "c")
-    runtime = McpRuntime({"fx": stdio(cacheTools=True, protocolVersion=version)}, cache=cache)
+    runtime = McpRuntime({"fx": web.config(cacheTools=True, protocolVersion=version)}, cache=cache)
+    added, second, third = (f"{name}_{version}" for name in ("added", "second", "third"))
     try:
         before = await runtime.list_tools("fx")
-        assert "added" not in [tool.name for tool in before]
-        assert "added" not in cached_names(cache)
+        assert added not in [tool.name for tool in before]
+        assert added not in cached_names(cache)
         async with anyio.create_task_group() as group:
             slow = []
 
@@ -155,20 +163,20 @@ async def test_list_changed_refreshes_the_listing_and_the_cache(tmp_path, runtim
 
             group.start_soon(call_slow)
             await anyio.sleep(0.2)
-            for name in ("added", "second", "third"):  # three notices each of three kinds
+            for name in (added, second, third):  # three notices each of three kinds
                 await runtime.call_tool("fx", "change_tools", {"name": name})
-            await wait_for(lambda: "third" in [tool.name for tool in runtime.snapshot("fx").tools])
+            await wait_for(lambda: third in [tool.name for tool in runtime.snapshot("fx").tools])
         assert not slow[0].is_error and "slept" in slow[0].content[0].text  # the call in flight went on
         names = [tool.name for tool in runtime.snapshot("fx").tools]
-        assert {"added", "second", "third"} <= set(names)
-        assert "third" in cached_names(cache)
+        assert {added, second, third} <= set(names)
+        assert third in cached_names(cache)
         assert await runtime.list_tools("fx", refresh=False) == runtime.snapshot("fx").tools
     finally:
         await runtime.aclose()
 
 
-async def test_a_notice_while_listing_costs_one_more_listing(tmp_path, runtime_dir):
-    runtime = McpRuntime({"fx": stdio(protocolVersion="legacy")})
+async def test_a_notice_while_listing_costs_one_more_listing(tmp_path, runtime_dir, web):
+    runtime = McpRuntime({"fx": web.config(protocolVersion="legacy")})
     pages = []
     try:
         await runtime.list_tools("fx")
@@ -192,37 +200,36 @@ async def test_a_notice_while_listing_costs_one_more_listing(tmp_path, runtime_d
         await runtime.aclose()
 
 
-def test_the_cli_lists_cached_tools_without_a_server(tmp_path):
-    from mcp_config_support import environment, hostlink, seed
+def test_the_cli_lists_cached_tools_without_a_server(tmp_path, web):
+    """What the command decides runs in this process; the listing from the cache also as the real
+    `hostlink` process, which must send the server nothing."""
+    from mcp_config_support import environment, hostlink, hostlink_here, seed
 
-    fixture = stdio()
-    seed(tmp_path, json.dumps({"mcpServers": {
-        "fx": {"command": fixture.command, "args": list(fixture.args), "cacheTools": True},
-        "plain": {"command": fixture.command, "args": list(fixture.args)}}}))
+    seed(tmp_path, json.dumps({"mcpServers": {"fx": {"url": web.url, "cacheTools": True},
+                                              "plain": {"url": web.url}}}))
     env = environment(tmp_path, XDG_CACHE_HOME=str(tmp_path / "cache"))
-    missing = hostlink(tmp_path, "mcp", "tools", "fx", "--cached", env=env)
+    missing = hostlink_here(tmp_path, "mcp", "tools", "fx", "--cached", env=env)
     assert missing.returncode == 2 and "no current cached tool listing of MCP server 'fx'" in missing.stderr
-    live = hostlink(tmp_path, "mcp", "tools", "fx", env=env)
+    live = hostlink_here(tmp_path, "mcp", "tools", "fx", env=env)
     assert live.returncode == 0 and "echo" in live.stdout
+    asked = web.count()
     cached = hostlink(tmp_path, "mcp", "tools", "fx", "--cached", env=env)
     assert cached.returncode == 0 and cached.stdout == live.stdout
-    as_json = json.loads(hostlink(tmp_path, "mcp", "tools", "fx", "--cached", "--json", env=env).stdout)
+    as_json = json.loads(hostlink_here(tmp_path, "mcp", "tools", "fx", "--cached", "--json", env=env).stdout)
     assert "echo" in [tool["name"] for tool in as_json] and "app_only" not in [t["name"] for t in as_json]
-    plain = hostlink(tmp_path, "mcp", "tools", "plain", "--cached", env=env)
+    plain = hostlink_here(tmp_path, "mcp", "tools", "plain", "--cached", env=env)
     assert plain.returncode == 2 and '"cacheTools": true' in plain.stderr
+    assert web.count() == asked  # the cached listings asked the server nothing
     assert len(cache_files(tmp_path)) == 1
 
 
-async def test_list_changed_over_streamable_http_refreshes_the_listing(tmp_path, runtime_dir):
-    from mcp_runtime_support import http_fixture
-
-    with http_fixture() as server:
-        runtime = McpRuntime({"web": server.config()})
-        try:
-            assert "added" not in [tool.name for tool in await runtime.list_tools("web")]
-            await runtime.call_tool("web", "change_tools", {})
-            await wait_for(lambda: "added" in [tool.name for tool in runtime.snapshot("web").tools])
-            result = await runtime.call_tool("web", "added", {})
-            assert not result.is_error and result.content[0].text == "added was added"
-        finally:
-            await runtime.aclose()
+async def test_list_changed_over_streamable_http_refreshes_the_listing(tmp_path, runtime_dir, web):
+    runtime = McpRuntime({"web": web.config()})
+    try:
+        assert "added_over_http" not in [tool.name for tool in await runtime.list_tools("web")]
+        await runtime.call_tool("web", "change_tools", {"name": "added_over_http"})
+        await wait_for(lambda: "added_over_http" in [tool.name for tool in runtime.snapshot("web").tools])
+        result = await runtime.call_tool("web", "added_over_http", {})
+        assert not result.is_error and result.content[0].text == "added_over_http was added"
+    finally:
+        await runtime.aclose()
