@@ -36,19 +36,21 @@ def stale_dir(root):
     return stale
 
 
-async def test_one_output_budget_for_every_extension_of_a_session(tmp_path, runtime_dir):
-    mcp, claude = McpExtension(servers={"fx": fixture_server()}), ClaudeCodeExtension(environ={"PATH": ""})
+async def test_one_output_budget_for_every_extension_of_a_session(tmp_path, runtime_dir, web):
+    """The budget is the session's decision: the module's HTTP fixture server answers the call."""
+    mcp, claude = McpExtension(servers={"fx": web.config()}), ClaudeCodeExtension(environ={"PATH": ""})
     host = HostSession([mcp, claude])
     await host.start(cwd=tmp_path, project_trusted=False, notifier=Notes())
     try:
         assert host.output is not None and mcp.output is host.output and claude._output is host.output
+        runtime = mcp.runtime
         result = await host.run_tool("mcp", {"action": "call", "server": "fx", "tool": "big",
                                              "args": {"n_bytes": 200_000}}, CancelSignal())
         assert "full output saved to" in result.content[0].text
         assert host.output.used_bytes == 200_000
     finally:
         await host.shutdown()
-    assert fixture_children() == []
+    assert runtime.snapshot("fx").state == "closed"  # its connection was closed
 
 
 async def test_stale_state_is_recovered_in_a_host_with_only_the_mcp_extension(tmp_path, runtime_dir):
@@ -110,14 +112,16 @@ async def test_sigterm_stops_the_work_and_still_shuts_down(tmp_path, runtime_dir
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
-async def test_a_planted_runtime_root_neither_stops_the_session_nor_escapes_the_tool(tmp_path, monkeypatch):
+async def test_a_planted_runtime_root_neither_stops_the_session_nor_escapes_the_tool(tmp_path, monkeypatch, web):
     planted = tmp_path / "planted"
     planted.symlink_to(tmp_path)
     monkeypatch.setenv("HOSTLINK_RUNTIME_DIR", str(planted))
     notes = Notes()
-    host = HostSession([McpExtension(servers={"fx": fixture_server()})])
+    mcp = McpExtension(servers={"fx": web.config()})
+    host = HostSession([mcp])
     await host.start(cwd=tmp_path, project_trusted=False, notifier=notes)
     try:
+        runtime = mcp.runtime
         assert notes.seen == [("warning", "stale private state was not recovered: "
                                           "the hostlink runtime directory is not a real directory")]
         result = await host.run_tool("mcp", {"action": "call", "server": "fx", "tool": "big",
@@ -127,4 +131,4 @@ async def test_a_planted_runtime_root_neither_stops_the_session_nor_escapes_the_
                                                "the hostlink runtime directory is not a real directory)]")
     finally:
         await host.shutdown()
-    assert fixture_children() == []
+    assert runtime.snapshot("fx").state == "closed"  # its connection was closed
