@@ -85,13 +85,16 @@ async def test_a_call_checks_the_live_listing_not_the_cache(tmp_path, runtime_di
     assert path.exists() and "ghost" not in path.read_text()  # the live listing replaced it
 
 
-async def test_a_changed_configuration_drops_the_entry(tmp_path, runtime_dir):
-    async with Host(extension(tmp_path, servers()), tmp_path) as host:
+async def test_a_changed_configuration_drops_the_entry(tmp_path, runtime_dir, web):
+    """'two' is a process of its own, the others the module's HTTP server: each is seen being asked."""
+    configs = {**shared(web), "two": stdio(cacheTools=True)}
+    async with Host(extension(tmp_path, configs), tmp_path) as host:
         await host.run(action="tools")
-    changed = {**servers(), "two": stdio(cacheTools=True, excludeTools=["echo"])}
+    changed = {**configs, "two": stdio(cacheTools=True, excludeTools=["echo"])}
+    asked = web.count()
     async with Host(extension(tmp_path, changed), tmp_path) as host:
         found = text(await host.run(action="tools", query="echo"))
-        assert len(fixture_children()) == 1  # only the changed server is asked
+        assert len(fixture_children()) == 1 and web.count() == asked  # only the changed server is asked
         assert "server 'two'" not in found and "server 'one'" in found
     entry = json.loads(ToolCache(cache_directory({"XDG_CACHE_HOME": str(tmp_path / "cache")}))
                        ._path("two").read_text())
