@@ -349,8 +349,9 @@ async def test_a_call_in_flight_when_hostlink_closes_the_connection_is_not_blame
         await runtime.aclose()
 
 
-async def test_hang_past_timeout_gives_clear_error_and_connection_stays_usable(web):
-    runtime = McpRuntime({"fx": web.config(toolTimeoutMs=2000)})  # the call's bound alone, apart from the setup's
+async def test_hang_past_timeout_gives_clear_error_and_connection_stays_usable():
+    """Over stdio: the child still busy with the hung call is stopped by the reconnect and the close."""
+    runtime = McpRuntime({"fx": stdio(toolTimeoutMs=2000)})  # the call's bound alone, apart from the setup's
     try:
         with pytest.raises(RequestTimedOut, match="did not answer the call of tool 'hang' within 2000 ms"):
             await runtime.call_tool("fx", "hang", {})
@@ -359,6 +360,7 @@ async def test_hang_past_timeout_gives_clear_error_and_connection_stays_usable(w
         assert text_of(await runtime.call_tool("fx", "echo", {"text": "fresh"})) == "fresh"
     finally:
         await runtime.aclose()
+    assert fixture_children() == []
 
 
 async def test_disconnect_closes_and_next_use_connects_again():
