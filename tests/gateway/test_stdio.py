@@ -1,7 +1,8 @@
-"""`hostlink mcp serve` driven by the MCP SDK's own client, as an MCP host drives it: both
-faces, bounds, errors, malformed messages and shutdown over real stdio; progress,
-cancellation, reload and log messages, which are the gateway's and not its stdio's, on the
-gateway in this process over the SDK's memory streams (`gateway_in_process`)."""
+"""`hostlink mcp serve` driven by the MCP SDK's own client, as an MCP host drives it: the tools
+face, malformed messages and shutdown (with a call through the proxy face) over real stdio;
+the proxy face's listing, bounds and errors, progress, cancellation, reload and log messages,
+which are the gateway's and not its stdio's, on the gateway in this process over the SDK's
+memory streams (`gateway_in_process`)."""
 
 from __future__ import annotations
 
@@ -37,8 +38,10 @@ def text(result) -> str:
 
 
 async def test_proxy_face_offers_the_one_mcp_tool_and_calls_through_it(tmp_path):
+    """What the proxy face lists, and how it bounds, cleans and refuses what comes through it:
+    the gateway's, so in this process; its stdio is that of the tests of stopping."""
     servers = {"demo": demo(), "fx": fixture()}
-    async with stdio_gateway(tmp_path, servers) as client:
+    async with gateway_in_process(tmp_path, servers) as client:
         listed = await client.list_tools()
         assert [tool.name for tool in listed.tools] == ["mcp"]
         echoed = await client.call_tool("mcp", {"action": "call", "server": "demo", "tool": "echo",
