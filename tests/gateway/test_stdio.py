@@ -2,7 +2,8 @@
 face, malformed messages and shutdown (with a call through the proxy face) over real stdio;
 the proxy face's listing, bounds and errors, progress, cancellation, reload and log messages,
 which are the gateway's and not its stdio's, on the gateway in this process over the SDK's
-memory streams (`gateway_in_process`)."""
+memory streams (`gateway_in_process`); the fixture server these ask is the module's over
+HTTP (`web`), each gateway on a session of its own."""
 
 from __future__ import annotations
 
@@ -37,10 +38,10 @@ def text(result) -> str:
     return "\n".join(block.text for block in result.content if block.type == "text")
 
 
-async def test_proxy_face_offers_the_one_mcp_tool_and_calls_through_it(tmp_path):
+async def test_proxy_face_offers_the_one_mcp_tool_and_calls_through_it(tmp_path, web):
     """What the proxy face lists, and how it bounds, cleans and refuses what comes through it:
     the gateway's, so in this process; its stdio is that of the tests of stopping."""
-    servers = {"demo": demo(), "fx": fixture()}
+    servers = {"demo": demo(), "fx": {"url": web.url}}
     async with gateway_in_process(tmp_path, servers) as client:
         listed = await client.list_tools()
         assert [tool.name for tool in listed.tools] == ["mcp"]
@@ -128,13 +129,13 @@ def test_names_are_bounded_plain_when_possible_and_never_shared():
     assert names == exposed_names(reversed(list(names.values())))  # the same whatever the order
 
 
-async def test_progress_reaches_the_host_with_its_own_token(tmp_path):
+async def test_progress_reaches_the_host_with_its_own_token(tmp_path, web):
     seen = []
 
     async def on_progress(progress, total, message):
         seen.append((progress, message))
 
-    async with gateway_in_process(tmp_path, {"fx": fixture()}, "tools") as client:
+    async with gateway_in_process(tmp_path, {"fx": {"url": web.url}}, "tools") as client:
         await client.list_tools()
         done = await client.call_tool("fx__progress", {"steps": 3, "pause": 0.05}, progress_callback=on_progress)
         assert not done.is_error
@@ -235,7 +236,7 @@ def test_malformed_messages_get_json_rpc_errors(tmp_path):
     assert answers[3]["error"]["code"] == -32601
 
 
-async def test_server_log_messages_reach_the_host_that_asked_at_its_level(tmp_path):
+async def test_server_log_messages_reach_the_host_that_asked_at_its_level(tmp_path, web):
     """An upstream server's log messages during a call arrive as the host's own
     `notifications/message`: at or above the level it set (`logging/setLevel` on a legacy
     session, the request's own level on 2026-07-28), the logger naming the server, the data
@@ -248,7 +249,7 @@ async def test_server_log_messages_reach_the_host_that_asked_at_its_level(tmp_pa
             found.append(params)
 
         level = {"log_level": "info"} if mode != "legacy" else {}
-        async with gateway_in_process(tmp_path / mode, {"fx": fixture()}, "tools", logging_callback=on_log,
+        async with gateway_in_process(tmp_path / mode, {"fx": {"url": web.url}}, "tools", logging_callback=on_log,
                                       mode=mode, **level) as client:
             await client.list_tools()
             if mode == "legacy":
