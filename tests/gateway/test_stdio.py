@@ -160,19 +160,19 @@ async def test_cancelling_a_call_stops_the_upstream_call(tmp_path):
     assert live_mentioning(str(tmp_path)) == []
 
 
-async def test_a_changed_configuration_is_read_again_and_announced(tmp_path):
+async def test_a_changed_configuration_is_read_again_and_announced(tmp_path, web):
     changes = []
 
     async def on_message(message):
         if getattr(message, "method", None) == "notifications/tools/list_changed":
             changes.append(message)
 
-    async with gateway_in_process(tmp_path, {"demo": demo()}, "tools", message_handler=on_message,
+    async with gateway_in_process(tmp_path, {"fx": {"url": web.url}}, "tools", message_handler=on_message,
                                   mode="legacy") as client:  # list_changed is a handshake-era notification
         before = {tool.name for tool in (await client.list_tools()).tools}
         config = tmp_path / "config" / "mcp" / "mcp.json"
         time.sleep(0.01)
-        config.write_text(json.dumps({"mcpServers": {"demo": demo(), "other": demo()}}))
+        config.write_text(json.dumps({"mcpServers": {"fx": {"url": web.url}, "other": {"url": web.url}}}))
         after = {tool.name for tool in (await client.list_tools()).tools}
         await anyio.sleep(0.2)
     assert "other__echo" not in before and "other__echo" in after
