@@ -1,7 +1,8 @@
 """`hostlink mcp call … --output FILE` / `--full` (issue 15, problem 6): the whole
 sanitized result instead of the 50 KiB inline window, against the demo server and the
-fixture server (escape-laden lines). A real `hostlink` process where its stdout is what is under
-test (a pipe, a terminal); what the command writes to a file or refuses, in this process (hostlink_here)."""
+fixture server (escape-laden lines). A real `hostlink` process, with a stdio demo server, where its
+stdout is what is under test (a pipe, a terminal); what the command writes to a file or refuses, in
+this process (hostlink_here), most against the module's one demo server over HTTP."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from hostlink.cli.mcp.output import Sink, write_whole
 from hostlink.cli.session import Fail
 from hostlink.host import TextContent, ToolResult
 from hostlink.host.output import OutputSession, bound_content
-from mcp_cli_support import configure, hostlink, hostlink_here
+from mcp_cli_support import configure, demo_over_http, hostlink, hostlink_here
 from mcp_runtime_support import FIXTURE, fixture_children
 
 DEMO = {"command": sys.executable, "args": ["-m", "hostlink.demo"]}
@@ -25,6 +26,13 @@ FX = {"command": sys.executable, "args": [FIXTURE]}
 BIG = ("big_output", '{"lines": 5000}')
 FOX = "the quick brown fox jumps over the lazy dog"
 CONTROLS = set(range(0x20)) - {0x09, 0x0A} | {0x7F} | set(range(0x80, 0xA0))
+
+
+@pytest.fixture(scope="module")
+def demo_web():
+    """The demo server's config entry over HTTP, one server for the module."""
+    with demo_over_http() as url:
+        yield {"url": url}
 
 
 def expected_fox(lines: int) -> str:
@@ -39,8 +47,8 @@ def test_a_redirected_call_is_cut_and_says_how_to_get_all(tmp_path):
     assert "--output FILE or --full writes it whole" in cut.stderr
 
 
-def test_output_file_gets_every_line_and_is_private(tmp_path):
-    env = configure(tmp_path, {"demo": DEMO})
+def test_output_file_gets_every_line_and_is_private(tmp_path, demo_web):
+    env = configure(tmp_path, {"demo": demo_web})
     target = tmp_path / "result.txt"
     written = hostlink_here(env, tmp_path, "mcp", "call", "demo", *BIG, "--output", str(target))
     assert (written.returncode, written.stdout, written.stderr) == (0, "", "")
@@ -91,8 +99,8 @@ def test_whole_output_is_still_sanitized(tmp_path):
 
 
 @pytest.mark.parametrize("where", ["directory", "symlink", "fifo", "missing-dir"])
-def test_output_refuses_what_is_not_a_regular_file_before_calling(tmp_path, where):
-    env = configure(tmp_path, {"demo": DEMO})
+def test_output_refuses_what_is_not_a_regular_file_before_calling(tmp_path, demo_web, where):
+    env = configure(tmp_path, {"demo": demo_web})
     target = tmp_path / where
     if where == "directory":
         target.mkdir()
@@ -111,8 +119,8 @@ def test_output_refuses_what_is_not_a_regular_file_before_calling(tmp_path, wher
         assert (tmp_path / "real.txt").read_text() == "keep me"
 
 
-def test_a_failed_call_leaves_no_file_it_created(tmp_path):
-    env = configure(tmp_path, {"demo": DEMO})
+def test_a_failed_call_leaves_no_file_it_created(tmp_path, demo_web):
+    env = configure(tmp_path, {"demo": demo_web})
     target = tmp_path / "never.txt"
     failed = hostlink_here(env, tmp_path, "mcp", "call", "demo", "big_outptu", "{}", "-o", str(target))
     assert failed.returncode == 2 and "did you mean 'big_output'" in failed.stderr
