@@ -1,8 +1,9 @@
 """`hostlink mcp …` in real subprocesses, reading real config files: the end-to-end runs of
 status, tools, connect, call, disconnect, reconnect and demo, and the exit codes of the real
-entry point. The listings of trusted and untrusted project servers and the `--json` and
-sanitized forms of a listing or result, what the command decides, run in this process
-(hostlink_here)."""
+entry point (one failure per exit code). The listings of trusted and untrusted project servers,
+the other refusals and the `--json` and sanitized forms of a listing or result, what the command
+decides, run in this process (hostlink_here), those forms against the module's shared HTTP
+fixture server (`web`)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,15 @@ def env(tmp_path):
     environ = {key: value for key, value in os.environ.items() if key != "HOSTLINK_TRUST_PROJECT"}
     environ.update(XDG_CONFIG_HOME=str(config_home), HOME=str(tmp_path), HOSTLINK_RUNTIME_DIR=str(tmp_path / "rt"))
     return environ
+
+
+def over_http(env, tmp_path, web):
+    """`env` with `fx` the module's shared fixture server over HTTP: for a form of its answer,
+    where the stdio child (run for real by the same test) is not what is checked."""
+    config_home = tmp_path / "http-config"
+    (config_home / "mcp").mkdir(parents=True)
+    (config_home / "mcp" / "mcp.json").write_text(json.dumps({"mcpServers": {"fx": {"url": web.url}}}))
+    return {**env, "XDG_CONFIG_HOME": str(config_home)}
 
 
 def hostlink(env, tmp_path, *argv: str):
@@ -68,37 +78,41 @@ def test_status_json(env, tmp_path):
         ("fx", "stdio", False), ("off", "stdio", True), ("web", "http", False)]
 
 
-def test_tools_connect_and_call(env, tmp_path):
+def test_tools_connect_and_call(env, tmp_path, web):
     tools = hostlink(env, tmp_path, "mcp", "tools", "fx")
     assert tools.returncode == 0, tools.stderr
     assert tools.stdout.split("\n")[0].split()[0] == "echo" and "app_only" not in tools.stdout
-    as_json = json.loads(hostlink_here(env, tmp_path, "mcp", "tools", "fx", "--json").stdout)
+    shared = over_http(env, tmp_path, web)
+    as_json = json.loads(hostlink_here(shared, tmp_path, "mcp", "tools", "fx", "--json").stdout)
     assert {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "task"} == set(as_json[0])
     assert as_json[0]["task"] is None  # the fixture's echo runs inline (a task tool says "required" or "optional")
     connect = hostlink(env, tmp_path, "mcp", "connect", "fx")
     assert connect.stdout.strip() == "fx: connected (protocol 2026-07-28, hostlink-fixture 1.0.0, 16 tools)"
     call = hostlink(env, tmp_path, "mcp", "call", "fx", "add", '{"a": 2, "b": 3}')
     assert (call.returncode, call.stdout) == (0, "5\n")
-    structured = json.loads(hostlink_here(env, tmp_path, "mcp", "call", "fx", "structured", "{}", "--json").stdout)
+    structured = json.loads(hostlink_here(shared, tmp_path, "mcp", "call", "fx", "structured", "{}", "--json").stdout)
     assert structured["isError"] is False
     assert json.loads(structured["content"][0]["text"])["city"] == "Paris"
     failed = hostlink(env, tmp_path, "mcp", "call", "fx", "fail")
     assert failed.returncode == 1 and "fixture failure" in failed.stderr
-    escapes = hostlink_here(env, tmp_path, "mcp", "call", "fx", "escapes")
+    escapes = hostlink_here(shared, tmp_path, "mcp", "call", "fx", "escapes")
     assert "\x1b" not in escapes.stdout and "\x07" not in escapes.stdout
     assert fixture_children() == []
 
 
-@pytest.mark.parametrize(("argv", "message", "code"), [
-    (["tools", "ghost"], "unknown MCP server 'ghost' (known: fx, off, web)", 2),
-    (["connect", "off"], "MCP server 'off' is disabled in ", 2),
-    (["call", "fx", "add", "[1]"], "the arguments must be a JSON object of tool arguments (got a JSON list)", 2),
+@pytest.mark.parametrize(("argv", "message", "code", "run"), [
+    (["tools", "ghost"], "unknown MCP server 'ghost' (known: fx, off, web)", 2, hostlink),
+    (["connect", "off"], "MCP server 'off' is disabled in ", 2, hostlink_here),
+    (["call", "fx", "add", "[1]"], "the arguments must be a JSON object of tool arguments (got a JSON list)", 2,
+     hostlink_here),
     (["call", "fx", "add", "{bad"], "the arguments are not valid JSON: Expecting property name enclosed in double "
-                                    "quotes at line 1 column 2", 2),
-    (["connect", "web"], "MCP server 'web' cannot be reached at its URL", 3),
+                                    "quotes at line 1 column 2", 2, hostlink_here),
+    (["connect", "web"], "MCP server 'web' cannot be reached at its URL", 3, hostlink),
 ])
-def test_failures_are_one_line_with_their_exit_code(env, tmp_path, argv, message, code):
-    result = hostlink(env, tmp_path, "mcp", *argv)
+def test_failures_are_one_line_with_their_exit_code(env, tmp_path, argv, message, code, run):
+    """Each exit code once from the real entry point; the other refusals' words, what the command
+    decides, in this process."""
+    result = run(env, tmp_path, "mcp", *argv)
     assert result.returncode == code
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr

@@ -1,7 +1,8 @@
 """`hostlink mcp …` as a person meets it (issue 15): per-server config problems, the
 server's own words, exit codes, `--json` errors, argument errors, progress, full output. What the
 command decides, so in this process (hostlink_here); tests/cli/test_mcp.py runs the same commands
-as real processes."""
+as real processes. The fixture server's answers come from the module's shared HTTP fixture
+server (`web`): which transport carries them is not what these tests are about."""
 
 from __future__ import annotations
 
@@ -11,17 +12,22 @@ import sys
 import pytest
 
 from mcp_cli_support import EVERY, configure, hostlink_here, needs_everything
-from mcp_runtime_support import FIXTURE, fixture_children
+from mcp_runtime_support import fixture_children
 
-FX = {"command": sys.executable, "args": [FIXTURE]}
 GITHUB = {"url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}
+
+
+@pytest.fixture
+def fx(web):
+    """The fixture server `fx` as a config entry: the module's shared one over HTTP."""
+    return {"url": web.url}
 
 
 # --- 1. one bad entry stops only itself ----------------------------------------------
 
 
-def test_an_unset_variable_breaks_only_its_server_and_status_shows_why(tmp_path):
-    env = configure(tmp_path, {"fx": FX, "github": GITHUB, "off": {**GITHUB, "disabled": True}})
+def test_an_unset_variable_breaks_only_its_server_and_status_shows_why(tmp_path, fx):
+    env = configure(tmp_path, {"fx": fx, "github": GITHUB, "off": {**GITHUB, "disabled": True}})
     listed = hostlink_here(env, tmp_path, "mcp", "tools", "fx")
     assert listed.returncode == 0, listed.stderr
     assert "echo" in listed.stdout
@@ -76,8 +82,8 @@ AUTHED = {"url": "http://127.0.0.1:9/mcp", "auth": "bearer", "bearerTokenEnv": "
     (["tools", "fatal"], 3, "connection_failed"),
     (["connect", "ghost"], 2, "unknown_server"),
 ])
-def test_exit_codes_and_json_errors(tmp_path, argv, code, name):
-    env = configure(tmp_path, {"fx": FX, "fatal": FATAL, "github": GITHUB, "authed": AUTHED})
+def test_exit_codes_and_json_errors(tmp_path, fx, argv, code, name):
+    env = configure(tmp_path, {"fx": fx, "fatal": FATAL, "github": GITHUB, "authed": AUTHED})
     plain = hostlink_here(env, tmp_path, "mcp", *argv)
     assert plain.returncode == code, plain.stderr
     as_json = hostlink_here(env, tmp_path, "mcp", *argv, "--json")
@@ -140,8 +146,8 @@ def test_argument_errors_list_every_violation_with_the_parameters(tmp_path):
     assert (piped.returncode, piped.stdout) == (0, "Echo: from stdin\n"), piped.stderr
 
 
-def test_json_errors_say_where_and_servers_get_a_suggestion(tmp_path):
-    env = configure(tmp_path, {"fx": FX})
+def test_json_errors_say_where_and_servers_get_a_suggestion(tmp_path, fx):
+    env = configure(tmp_path, {"fx": fx})
     bad = hostlink_here(env, tmp_path, "mcp", "call", "fx", "add", '{"a": 1,\n "b": }')
     assert bad.returncode == 2
     assert bad.stderr.strip() == ("hostlink mcp: the arguments are not valid JSON: Expecting value at line 2 column 7")
@@ -191,8 +197,8 @@ def test_with_tasks_on_a_task_tool_is_marked_and_runs_in_the_2025_11_25_shape(tm
 # --- 5. a tool's own error under --json is the result object, not {"error": …} ---------------
 
 
-def test_a_tool_error_under_json_is_the_result_object(tmp_path):
-    env = configure(tmp_path, {"fx": FX, "demo": {"command": sys.executable, "args": ["-m", "hostlink.demo"]}})
+def test_a_tool_error_under_json_is_the_result_object(tmp_path, fx):
+    env = configure(tmp_path, {"fx": fx, "demo": {"command": sys.executable, "args": ["-m", "hostlink.demo"]}})
     fixture = hostlink_here(env, tmp_path, "mcp", "call", "fx", "fail", "--json")
     assert (fixture.returncode, fixture.stderr) == (1, "")
     assert json.loads(fixture.stdout) == {"isError": True, "content": [{"type": "text", "text": "fixture failure"}]}
