@@ -1,7 +1,8 @@
-"""The gateway's tools face under its size bounds, over a real fixture server (stdio) in process:
-a tool whose schemas are too large is left out with a warning naming it, a listing that reaches
-its bound offers the tools before it and says how many were left out, and a prompt never listed
-is unknown by name."""
+"""The gateway's tools face under its size bounds, in process over the module's real fixture
+server over HTTP (`web`: what the face decides does not depend on the server's transport, and a
+server per test costs ~0.7 s of CPU): a tool whose schemas are too large is left out with a
+warning naming it, a listing that reaches its bound offers the tools before it and says how many
+were left out, and a prompt never listed is unknown by name."""
 
 from __future__ import annotations
 
@@ -15,14 +16,14 @@ from hostlink.gateway import tools_face
 from hostlink.gateway.tools_face import ToolsFace, Unknown
 from hostlink.mcp.config.schema import parse_server
 from hostlink.mcp.extension import McpExtension
-from mcp_runtime_support import Host, Notes, fixture_children, stdio
+from mcp_runtime_support import Host, Notes, fixture_children
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def runtime(tmp_path, runtime_dir):
-    extension = McpExtension(servers={"fx": stdio()})
+async def runtime(web, tmp_path, runtime_dir):
+    extension = McpExtension(servers={"fx": web.config()})
     async with Host(extension, tmp_path):
         yield extension.runtime
     assert fixture_children() == []
@@ -58,12 +59,12 @@ async def test_a_prompt_never_listed_is_unknown_by_name(runtime):
 
 
 async def test_a_name_more_than_one_server_prefixes_or_whose_server_fails_is_looked_up_in_every_listing(
-        tmp_path, runtime_dir):
+        web, tmp_path, runtime_dir):
     """Server `a` and server `a__b` both prefix `a__b__echo`: it is found by listing every
     server; a server that cannot start leaves its names unknown, with a warning naming it, and
     the resources of a server that offers none are not asked for."""
     tasks_only = Path(__file__).parents[1] / "fakes" / "mcp_task_server_legacy.py"
-    servers = {"a": stdio(), "a__b": stdio(), "down": parse_server({"command": str(tmp_path / "missing")}),
+    servers = {"a": web.config(), "a__b": web.config(), "down": parse_server({"command": str(tmp_path / "missing")}),
                "jobs": parse_server({"command": sys.executable, "args": [str(tasks_only), "ok"],
                                      "protocolVersion": "legacy"})}
     extension = McpExtension(servers=servers)
