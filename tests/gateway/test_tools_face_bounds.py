@@ -16,7 +16,7 @@ from hostlink.gateway import tools_face
 from hostlink.gateway.tools_face import ToolsFace, Unknown
 from hostlink.mcp.config.schema import parse_server
 from hostlink.mcp.extension import McpExtension
-from mcp_runtime_support import Host, Notes, fixture_children, live_children
+from mcp_runtime_support import Host, Notes, live_children
 
 pytestmark = pytest.mark.anyio
 
@@ -26,7 +26,6 @@ async def runtime(web, tmp_path, runtime_dir):
     extension = McpExtension(servers={"fx": web.config()})
     async with Host(extension, tmp_path):
         yield extension.runtime
-    assert fixture_children() == []
 
 
 async def test_bounded_schemas_and_listing_each_leave_tools_out_and_say_so(runtime, monkeypatch):
@@ -83,4 +82,4 @@ async def test_a_name_more_than_one_server_prefixes_or_whose_server_fails_is_loo
         assert listed == {"a", "a__b"}
         assert [said for _, said in notes.seen if "resources" in said and "'jobs'" in said] == []
         assert any("resources of MCP server 'down' left out" in said for _, said in notes.seen)
-    assert fixture_children() == [] and live_children(str(tasks_only)) == []  # its one stdio server stopped
+    assert live_children(str(tasks_only)) == []  # its one stdio server stopped
