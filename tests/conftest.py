@@ -23,7 +23,7 @@ import pytest
 
 from claude_transport_support import fa
 from mcp_auth_support import FAKES, FakeOAuth, keyring_daemon_running, start_keyring_daemon
-from mcp_runtime_support import ASKER, http_fixture
+from mcp_runtime_support import ASKER, DEMO_HTTP, http_fixture
 from process_support import started
 from serve_support import ServeProcess, start_server
 
@@ -208,6 +208,14 @@ def web():
     test leaves behind, and a test that counts requests asks at a path of its own (`/status/N/…`)
     or counts the difference its own calls made."""
     with http_fixture() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def demo_http():
+    """hostlink's demo server over HTTP, one for a module's tests of what a command decides with
+    its answers (a stdio demo child per command costs ~0.8 s of CPU); it keeps nothing between sessions."""
+    with http_fixture(script=DEMO_HTTP) as server:
         yield server
 
 

@@ -124,28 +124,3 @@ needs_everything = pytest.mark.skipif(not (EVERYTHING.is_file() and NODE) and no
                                       reason="npm peer @modelcontextprotocol/server-everything or node is missing")
 EVERY = {"command": NODE or "node", "args": [str(EVERYTHING), "stdio"]}
 
-
-_DEMO_OVER_HTTP = (
-    "import sys\n"
-    f"sys.path.insert(0, {str(Path(__file__).parent / 'fakes')!r})\n"
-    "from mcp_fixture_server import listen\n"
-    "from hostlink.demo.server import server\n"
-    "listen(server.streamable_http_app())\n"
-)
-
-
-@contextmanager
-def demo_over_http() -> Iterator[str]:
-    """The demo server (`python -m hostlink.demo`'s tools, resources and prompts) over Streamable
-    HTTP on 127.0.0.1, for a module's tests of what a command decides with its answers: one server
-    instead of a stdio child per command. Yields its URL; the server keeps nothing between sessions."""
-    process = subprocess.Popen([sys.executable, "-c", _DEMO_OVER_HTTP], stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    try:
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), "the demo server did not print its URL"
-        yield url
-    finally:
-        process.terminate()
-        process.wait(10)
-        process.stdout.close()

@@ -21,6 +21,7 @@ from hostlink.mcp.extension import McpExtension
 
 FIXTURE = str(Path(__file__).parent / "fakes" / "mcp_fixture_server.py")
 ASKER = str(Path(__file__).parent / "fakes" / "mcp_asking_server.py")  # tools that ask: forms, sampling, roots
+DEMO_HTTP = str(Path(__file__).parent / "fakes" / "demo_http_server.py")  # hostlink's demo server over HTTP
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 

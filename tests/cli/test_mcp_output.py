@@ -18,7 +18,7 @@ from hostlink.cli.mcp.output import Sink, write_whole
 from hostlink.cli.session import Fail
 from hostlink.host import TextContent, ToolResult
 from hostlink.host.output import OutputSession, bound_content
-from mcp_cli_support import configure, demo_over_http, hostlink, hostlink_here
+from mcp_cli_support import configure, hostlink, hostlink_here
 from mcp_runtime_support import FIXTURE, fixture_children
 
 DEMO = {"command": sys.executable, "args": ["-m", "hostlink.demo"]}
@@ -28,11 +28,10 @@ FOX = "the quick brown fox jumps over the lazy dog"
 CONTROLS = set(range(0x20)) - {0x09, 0x0A} | {0x7F} | set(range(0x80, 0xA0))
 
 
-@pytest.fixture(scope="module")
-def demo_web():
-    """The demo server's config entry over HTTP, one server for the module."""
-    with demo_over_http() as url:
-        yield {"url": url}
+@pytest.fixture
+def demo_web(demo_http):
+    """The demo server's config entry: the module's one demo server over HTTP."""
+    return {"url": demo_http.url}
 
 
 def expected_fox(lines: int) -> str:

@@ -14,17 +14,16 @@ import sys
 import pytest
 
 from gateway_support import live_mentioning
-from mcp_cli_support import EVERY, configure, demo_over_http, hostlink, hostlink_here, needs_everything
+from mcp_cli_support import EVERY, configure, hostlink, hostlink_here, needs_everything
 
 DEMO = {"command": sys.executable, "args": ["-m", "hostlink.demo"], "requestTimeoutMs": 120_000}  # a loaded machine
 README = "hostlink demo server: tools echo, add, big_output, swatch, fail; a colour template; a prompt.\n"
 
 
-@pytest.fixture(scope="module")
-def demo_web():
-    """The demo server's config entry over HTTP, one server for the module."""
-    with demo_over_http() as url:
-        yield {"url": url, "requestTimeoutMs": 120_000}
+@pytest.fixture
+def demo_web(demo_http):
+    """The demo server's config entry: the module's one demo server over HTTP."""
+    return {"url": demo_http.url, "requestTimeoutMs": 120_000}
 
 
 def over_http(tmp_path, demo_web):
