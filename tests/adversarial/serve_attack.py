@@ -13,8 +13,10 @@ import re
 import select
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from hostlink.serve.connections import ACCEPT_BACKLOG
 from serve_support import KEY, ServeProcess
 
 MIB = 1024 * 1024
@@ -97,6 +99,36 @@ def assert_quiet(server: ServeProcess, max_bytes: int, since: int = 0) -> int:
     return size
 
 
+def accept_queue(port: int) -> int:
+    """Connections waiting in the accept queue of the listener on 127.0.0.1:`port` (the
+    `rx_queue` of its LISTEN line in /proc/net/tcp)."""
+    local = f"0100007F:{port:04X}"
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[1] == local and fields[3] == "0A":
+            return int(fields[4].split(":")[1], 16)
+    raise AssertionError(f"nothing listens on 127.0.0.1:{port}")
+
+
+def wait_for_accept(port: int, waiting: int = 0, timeout: float = 10) -> None:
+    """Wait (at most `timeout`) until at most `waiting` connections wait in the accept queue of
+    the listener on 127.0.0.1:`port`: the server has taken the others."""
+    deadline = time.monotonic() + timeout
+    while accept_queue(port) > waiting and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def paced(port: int, count: int) -> Iterator[int]:
+    """`range(count)` for opening that many connections to `port` as fast as its listener takes
+    them: every half accept queue, wait until the server has taken all but half a queue. A SYN
+    to a full queue is dropped and the client retries 1 s later, so a loop that outran the
+    server waited in the kernel, a second each time, while the server idled."""
+    for index in range(count):
+        if index % (ACCEPT_BACKLOG // 2) == 0:
+            wait_for_accept(port, ACCEPT_BACKLOG // 2)
+        yield index
+
+
 def pipelining_non_readers(port: int, count: int, path: str, *, repeat: int = 1500) -> list[socket.socket]:
     """`count` connections without the key, each pipelining `repeat` `GET path` in one write
     with a 4 KiB receive buffer and never reading an answer: each answer's write stalls.
@@ -104,7 +136,7 @@ def pipelining_non_readers(port: int, count: int, path: str, *, repeat: int = 15
     pipelined = b"GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % (path.encode(), port) * repeat
     held = []
     try:
-        for _ in range(count):
+        for _ in paced(port, count):
             sock = socket.socket()
             held.append(sock)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)

@@ -22,6 +22,7 @@ from adversarial.serve_attack import (
     keyed_seconds,
     memory_mib,
     open_after,
+    paced,
     pipelining_non_readers,
     request,
     reset_peak,
@@ -87,7 +88,7 @@ def test_idle_connections_never_lock_out_a_keyed_request(server, api):
     request deadline, stderr holds one line per kind."""
     api.push(fa.text("through"))
     baseline_fds, baseline_rss = descriptors(server), memory_mib(server)["VmRSS"]
-    held = [idle_connection(server.port, index) for index in range(300)]
+    held = [idle_connection(server.port, index) for index in paced(server.port, 300)]
     stop = threading.Event()
 
     def churn() -> None:  # the attacker keeps opening connections while the keyed client works
