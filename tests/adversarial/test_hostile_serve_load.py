@@ -27,6 +27,7 @@ from adversarial.serve_attack import (
     request,
     reset_peak,
     settled,
+    wait_for_accept,
 )
 from hostlink.serve.connections import (
     ACCEPT_BACKLOG,
@@ -100,7 +101,7 @@ def test_idle_connections_never_lock_out_a_keyed_request(server, api):
 
     attacker = threading.Thread(target=churn)
     try:
-        time.sleep(0.5)
+        wait_for_accept(server.port)  # the server holds its bound of the 300 when the keyed client comes
         attacker.start()
         started = time.monotonic()
         status, _, _ = request(server, "GET", "/v1/models", timeout=10)
