@@ -145,6 +145,7 @@ def test_hostile_http_servers_behind_the_gateway(tmp_path, hostile):
     bounds = {"requestTimeoutMs": 2000, "toolTimeoutMs": 2000}
     servers = {name: {"url": f"{hostile}/{name}/mcp", "protocolVersion": "legacy", **bounds}
                for name in ("bomb-call", "bomb-init", "redirect", "endless-sse")}
+    servers["endless-sse"]["toolTimeoutMs"] = 1000  # its call waits the bound out: as well proven at 1 s
     host = Host(tmp_path, servers)
     try:
         answers = {name: host.call({"action": "call", "server": name, "tool": "boom"}) for name in servers}
