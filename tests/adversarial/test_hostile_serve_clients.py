@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from adversarial.serve_attack import keyed_seconds, pipelining_non_readers, settled
+from adversarial.serve_attack import keyed_seconds, paced, pipelining_non_readers, settled
 from serve_support import KEY
 
 
@@ -26,7 +26,7 @@ def models(server) -> dict:
 def test_slow_and_garbage_connections_do_not_block_other_clients(server):
     stuck = []
     try:
-        for index in range(50):  # bounded: 50 sockets on 127.0.0.1
+        for index in paced(server.port, 50):  # bounded: 50 sockets on 127.0.0.1
             sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
             if index % 3 == 0:
                 sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n{")
