@@ -160,14 +160,15 @@ def http_gateway(tmp_path: Path, servers: dict[str, Any], *args: str) -> Iterato
 
 
 @asynccontextmanager
-async def http_host(gateway: HttpGateway, **client: Any):
+async def http_host(gateway: HttpGateway, event_hooks: dict | None = None, **client: Any):
     """An SDK client as an MCP host on the gateway, on the handshake era (where list changes,
-    subscriptions and server requests are), with room for servers that start slowly."""
+    subscriptions and server requests are), with room for servers that start slowly;
+    `event_hooks` are its HTTP client's (to see its requests and the answers' headers)."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    async with (httpx2.AsyncClient(headers=gateway.headers, timeout=60) as http,
+    async with (httpx2.AsyncClient(headers=gateway.headers, timeout=60, event_hooks=event_hooks) as http,
                 Client(streamable_http_client(gateway.url, http_client=http), mode="legacy", **client) as host):
         yield host
 

@@ -96,9 +96,20 @@ async def test_every_http_host_holding_a_stream_hears_an_add_before_any_request(
     """The battery's case: two hosts hold GET streams and have asked nothing when a server is
     added; each hears it, then each sees the new tools."""
     a, b = Heard(), Heard()
+    streams: list[int] = []  # the statuses of the hosts' GET streams, as their headers come
+
+    async def on_answer(response) -> None:
+        if response.request.method == "GET":
+            streams.append(response.status_code)
+
+    hooks = {"response": [on_answer]}
     with http_gateway(tmp_path, {"demo": demo()}, "--expose", "tools") as gateway:
-        async with http_host(gateway, message_handler=a) as first, http_host(gateway, message_handler=b) as second:
-            await anyio.sleep(0.3)  # both GET streams open
+        async with (http_host(gateway, hooks, message_handler=a) as first,
+                    http_host(gateway, hooks, message_handler=b) as second):
+            with anyio.fail_after(10):
+                while len(streams) < 2:  # both GET streams open
+                    await anyio.sleep(0.01)
+            assert streams == [200, 200]
             began = time.monotonic()
             log = add_recorder(tmp_path)
             await until_heard(a, b)
