@@ -110,9 +110,10 @@ def accept_queue(port: int) -> int:
     raise AssertionError(f"nothing listens on 127.0.0.1:{port}")
 
 
-def wait_for_accept(port: int, waiting: int = 0, timeout: float = 10) -> None:
-    """Wait (at most `timeout`) until at most `waiting` connections wait in the accept queue of
-    the listener on 127.0.0.1:`port`: the server has taken the others."""
+def wait_for_accept(port: int, waiting: int = 0, timeout: float = 5) -> None:
+    """Wait until at most `waiting` connections wait in the accept queue of the listener on
+    127.0.0.1:`port` (the server has taken the others), or `timeout` passes (then what follows
+    meets the server as it is: a connection times out, a bound is missed)."""
     deadline = time.monotonic() + timeout
     while accept_queue(port) > waiting and time.monotonic() < deadline:
         time.sleep(0.005)
