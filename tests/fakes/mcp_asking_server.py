@@ -3,7 +3,9 @@
 `ask_user` asks a form of every field kind and answers with what came back as JSON;
 `ask_secret` asks for a password; `ask_page` asks to send the person to a web page;
 `sample` asks for a model answer (`tools` true: with a tool, which must be refused);
-`roots_after` waits `seconds`, then asks for the client's roots (roots/list).
+`roots_after` waits `seconds`, then asks for the client's roots (roots/list);
+`roots_together` asks only once `count` calls of it are in flight, and answers only once
+each of them has asked (so every ask comes while all of those calls are open).
 On protocol 2026-07-28 a question goes out embedded in an `input_required` result and
 the answer comes back with the retried call; on older protocols as a request of its own.
 A client without the elicitation capability makes each answer with the error it got.
@@ -116,19 +118,39 @@ def build_server():
             return json.dumps({"error": str(error)[:300]})
         return said(answer)
 
-    @server.tool(description="Wait, then ask for the client's roots.")
-    async def roots_after(ctx: Context, seconds: float = 0):
-        import anyio
+    async def roots_of(ctx: Context) -> str:
         from mcp.shared.message import ServerMessageMetadata
         from mcp_types import ListRootsRequest, ListRootsResult
 
-        await anyio.sleep(seconds)
         try:
             listed = await ctx.request_context.session.send_request(
                 ListRootsRequest(), ListRootsResult, metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
         except Exception as error:  # noqa: BLE001 - the client's refusal is the answer
             return json.dumps({"error": str(error)[:300]})
         return json.dumps({"roots": [str(root.uri) for root in listed.roots]})
+
+    @server.tool(description="Wait, then ask for the client's roots.")
+    async def roots_after(ctx: Context, seconds: float = 0):
+        import anyio
+
+        await anyio.sleep(seconds)
+        return await roots_of(ctx)
+
+    together = {"arrived": 0, "asked": 0}  # calls of roots_together so far, in rounds of `count`
+
+    @server.tool(description="Ask for the client's roots once `count` calls of this tool are open.")
+    async def roots_together(ctx: Context, count: int = 2):
+        import anyio
+
+        together["arrived"] += 1
+        last = -(-together["arrived"] // count) * count  # the number of this round's last call
+        while together["arrived"] < last:
+            await anyio.sleep(0.01)
+        roots = await roots_of(ctx)
+        together["asked"] += 1
+        while together["asked"] < last:
+            await anyio.sleep(0.01)
+        return roots
 
     return server
 
