@@ -129,7 +129,9 @@ def _proposal_server_rows(quick: bool) -> list[Row]:
                 median(ours) * 1000, "ms", "<= 50 ms")]
 
 
-def _request_rows(quick: bool) -> list[Row]:
+def _request_rows(quick: bool, follow_ups: bool = True) -> list[Row]:
+    """The request row, then (`follow_ups`) the two follow-up rows; the telemetry benchmark needs only
+    the first."""
     from hostlink.claude_code.prewarm import Prewarmer
     from hostlink.claude_code.process import ClaudeTransportOptions, child_environment
     from hostlink.claude_code.provider import ClaudeCodeProvider
@@ -196,6 +198,8 @@ def _request_rows(quick: bool) -> list[Row]:
         base, mine = interleaved(bare, ours, repeats)
         rows = [Row("provider request vs bare claude -p (fake API)", median(base) * 1000, median(mine) * 1000, "ms",
                     "none set (~1x)")]
+        if not follow_ups:
+            return rows
         for tool_seconds, name, goal in ((TOOL_SECONDS, "after a tool call", "<= 0.5x"),
                                          (0.0, "asked at once", "none set")):
             timed: list[float] = []
