@@ -28,7 +28,14 @@ from hostlink.mcp.auth.store import (
     parse_record,
     record_key,
 )
-from mcp_auth_support import FAKES, http_server, sign_in, start_keyring_daemon, stop_keyring_daemon
+from mcp_auth_support import (
+    FAKES,
+    http_server,
+    keyring_daemon_running,
+    sign_in,
+    start_keyring_daemon,
+    stop_keyring_daemon,
+)
 from process_support import started
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("keyring_required", "no_browser", "isolated_state")]
@@ -154,6 +161,26 @@ async def test_refresh_is_shared_in_process(fake_oauth):
     assert len(set(tokens)) == 1
     assert fake_oauth.counters()["token_refresh"] == 1
     await manager.aclose()
+
+
+async def test_concurrent_reads_and_writes_are_answered_and_leave_the_daemon_running():
+    """Ten calls of one server at once each read its record. gnome-keyring-daemon 42, asked by
+    several connections of one process at once, aborted (a GLib assertion) or answered "Item does
+    not exist": this test failed 3 of 8 runs before hostlink asked it one conversation at a time."""
+    store = SecureStore()
+    await store.save("test-concurrent", _record(server="concurrent"))
+    read = []
+
+    async def use(round_: int) -> None:
+        read.append(parse_record(await store.read_raw("test-concurrent")).server)
+        assert await SecureStore().read_raw(f"test-concurrent-absent-{round_}") is None
+
+    for round_ in range(25):
+        async with anyio.create_task_group() as group:
+            for _ in range(10):
+                group.start_soon(use, round_)
+    assert read == ["concurrent"] * 250 and keyring_daemon_running()
+    await store.delete("test-concurrent")
 
 
 @pytest.mark.serial  # the keyring daemon stops: every other test's keyring with it

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import stat
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, closing
@@ -130,6 +131,13 @@ def _keyring_class() -> type[KeyringBackend]:
     return keyring
 
 
+# One keyring conversation at a time in this process. gnome-keyring-daemon 42 aborts on a GLib
+# assertion (`invoke_get_property_in_idle_cb`), or answers "Item does not exist", when connections
+# of one process ask at once, as ten concurrent first calls of one server do; one at a time it
+# does neither, and each conversation takes milliseconds.
+_ONE_AT_A_TIME = threading.Lock()
+
+
 def _classify(error: BaseException) -> StoreError:
     """A backend failure as a StoreError saying what is missing and how to fix it (runs in
     the worker thread: finding out asks the session bus)."""
@@ -161,7 +169,8 @@ class SecureStore:
 
     def _call(self, method: str, *args: str) -> object:
         try:
-            return getattr(self._open(), method)(SERVICE, *args)
+            with _ONE_AT_A_TIME:
+                return getattr(self._open(), method)(SERVICE, *args)
         except Exception as error:  # noqa: BLE001 - every backend failure is classified, never "absent"
             raise _classify(error) from None
 
@@ -170,20 +179,21 @@ class SecureStore:
         try:
             from keyring.backends.SecretService import Keyring as SecretServiceKeyring
 
-            backend = self._open()
-            if not isinstance(backend, SecretServiceKeyring):  # macOS/Windows: one entry per key
-                return backend.get_password(SERVICE, key)
-            collection = backend.get_preferred_collection()
-            with closing(collection.connection):
-                items = list(collection.search_items(backend._query(SERVICE, key)))
-                if len(items) > 1:
-                    raise StoreError("ambiguous", "the OS keyring holds more than one credential record for this "
-                                                  "server; none was used (sign out to remove them)")
-                if not items:
-                    return None
-                backend.unlock(items[0])
-                secret: bytes = items[0].get_secret()
-                return secret.decode("utf-8")
+            with _ONE_AT_A_TIME:
+                backend = self._open()
+                if not isinstance(backend, SecretServiceKeyring):  # macOS/Windows: one entry per key
+                    return backend.get_password(SERVICE, key)
+                collection = backend.get_preferred_collection()
+                with closing(collection.connection):
+                    items = list(collection.search_items(backend._query(SERVICE, key)))
+                    if len(items) > 1:
+                        raise StoreError("ambiguous", "the OS keyring holds more than one credential record for this "
+                                                      "server; none was used (sign out to remove them)")
+                    if not items:
+                        return None
+                    backend.unlock(items[0])
+                    secret: bytes = items[0].get_secret()
+                    return secret.decode("utf-8")
         except Exception as error:  # noqa: BLE001 - every backend failure is classified, never "absent"
             raise _classify(error) from None
 
@@ -214,8 +224,9 @@ class SecureStore:
 
         def remove() -> None:
             try:
-                for _ in range(_MAX_DUPLICATES):  # duplicates (an ambiguous record) go too
-                    self._open().delete_password(SERVICE, key)
+                with _ONE_AT_A_TIME:
+                    for _ in range(_MAX_DUPLICATES):  # duplicates (an ambiguous record) go too
+                        self._open().delete_password(SERVICE, key)
             except PasswordDeleteError:
                 pass  # none (left); the read below confirms it
             except Exception as error:  # noqa: BLE001 - classified like every backend failure
