@@ -163,7 +163,7 @@ async def test_refresh_is_shared_in_process(fake_oauth):
     await manager.aclose()
 
 
-async def test_concurrent_reads_and_writes_are_answered_and_leave_the_daemon_running():
+async def test_concurrent_reads_are_answered_and_leave_the_daemon_running():
     """Ten calls of one server at once each read its record. gnome-keyring-daemon 42, asked by
     several connections of one process at once, aborted (a GLib assertion) or answered "Item does
     not exist": this test failed 3 of 8 runs before hostlink asked it one conversation at a time."""
