@@ -7,11 +7,12 @@ between them. The hosts: a pydantic-ai `Agent` on `ClaudeCodeModel`, an `llm` ch
 llm host (in-process, as llm's Python API runs it), a client through `hostlink serve`
 (Chat Completions, the whole conversation in each request), a LangChain `ChatClaudeCode` with
 bound tools (`invoke`, as a LangGraph agent sends each round) and `litellm.completion` on
-`claude-code/<model>`. Each row is the median loop time
-of each side, interleaved. The floor, measured on Claude Code 2.1.332: a prewarmed child that is
-up when its request comes answers in ~0.1 s, and the seed stops it and checks the stop before
-publishing the proposal (~0.06 s, the CLI's own SIGTERM shutdown), about 0.57x with 0.3 s tools.
-With no tool time each round waits for its child's start (~0.45 s, all of it CPU), about 0.8x.
+`claude-code/<model>`. Each row is the median loop time of each side, interleaved (with
+`--quick`, one bare run is every row's baseline). The floor, measured on Claude Code 2.1.332: a
+prewarmed child that is up when its request comes answers in ~0.1 s, and the seed stops it and
+checks the stop before publishing the proposal (~0.06 s, the CLI's own SIGTERM shutdown), about
+0.57x with 0.3 s tools. With no tool time each round waits for its child's start (~0.45 s, all
+of it CPU), about 0.8x.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from bench.bench_provider import CLAUDE, MODEL, _fake_anthropic
 from bench.bench_serve import _Server
 from bench.bench_serve_clients import TOOL, _endpoint_loop, _script
-from bench.common import Row, interleaved, median, private_runtime
+from bench.common import Row, interleaved, median, private_runtime, timed
 
 TOOL_SECONDS = 0.3
 PROMPT = "Weather in ten cities?"
@@ -174,8 +175,9 @@ def run(quick: bool) -> list[Row]:
                 }
                 if not quick and tool_seconds:  # the CLI's first run in a fresh HOME writes its config
                     bare()
+                shared = timed(bare) if quick else None  # the smoke: one baseline run serves every row
                 for name, loop in hosts.items():
-                    base, ours = interleaved(bare, loop, repeats)
+                    base, ours = ([shared], [timed(loop)]) if shared is not None else interleaved(bare, loop, repeats)
                     tool = f"{tool_seconds:g} s tools" if tool_seconds else "no tool time"
                     goal = "<= 0.5x" if tool_seconds else ("<= 0.6x" if name != "llm chain" else "none set")
                     rows.append(Row(f"{rounds}-round tool loop, {tool}: {name} vs {rounds + 1} bare claude -p",

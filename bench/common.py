@@ -37,10 +37,15 @@ def interleaved(baseline: Callable[[], object], candidate: Callable[[], object],
         if index % 2:
             pair.reverse()
         for function, sink in pair:
-            start = time.perf_counter()
-            function()
-            sink.append(time.perf_counter() - start)
+            sink.append(timed(function))
     return base_times, cand_times
+
+
+def timed(function: Callable[[], object]) -> float:
+    """Seconds one call of `function` takes."""
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
 
 
 def median(values: Sequence[float]) -> float:
