@@ -21,7 +21,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -29,7 +28,7 @@ import anyio
 
 from bench.bench_mcp import EVERYTHING, open_sdk
 from bench.bench_provider import CLAUDE, _fake_anthropic
-from bench.common import Row, median, run_command
+from bench.common import Row, median, run_command, timed
 
 MODEL = "sonnet"
 CALL = {"action": "call", "server": "everything", "tool": "echo", "args": {"message": "hello"}}
@@ -123,9 +122,7 @@ def run(quick: bool) -> list[Row]:
         times: dict[str, list[float]] = {name: [] for name in parts}
         for index in range(1 if quick else 7):
             for name in list(parts) if index % 2 == 0 else list(reversed(parts)):
-                start = time.perf_counter()
-                parts[name]()
-                times[name].append(time.perf_counter() - start)
+                times[name].append(timed(parts[name]))
     unavoidable = [sum(times[name][index] for name in ("llm start", "2 bare claude -p", "server connect"))
                    for index in range(len(times["round trip"]))]
     round_trip_ms = median(times["round trip"]) * 1000

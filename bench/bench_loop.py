@@ -175,9 +175,13 @@ def run(quick: bool) -> list[Row]:
                 }
                 if not quick and tool_seconds:  # the CLI's first run in a fresh HOME writes its config
                     bare()
-                shared = timed(bare) if quick else None  # the smoke: one baseline run serves every row
+                if quick:  # the smoke: one bare run is every row's baseline
+                    shared = timed(bare)
                 for name, loop in hosts.items():
-                    base, ours = ([shared], [timed(loop)]) if shared is not None else interleaved(bare, loop, repeats)
+                    if quick:
+                        base, ours = [shared], [timed(loop)]
+                    else:
+                        base, ours = interleaved(bare, loop, repeats)
                     tool = f"{tool_seconds:g} s tools" if tool_seconds else "no tool time"
                     goal = "<= 0.5x" if tool_seconds else ("<= 0.6x" if name != "llm chain" else "none set")
                     rows.append(Row(f"{rounds}-round tool loop, {tool}: {name} vs {rounds + 1} bare claude -p",

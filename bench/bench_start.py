@@ -56,7 +56,7 @@ def run(quick: bool) -> list[Row]:
             rows.append(Row(f"import {adapter} vs {package}'s", median(base) * 1000, median(ours) * 1000,
                             "ms", "<= 1.2x"))
     with private_runtime():
-        rows.extend(anyio.run(_first_calls, 1 if quick else 7, not quick))
+        rows.extend(anyio.run(_first_calls, quick))
     return rows
 
 
@@ -79,10 +79,10 @@ def _four_servers(config_home: str) -> str:
     return config_home
 
 
-async def _first_calls(repeats: int, warm_up: bool) -> list[Row]:
+async def _first_calls(quick: bool) -> list[Row]:
     """Time to the first `echo` result from a closed state; closing is not timed.
 
-    `warm_up`: one untimed round first, so that neither side pays the parent's lazy imports."""
+    One untimed round first (not in the smoke), so that neither side pays the parent's lazy imports."""
     from bench.bench_mcp import open_hostlink, open_sdk, servers
     from hostlink.host import CancelSignal
 
@@ -100,7 +100,7 @@ async def _first_calls(repeats: int, warm_up: bool) -> list[Row]:
                 raise RuntimeError(f"first call failed: {result.content}")
 
         times: dict[object, list[float]] = {sdk: [], hostlink: []}
-        for index in range(-1 if warm_up else 0, repeats):
+        for index in range(0 if quick else -1, 1 if quick else 7):
             for side in (sdk, hostlink) if index % 2 == 0 else (hostlink, sdk):
                 async with AsyncExitStack() as stack:
                     start = time.perf_counter()
