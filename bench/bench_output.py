@@ -16,9 +16,8 @@ from bench.common import Row, interleaved, median, private_runtime
 _MIB = 1024 * 1024
 
 _WORKER = r"""
-import json, os, sys, tempfile
+import json, os, sys
 kind, size, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-os.environ["HOSTLINK_RUNTIME_DIR"] = tempfile.mkdtemp()
 sys.path.insert(0, os.getcwd())
 from bench.bench_output import make_text, plain_pass
 from hostlink.host.output import OutputSession, bound_text

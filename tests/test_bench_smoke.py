@@ -62,13 +62,16 @@ def _table(stdout: str) -> list[list[str]]:
     return [re.split(r"\s{2,}", line.strip()) for line in lines[3:] if line.strip()]
 
 
-def test_quick_run_prints_a_row_per_benchmark_with_numeric_ratios():
+def test_quick_run_prints_a_row_per_benchmark_with_numeric_ratios(tmp_path):
     missing = sorted({peer for peers in WITH_PEERS for peer in peers if not (NODE_BIN / peer).exists()})
     if missing and os.environ.get("CI"):
         pytest.fail(f"npm peers missing in CI: {', '.join(missing)} (run scripts/setup-test)")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     result = subprocess.run([sys.executable, "-m", "bench.run", "--quick"], cwd=ROOT, capture_output=True,
-                            text=True, timeout=600)
+                            text=True, timeout=600, env={**os.environ, "TMPDIR": str(scratch)})
     assert result.returncode == 0, result.stderr[-3000:]
+    assert not list(scratch.iterdir()), "the benchmarks left temporary files behind"
     rows = _table(result.stdout)
     names = [row[0] for row in rows]
     expected = [prefix for prefixes in ALWAYS.values() for prefix in prefixes]
