@@ -1,7 +1,8 @@
 """`hostlink mcp import --from PROGRAM`: sample configurations of each program, written at
 its documented location in a temporary HOME from its documented format; what hostlink can
 take is converted (and loads), the rest is reported with the reason, and nothing is written
-without `--yes` or a yes on a terminal."""
+without `--yes` or a yes on a terminal. What the command decides runs in this process
+(hostlink_here); the terminal's answer is read by a real process on a pseudo-terminal."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ import pytest
 
 from hostlink.cli.mcp.importer import SOURCES
 from hostlink.mcp.config.importer import PROGRAMS, Unsupported, convert, source_path, strip_comments
-from mcp_config_support import environment, hostlink, user_file
+from mcp_config_support import environment, hostlink_here, user_file
 
-PROJECT = "project"  # the working directory hostlink() runs in, under tmp_path
+PROJECT = "project"  # the working directory the command runs in, under tmp_path
 
 
 def place(tmp_path: Path, relative: str, text: str) -> Path:
@@ -30,13 +31,13 @@ def place(tmp_path: Path, relative: str, text: str) -> Path:
 
 
 def imported(tmp_path: Path, program: str, *extra: str, env: dict[str, str] | None = None) -> tuple[dict, str]:
-    result = hostlink(tmp_path, "mcp", "import", "--from", program, "--yes", *extra, env=env)
+    result = hostlink_here(tmp_path, "mcp", "import", "--from", program, "--yes", *extra, env=env)
     assert result.returncode == 0, result.stderr
     return json.loads(user_file(tmp_path).read_text())["mcpServers"], result.stdout
 
 
 def loads_cleanly(tmp_path: Path, **variables: str) -> dict:
-    status = hostlink(tmp_path, "mcp", "status", "--json", env=environment(tmp_path, **variables))
+    status = hostlink_here(tmp_path, "mcp", "status", "--json", env=environment(tmp_path, **variables))
     assert status.returncode == 0, status.stderr
     return {entry["name"]: entry["error"] for entry in json.loads(status.stdout)}
 
@@ -164,7 +165,7 @@ def test_gemini(tmp_path):
         "py": {"command": "python", "args": ["-m", "srv"], "cwd": "./server", "env": {"API_KEY": "${MY_API_TOKEN}"},
                "includeTools": ["safe_*"], "excludeTools": ["safe_drop"]}}
     assert "! events: not imported: url is the SSE transport in the Gemini CLI" in shown
-    result = hostlink(tmp_path, "mcp", "import", "--from", "gemini", "--dry-run")
+    result = hostlink_here(tmp_path, "mcp", "import", "--from", "gemini", "--dry-run")
     assert "py: trust (skipping confirmations) is not taken" in result.stderr
     assert "py: timeout is outside 100-300000 ms" in result.stderr
     assert loads_cleanly(tmp_path, MY_TOKEN="t", MY_API_TOKEN="k") == {"remote": None, "py": None}
@@ -178,25 +179,26 @@ def test_nothing_is_written_without_yes_or_with_dry_run_and_conflicts_are_report
     target.write_text('{"mcpServers": {"fs": {"command": "mine"}}}')
     before = target.read_bytes()
     for argv in (["--dry-run"], []):
-        result = hostlink(tmp_path, "mcp", "import", "--from", "cursor", *argv)
+        result = hostlink_here(tmp_path, "mcp", "import", "--from", "cursor", *argv)
         assert "+ new: stdio: new (0 args)" in result.stdout
         assert "! fs: not imported: 'fs' is already configured differently" in result.stdout
         assert target.read_bytes() == before
-    assert "dry run: nothing written" in hostlink(tmp_path, "mcp", "import", "--from", "cursor", "--dry-run").stdout
-    unconfirmed = hostlink(tmp_path, "mcp", "import", "--from", "cursor")
+    dry = hostlink_here(tmp_path, "mcp", "import", "--from", "cursor", "--dry-run")
+    assert "dry run: nothing written" in dry.stdout
+    unconfirmed = hostlink_here(tmp_path, "mcp", "import", "--from", "cursor")
     assert unconfirmed.returncode == 2 and "confirm with --yes" in unconfirmed.stderr
 
-    missing = hostlink(tmp_path, "mcp", "import", "--from", "windsurf", "--yes")
+    missing = hostlink_here(tmp_path, "mcp", "import", "--from", "windsurf", "--yes")
     assert missing.returncode == 2 and "no Windsurf configuration here" in missing.stderr
     broken = place(tmp_path, "elsewhere.json", '{"mcpServers": ')
-    bad = hostlink(tmp_path, "mcp", "import", "--from", "cursor", "--file", str(broken), "--yes")
+    bad = hostlink_here(tmp_path, "mcp", "import", "--from", "cursor", "--file", str(broken), "--yes")
     assert bad.returncode == 2 and f"{broken}: invalid JSON" in bad.stderr
     assert target.read_bytes() == before
 
 
 def test_a_dry_run_creates_nothing(tmp_path):
     place(tmp_path, "home/.cursor/mcp.json", json.dumps({"mcpServers": {"new": {"command": "new"}}}))
-    result = hostlink(tmp_path, "mcp", "import", "--from", "cursor", "--dry-run")
+    result = hostlink_here(tmp_path, "mcp", "import", "--from", "cursor", "--dry-run")
     assert result.returncode == 0 and "dry run: nothing written" in result.stdout, result.stderr
     assert not user_file(tmp_path).parent.exists()  # not even the directory the edit lock would make
 
