@@ -25,6 +25,7 @@ from claude_transport_support import fa
 from mcp_auth_support import FAKES, FakeOAuth, keyring_daemon_running, start_keyring_daemon
 from mcp_runtime_support import ASKER, DEMO_HTTP, http_fixture
 from process_support import started
+from rerun_support import rerun_once_on
 from serve_support import ServeProcess, start_server
 
 _WATCHED = ("tests/fakes/", "tests/adversarial/", "serve_host.py", "hostlink.demo", "node_modules", "proposal_server",
@@ -119,7 +120,7 @@ def pytest_collection_modifyitems(config, items):
         return
     for item in items:
         if "keyring_required" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.flaky(reruns=1, only_rerun=[_KEYRING_ERROR]))
+            item.add_marker(rerun_once_on(_KEYRING_ERROR))
 
 
 def _longest_first(config, items) -> None:
