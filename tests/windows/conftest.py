@@ -28,9 +28,11 @@ def pytest_collection_modifyitems(config, items):
     """A test runs once more when Wine failed to start one of its processes: `[WinError 1359]
     Internal error` is what Wine's NtCreateUserProcess returns when the new process ended before it
     reported its start (it failed a test that starts Python once, on a loaded CI machine). Nothing
-    hostlink does gives that error; the lane's summary names the rerun. Where pytest-rerunfailures is
-    not installed (the GitHub workflow's real Windows), a test runs once."""
-    if config.pluginmanager.hasplugin("rerunfailures"):
+    hostlink does gives that error; the lane's summary names the rerun. Only on Windows: the Linux
+    suite collects this folder too, and this hook sees all its tests (the keyring tests' own mark
+    must stay the one they carry). Where pytest-rerunfailures is not installed (the GitHub
+    workflow's real Windows), a test runs once."""
+    if sys.platform == "win32" and config.pluginmanager.hasplugin("rerunfailures"):
         for item in items:
             item.add_marker(rerun_once_on(r"\[WinError 1359\]"))
 
